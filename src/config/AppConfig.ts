@@ -1,0 +1,80 @@
+/**
+ * The resolved configuration (groups, users, keys, accounts) and the process settings, as services,
+ * so that tests hand in their own and main reads the file/environment once at start.
+ */
+import { Config, Context, Effect, Layer } from "effect"
+import type { ConfigError } from "./load.js"
+import { DEMO_KEY, demoConfig } from "./demo.js"
+import { configPathFrom, decodeConfig, loadConfigFile } from "./load.js"
+import type { GatewayData } from "./resolve.js"
+
+export interface AppConfigShape {
+  readonly data: GatewayData
+  /** Where the data came from: a file path, or "demo" when no config was given. */
+  readonly source: string
+  /** Set in demo mode: the key to print for the newcomer. */
+  readonly demoKey: string | undefined
+}
+
+export class AppConfig extends Context.Tag("modelgate/AppConfig")<AppConfig, AppConfigShape>() {
+  static readonly layer = (data: GatewayData, source = "inline"): Layer.Layer<AppConfig> =>
+    Layer.succeed(AppConfig, { data, source, demoKey: undefined })
+
+  /** `--config`, else MODELGATE_CONFIG, else the demo. A bad file fails the start. */
+  static readonly layerConfig = Layer.effect(
+    AppConfig,
+    Effect.suspend((): Effect.Effect<AppConfigShape, ConfigError> => {
+      const path = configPathFrom(process.argv.slice(2), process.env)
+      if (path !== undefined) {
+        return Effect.map(loadConfigFile(path, process.env), (data) => ({ data, source: path, demoKey: undefined }))
+      }
+      return Effect.map(decodeConfig(demoConfig, "demo", process.env), (data) => ({
+        data,
+        source: "demo",
+        demoKey: DEMO_KEY
+      }))
+    })
+  )
+}
+
+export interface SettingsShape {
+  readonly maxBodyBytes: number
+  /** How long streams may run on after SIGTERM before they are ended with response.failed. */
+  readonly drainSeconds: number
+  /** How long a request waits for a key/user concurrency slot before a 429. */
+  readonly slotWaitMillis: number
+  /** How many requests may wait for a key's slots at once; more get 429 at once. */
+  readonly slotQueueLimit: number
+  readonly upstreamConnectTimeoutMillis: number
+  readonly upstreamFirstByteTimeoutMillis: number
+}
+
+export const defaultSettings: SettingsShape = {
+  maxBodyBytes: 32 * 1024 * 1024,
+  drainSeconds: 30,
+  slotWaitMillis: 30_000,
+  slotQueueLimit: 20,
+  upstreamConnectTimeoutMillis: 10_000,
+  upstreamFirstByteTimeoutMillis: 300_000
+}
+
+export class Settings extends Context.Tag("modelgate/Settings")<Settings, SettingsShape>() {
+  static readonly layer = (overrides: Partial<SettingsShape> = {}): Layer.Layer<Settings> =>
+    Layer.succeed(Settings, { ...defaultSettings, ...overrides })
+
+  static readonly layerConfig = Layer.effect(
+    Settings,
+    Config.all({
+      maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(defaultSettings.maxBodyBytes)),
+      drainSeconds: Config.number("DRAIN_SECONDS").pipe(Config.withDefault(defaultSettings.drainSeconds)),
+      slotWaitMillis: Config.integer("SLOT_WAIT_MS").pipe(Config.withDefault(defaultSettings.slotWaitMillis)),
+      slotQueueLimit: Config.integer("SLOT_QUEUE_LIMIT").pipe(Config.withDefault(defaultSettings.slotQueueLimit)),
+      upstreamConnectTimeoutMillis: Config.integer("UPSTREAM_CONNECT_TIMEOUT_MS").pipe(
+        Config.withDefault(defaultSettings.upstreamConnectTimeoutMillis)
+      ),
+      upstreamFirstByteTimeoutMillis: Config.integer("UPSTREAM_FIRST_BYTE_TIMEOUT_MS").pipe(
+        Config.withDefault(defaultSettings.upstreamFirstByteTimeoutMillis)
+      )
+    })
+  )
+}

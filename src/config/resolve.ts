@@ -1,0 +1,120 @@
+/**
+ * Turns a decoded config file into the runtime model: keys hashed, references checked, secrets read
+ * from the environment. Every problem names the field it is about.
+ */
+import { createHash } from "node:crypto"
+import { Either, Redacted } from "effect"
+import type { GatewayConfig, Platform } from "../domain/config.js"
+import { type Account, type ApiKey, type Group, type User, usdToMicros } from "../domain/model.js"
+import { defaultModels } from "./defaultModels.js"
+
+export interface GatewayData {
+  readonly groups: ReadonlyMap<string, Group>
+  readonly users: ReadonlyMap<string, User>
+  readonly keys: ReadonlyArray<ApiKey>
+  readonly accounts: ReadonlyArray<Account>
+  readonly defaultModels: Readonly<Record<Platform, ReadonlyArray<string>>>
+}
+
+export const sha256Hex = (s: string): string => createHash("sha256").update(s).digest("hex")
+
+/** The visible part of a key: enough to recognise it in a listing, never enough to use it. */
+export const keyPrefix = (key: string): string => `${key.slice(0, Math.min(8, Math.floor(key.length / 3)))}…`
+
+const defaultBaseUrl: Record<Platform, string> = {
+  openai: "https://api.openai.com/v1",
+  anthropic: "https://api.anthropic.com",
+  antigravity: "https://api.anthropic.com"
+}
+
+export const resolveConfig = (
+  config: GatewayConfig,
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<GatewayData, ReadonlyArray<string>> => {
+  const problems: Array<string> = []
+  const groups = new Map<string, Group>()
+  config.groups.forEach((g, i) => {
+    if (groups.has(g.name)) problems.push(`groups[${i}].name: duplicate group '${g.name}'`)
+    groups.set(g.name, {
+      name: g.name,
+      platform: g.platform,
+      billing: g.billing,
+      allowImageGeneration: g.allow_image_generation,
+      rateMultiplier: g.rate_multiplier,
+      models: g.models,
+      moderation: g.moderation
+    })
+  })
+  const users = new Map<string, User>()
+  config.users.forEach((u, i) => {
+    if (users.has(u.name)) problems.push(`users[${i}].name: duplicate user '${u.name}'`)
+    users.set(u.name, { name: u.name, balanceMicros: usdToMicros(u.balance_usd), concurrency: u.concurrency })
+  })
+  const seenHashes = new Set<string>()
+  const keys: Array<ApiKey> = []
+  config.keys.forEach((k, i) => {
+    const at = `keys[${i}]`
+    if ((k.key === undefined) === (k.key_sha256 === undefined)) {
+      problems.push(`${at}: exactly one of 'key' or 'key_sha256' is required`)
+      return
+    }
+    if (!users.has(k.user)) problems.push(`${at}.user: unknown user '${k.user}'`)
+    if (!groups.has(k.group)) problems.push(`${at}.group: unknown group '${k.group}'`)
+    const sha256 = k.key !== undefined ? sha256Hex(k.key) : k.key_sha256!
+    if (seenHashes.has(sha256)) problems.push(`${at}: duplicate key`)
+    seenHashes.add(sha256)
+    const prefix = k.key !== undefined ? keyPrefix(k.key) : `sha256:${sha256.slice(0, 8)}…`
+    keys.push({
+      id: k.name ?? prefix,
+      sha256,
+      prefix,
+      userName: k.user,
+      groupName: k.group,
+      status: k.status,
+      quotaMicros: k.quota_usd === undefined ? undefined : usdToMicros(k.quota_usd),
+      quotaUsedMicros: 0,
+      expiresAt: k.expires_at,
+      concurrency: k.concurrency
+    })
+  })
+  const accounts: Array<Account> = []
+  config.accounts.forEach((a, i) => {
+    const at = `accounts[${i}]`
+    if (accounts.some((b) => b.name === a.name)) problems.push(`${at}.name: duplicate account '${a.name}'`)
+    a.groups.forEach((g, j) => {
+      if (!groups.has(g)) problems.push(`${at}.groups[${j}]: unknown group '${g}'`)
+    })
+    let secret: Redacted.Redacted<string> | undefined
+    if (a.api_key_env !== undefined) {
+      const value = env[a.api_key_env]
+      if (value === undefined || value === "") {
+        problems.push(`${at}.api_key_env: environment variable ${a.api_key_env} is not set`)
+      } else secret = Redacted.make(value)
+    } else if (a.kind === "http") {
+      problems.push(`${at}.api_key_env: required for an http account (name the environment variable holding its key)`)
+    }
+    accounts.push({
+      name: a.name,
+      platform: a.platform,
+      kind: a.kind,
+      baseUrl: (a.base_url ?? defaultBaseUrl[a.platform]).replace(/\/+$/, ""),
+      secret,
+      groups: a.groups,
+      priority: a.priority,
+      concurrency: a.concurrency,
+      modelMapping: a.model_mapping
+    })
+  })
+  if (problems.length > 0) return Either.left(problems)
+  return Either.right({
+    groups,
+    users,
+    keys,
+    accounts,
+    defaultModels: {
+      openai: config.default_models?.openai ?? defaultModels.openai,
+      anthropic: config.default_models?.anthropic ?? defaultModels.anthropic,
+      antigravity: config.default_models?.antigravity ?? defaultModels.antigravity
+    }
+  })
+}

@@ -1,0 +1,77 @@
+/**
+ * The declarative configuration file (YAML). Field names are fixed so tooling can rely on them.
+ * Decoding is strict about types and names the field in every error; secrets never live here
+ * (accounts name an environment variable instead).
+ */
+import { Schema } from "effect"
+
+export const Platform = Schema.Literal("openai", "anthropic", "antigravity")
+export type Platform = typeof Platform.Type
+
+export const ModerationMode = Schema.Literal("off", "observe", "block")
+export type ModerationMode = typeof ModerationMode.Type
+
+const NonEmpty = Schema.String.pipe(Schema.minLength(1))
+const NonNegative = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
+const PositiveInt = Schema.Number.pipe(Schema.int(), Schema.positive())
+
+export const GroupConfig = Schema.Struct({
+  name: NonEmpty,
+  platform: Platform,
+  billing: Schema.optionalWith(Schema.Literal("balance", "subscription"), { default: () => "balance" as const }),
+  allow_image_generation: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  rate_multiplier: Schema.optionalWith(NonNegative, { default: () => 1 }),
+  models: Schema.optional(Schema.Array(NonEmpty)),
+  moderation: Schema.optionalWith(ModerationMode, { default: () => "off" as const })
+})
+export type GroupConfig = typeof GroupConfig.Type
+
+export const UserConfig = Schema.Struct({
+  name: NonEmpty,
+  balance_usd: Schema.optionalWith(Schema.Number.pipe(Schema.finite()), { default: () => 0 }),
+  concurrency: Schema.optionalWith(PositiveInt, { default: () => 5 })
+})
+export type UserConfig = typeof UserConfig.Type
+
+export const KeyStatus = Schema.Literal("active", "disabled", "expired", "quota_exhausted")
+export type KeyStatus = typeof KeyStatus.Type
+
+export const KeyConfig = Schema.Struct({
+  key: Schema.optional(NonEmpty),
+  key_sha256: Schema.optional(Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/, {
+    message: () => "key_sha256 must be 64 lowercase hex characters"
+  }))),
+  user: NonEmpty,
+  group: NonEmpty,
+  name: Schema.optional(Schema.String),
+  status: Schema.optionalWith(KeyStatus, { default: () => "active" as const }),
+  quota_usd: Schema.optional(NonNegative),
+  expires_at: Schema.optional(Schema.DateFromString),
+  concurrency: Schema.optional(PositiveInt)
+})
+export type KeyConfig = typeof KeyConfig.Type
+
+export const AccountConfig = Schema.Struct({
+  name: NonEmpty,
+  platform: Platform,
+  kind: Schema.optionalWith(Schema.Literal("http", "simulator"), { default: () => "http" as const }),
+  base_url: Schema.optional(Schema.String.pipe(Schema.pattern(/^https?:\/\/\S+$/, {
+    message: () => "base_url must be an http(s) URL"
+  }))),
+  api_key_env: Schema.optional(Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  groups: Schema.Array(NonEmpty),
+  priority: Schema.optionalWith(Schema.Number.pipe(Schema.int()), { default: () => 50 }),
+  concurrency: Schema.optionalWith(PositiveInt, { default: () => 10 }),
+  model_mapping: Schema.optional(Schema.Record({ key: Schema.String, value: NonEmpty }))
+})
+export type AccountConfig = typeof AccountConfig.Type
+
+export const GatewayConfig = Schema.Struct({
+  groups: Schema.Array(GroupConfig),
+  users: Schema.optionalWith(Schema.Array(UserConfig), { default: () => [] }),
+  keys: Schema.optionalWith(Schema.Array(KeyConfig), { default: () => [] }),
+  accounts: Schema.optionalWith(Schema.Array(AccountConfig), { default: () => [] }),
+  /** Per-platform fallback model lists for /v1/models (data, not code). */
+  default_models: Schema.optional(Schema.partial(Schema.Record({ key: Platform, value: Schema.Array(NonEmpty) })))
+})
+export type GatewayConfig = typeof GatewayConfig.Type

@@ -1,0 +1,91 @@
+/**
+ * The gateway's typed errors: few, each carrying what the client envelope needs.
+ * `src/http/envelope.ts` maps them exhaustively; adding a class here without mapping it fails to compile.
+ */
+import { Schema } from "effect"
+
+/** 400: the request is malformed or asks for something we do not support. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  code: Schema.String,
+  message: Schema.String,
+  param: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+}) {}
+
+/** 413: the body exceeds the configured limit. */
+export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", {
+  limitBytes: Schema.Number
+}) {
+  override get message() {
+    return `Request body too large, limit is ${this.limitBytes} bytes`
+  }
+}
+
+/** 401: no key, unknown key, disabled key. */
+export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
+  code: Schema.Literal("missing_api_key", "invalid_api_key", "api_key_disabled"),
+  message: Schema.String
+}) {}
+
+/** 403: the key or group is not permitted to do this (expired key, policy, subscription). */
+export class PermissionDenied extends Schema.TaggedError<PermissionDenied>()("PermissionDenied", {
+  code: Schema.String,
+  message: Schema.String
+}) {}
+
+/** 404: the model is not offered to the key's group. */
+export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNotFound", {
+  model: Schema.String
+}) {
+  override get message() {
+    return `The model '${this.model}' does not exist or is not available to this API key`
+  }
+}
+
+/** 402: money ran out (key quota or user balance). */
+export class InsufficientQuota extends Schema.TaggedError<InsufficientQuota>()("InsufficientQuota", {
+  code: Schema.Literal("key_quota_exhausted", "insufficient_balance"),
+  message: Schema.String
+}) {}
+
+/** 429: a limit that frees up with time (subscription windows, concurrency). */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  code: Schema.String,
+  message: Schema.String,
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {}
+
+/** 503: no upstream account can take the request now. */
+export class NoAvailableAccount extends Schema.TaggedError<NoAvailableAccount>()("NoAvailableAccount", {
+  message: Schema.String,
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {}
+
+/**
+ * The upstream failed before anything reached the client (after failover, if any).
+ * `status` is the upstream HTTP status (0 for transport failures).
+ */
+export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("UpstreamFailed", {
+  status: Schema.Number,
+  code: Schema.String,
+  message: Schema.String,
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {}
+
+/** Infrastructure (database, cache) failed in a way the client cannot fix. */
+export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+/** A typed error a handler may fail with; the envelope maps each one. */
+export type GatewayError =
+  | InvalidRequest
+  | RequestTooLarge
+  | Unauthenticated
+  | PermissionDenied
+  | ModelNotFound
+  | InsufficientQuota
+  | RateLimited
+  | NoAvailableAccount
+  | UpstreamFailed
+  | StoreError

@@ -1,0 +1,71 @@
+/**
+ * The runtime data model the services speak: resolved from config (or a database) and independent of
+ * where it is stored. Money is integer micro-dollars so sums stay exact.
+ */
+import type { Redacted } from "effect"
+import type { KeyStatus, ModerationMode, Platform } from "./config.js"
+
+export type { KeyStatus, ModerationMode, Platform }
+
+export type Micros = number
+
+export const usdToMicros = (usd: number): Micros => Math.round(usd * 1_000_000)
+export const microsToUsd = (m: Micros): number => m / 1_000_000
+
+export interface Group {
+  readonly name: string
+  readonly platform: Platform
+  readonly billing: "balance" | "subscription"
+  readonly allowImageGeneration: boolean
+  readonly rateMultiplier: number
+  readonly models: ReadonlyArray<string> | undefined
+  readonly moderation: ModerationMode
+}
+
+export interface User {
+  readonly name: string
+  readonly balanceMicros: Micros
+  readonly concurrency: number
+}
+
+export interface ApiKey {
+  /** Stable identifier: the configured name, else the visible prefix. */
+  readonly id: string
+  readonly sha256: string
+  /** A short visible prefix (e.g. `sk-demo…`) for logs and listings; never the whole key. */
+  readonly prefix: string
+  readonly userName: string
+  readonly groupName: string
+  readonly status: KeyStatus
+  readonly quotaMicros: Micros | undefined
+  readonly quotaUsedMicros: Micros
+  readonly expiresAt: Date | undefined
+  readonly concurrency: number | undefined
+}
+
+export interface Account {
+  readonly name: string
+  readonly platform: Platform
+  readonly kind: "http" | "simulator"
+  readonly baseUrl: string
+  readonly secret: Redacted.Redacted<string> | undefined
+  readonly groups: ReadonlyArray<string>
+  readonly priority: number
+  readonly concurrency: number
+  readonly modelMapping: Readonly<Record<string, string>> | undefined
+}
+
+/** Who is calling: the key with its user and group, as resolved by KeyRepo. */
+export interface Principal {
+  readonly key: ApiKey
+  readonly user: User
+  readonly group: Group
+}
+
+/** The model an account should be asked for, given what the client requested. */
+export const upstreamModel = (account: Account, requested: string): string =>
+  account.modelMapping?.[requested] ?? requested
+
+/** An account serves a model when it has no mapping (serves all) or the mapping names it. */
+export const accountServes = (account: Account, model: string): boolean =>
+  account.modelMapping === undefined || Object.keys(account.modelMapping).length === 0 || model in account.modelMapping

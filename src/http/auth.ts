@@ -1,0 +1,72 @@
+/**
+ * Authentication: find the presented key (Authorization: Bearer, then x-api-key, then
+ * x-goog-api-key), resolve it by hash, apply the key-status rules. Keys in the URL are refused so
+ * they never end up in access logs.
+ */
+import { HttpServerRequest } from "@effect/platform"
+import { Effect, Either, Option } from "effect"
+import { sha256Hex } from "../config/resolve.js"
+import { InvalidRequest, PermissionDenied, Unauthenticated } from "../domain/errors.js"
+import { KeyRepo } from "../services/KeyRepo.js"
+
+type HeaderBag = Readonly<Record<string, string | undefined>>
+
+export const presentedKey = (headers: HeaderBag, url: string): Either.Either<string, InvalidRequest | Unauthenticated> => {
+  const q = url.indexOf("?")
+  if (q >= 0) {
+    const params = new URLSearchParams(url.slice(q + 1))
+    if ((params.get("key") ?? "") !== "" || (params.get("api_key") ?? "") !== "") {
+      return Either.left(
+        new InvalidRequest({
+          code: "api_key_in_query",
+          message: "API keys are not accepted in the query string; send Authorization: Bearer <key>",
+          param: null
+        })
+      )
+    }
+  }
+  const authorization = headers["authorization"]
+  if (authorization !== undefined) {
+    const space = authorization.indexOf(" ")
+    if (space > 0 && authorization.slice(0, space).toLowerCase() === "bearer") {
+      const key = authorization.slice(space + 1).trim()
+      if (key !== "") return Either.right(key)
+    }
+  }
+  for (const header of ["x-api-key", "x-goog-api-key"]) {
+    const key = headers[header]?.trim()
+    if (key !== undefined && key !== "") return Either.right(key)
+  }
+  return Either.left(
+    new Unauthenticated({
+      code: "missing_api_key",
+      message: "API key is required in the Authorization header (Bearer scheme) or the x-api-key header"
+    })
+  )
+}
+
+export interface AuthOptions {
+  /** /v1/usage lets expired keys in so they can read their own state; everything else refuses them. */
+  readonly allowExpired: boolean
+}
+
+export const authenticate = (options: AuthOptions) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const key = yield* presentedKey(request.headers, request.url)
+    const repo = yield* KeyRepo
+    const found = yield* repo.findByHash(sha256Hex(key))
+    if (Option.isNone(found)) {
+      return yield* new Unauthenticated({ code: "invalid_api_key", message: "Invalid API key" })
+    }
+    const principal = found.value
+    if (principal.key.status === "disabled") {
+      return yield* new Unauthenticated({ code: "api_key_disabled", message: "API key is disabled" })
+    }
+    const expired = principal.key.status === "expired" ||
+      (principal.key.expiresAt !== undefined && principal.key.expiresAt.getTime() <= Date.now())
+    if (expired && !options.allowExpired) {
+      return yield* new PermissionDenied({ code: "api_key_expired", message: "API key has expired" })
+    }
+    return principal
+  })

@@ -1,0 +1,139 @@
+/**
+ * The one place errors become responses. `envelopes` has an entry per GatewayError tag, so a new
+ * error class that is not mapped here fails to compile.
+ */
+import { HttpServerResponse } from "@effect/platform"
+import type { GatewayError } from "../domain/errors.js"
+
+export interface Envelope {
+  readonly status: number
+  readonly type: string
+  readonly code: string
+  readonly message: string
+  readonly param: string | null
+  readonly retryAfterSeconds?: number | undefined
+  /** Sent as `x-should-retry: false` where a retry cannot help (the openai SDK honours it). */
+  readonly noRetry?: boolean
+}
+
+type Mapping = { readonly [K in GatewayError["_tag"]]: (e: Extract<GatewayError, { _tag: K }>) => Envelope }
+
+const envelopes: Mapping = {
+  InvalidRequest: (e) => ({
+    status: 400,
+    type: "invalid_request_error",
+    code: e.code,
+    message: e.message,
+    param: e.param,
+    noRetry: true
+  }),
+  RequestTooLarge: (e) => ({
+    status: 413,
+    type: "invalid_request_error",
+    code: "request_too_large",
+    message: e.message,
+    param: null,
+    noRetry: true
+  }),
+  Unauthenticated: (e) => ({
+    status: 401,
+    type: "authentication_error",
+    code: e.code,
+    message: e.message,
+    param: null,
+    noRetry: true
+  }),
+  PermissionDenied: (e) => ({
+    status: 403,
+    type: "permission_error",
+    code: e.code,
+    message: e.message,
+    param: null,
+    noRetry: true
+  }),
+  ModelNotFound: (e) => ({
+    status: 404,
+    type: "invalid_request_error",
+    code: "model_not_found",
+    message: e.message,
+    param: "model",
+    noRetry: true
+  }),
+  InsufficientQuota: (e) => ({
+    status: 402,
+    type: "insufficient_quota",
+    code: e.code,
+    message: e.message,
+    param: null,
+    noRetry: true
+  }),
+  RateLimited: (e) => ({
+    status: 429,
+    type: "rate_limit_error",
+    code: e.code,
+    message: e.message,
+    param: null,
+    retryAfterSeconds: e.retryAfterSeconds
+  }),
+  NoAvailableAccount: (e) => ({
+    status: 503,
+    type: "api_error",
+    code: "no_available_account",
+    message: e.message,
+    param: null,
+    retryAfterSeconds: e.retryAfterSeconds
+  }),
+  UpstreamFailed: (e) => ({
+    status: e.status === 429 ? 429 : 502,
+    type: e.status === 429 ? "rate_limit_error" : "upstream_error",
+    code: e.code,
+    message: e.message,
+    param: null,
+    retryAfterSeconds: e.retryAfterSeconds
+  }),
+  StoreError: () => ({
+    status: 503,
+    type: "api_error",
+    code: "store_unavailable",
+    message: "The gateway's store is temporarily unavailable, please retry later",
+    param: null,
+    retryAfterSeconds: 1
+  })
+}
+
+export const envelopeOf = (e: GatewayError): Envelope => (envelopes[e._tag] as (e: GatewayError) => Envelope)(e)
+
+export const routeNotFound = (method: string, path: string): Envelope => ({
+  status: 404,
+  type: "not_found_error",
+  code: "route_not_found",
+  message: `No route for ${method} ${path}`,
+  param: null,
+  noRetry: true
+})
+
+export const methodNotAllowed = (method: string, path: string, allowed: ReadonlyArray<string>): Envelope => ({
+  status: 405,
+  type: "invalid_request_error",
+  code: "method_not_allowed",
+  message: `Method ${method} is not allowed on ${path}; use ${allowed.join(" or ")}`,
+  param: null,
+  noRetry: true
+})
+
+export const internalError = (requestId: string): Envelope => ({
+  status: 500,
+  type: "api_error",
+  code: "internal_error",
+  message: `Internal error; quote request id ${requestId} when reporting it`,
+  param: null
+})
+
+export const envelopeBody = (e: Envelope) => ({ error: { type: e.type, message: e.message, code: e.code, param: e.param } })
+
+export const envelopeResponse = (e: Envelope): HttpServerResponse.HttpServerResponse => {
+  const headers: Record<string, string> = {}
+  if (e.retryAfterSeconds !== undefined) headers["retry-after"] = String(Math.max(0, Math.ceil(e.retryAfterSeconds)))
+  if (e.noRetry) headers["x-should-retry"] = "false"
+  return HttpServerResponse.unsafeJson(envelopeBody(e), { status: e.status, headers })
+}

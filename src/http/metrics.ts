@@ -1,0 +1,85 @@
+/**
+ * Effect metrics for the gateway and their Prometheus text rendering for GET /metrics.
+ */
+import { Effect, Metric, MetricBoundaries, MetricLabel, MetricState } from "effect"
+
+export const requestsTotal = Metric.counter("modelgate_requests_total", {
+  description: "HTTP requests by route, status and error code",
+  incremental: true
+})
+
+const latencyBuckets = MetricBoundaries.exponential({ start: 5, factor: 2, count: 14 })
+
+export const upstreamLatency = Metric.histogram(
+  "modelgate_upstream_latency_ms",
+  latencyBuckets,
+  "Upstream call duration until the answer is complete"
+)
+
+export const upstreamFirstByte = Metric.histogram(
+  "modelgate_upstream_first_byte_ms",
+  latencyBuckets,
+  "Time from sending the upstream request to its response headers"
+)
+
+export const tokensTotal = Metric.counter("modelgate_tokens_total", { description: "Tokens settled", incremental: true })
+export const costMicrosTotal = Metric.counter("modelgate_cost_micro_usd_total", {
+  description: "Cost settled, micro-dollars",
+  incremental: true
+})
+
+export const recordRequest = (route: string, status: number, code: string) =>
+  Metric.increment(
+    Metric.taggedWithLabels(requestsTotal, [
+      MetricLabel.make("route", route),
+      MetricLabel.make("status", String(status)),
+      MetricLabel.make("code", code)
+    ])
+  )
+
+const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
+
+const labels = (tags: ReadonlyArray<{ key: string; value: string }>, extra?: readonly [string, string]) => {
+  const all = extra ? [...tags.map((t) => [t.key, t.value] as const), extra] : tags.map((t) => [t.key, t.value] as const)
+  return all.length === 0 ? "" : `{${all.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}}`
+}
+
+/** Prometheus text exposition (version 0.0.4) of every metric in the registry. */
+export const prometheusText = Effect.map(Metric.snapshot, (pairs) => {
+  const byName = new Map<string, { type: string; help: string; lines: Array<string> }>()
+  for (const { metricKey, metricState } of pairs) {
+    const name = metricKey.name.replace(/[^a-zA-Z0-9_:]/g, "_")
+    const help = metricKey.description._tag === "Some" ? metricKey.description.value : name
+    const tags = metricKey.tags
+    let entry = byName.get(name)
+    const add = (type: string) => {
+      if (!entry) byName.set(name, entry = { type, help, lines: [] })
+      return entry.lines
+    }
+    if (MetricState.isCounterState(metricState)) {
+      add("counter").push(`${name}${labels(tags)} ${metricState.count}`)
+    } else if (MetricState.isGaugeState(metricState)) {
+      add("gauge").push(`${name}${labels(tags)} ${metricState.value}`)
+    } else if (MetricState.isHistogramState(metricState)) {
+      const lines = add("histogram")
+      for (const [bound, count] of metricState.buckets) {
+        lines.push(`${name}_bucket${labels(tags, ["le", Number.isFinite(bound) ? String(bound) : "+Inf"])} ${count}`)
+      }
+      if (!metricState.buckets.some(([b]) => !Number.isFinite(b))) {
+        lines.push(`${name}_bucket${labels(tags, ["le", "+Inf"])} ${metricState.count}`)
+      }
+      lines.push(`${name}_sum${labels(tags)} ${metricState.sum}`)
+      lines.push(`${name}_count${labels(tags)} ${metricState.count}`)
+    }
+  }
+  let out = ""
+  for (const [name, { type, help, lines }] of byName) {
+    out += `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${lines.join("\n")}\n`
+  }
+  return out
+})
+
+export const moderationFlagged = Metric.counter("modelgate_moderation_flagged_total", {
+  description: "Requests flagged by moderation, by group and category",
+  incremental: true
+})

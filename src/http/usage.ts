@@ -1,0 +1,36 @@
+/** GET /v1/usage: the calling key's quota, balance and usage; readable by expired and exhausted keys. */
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { InvalidRequest } from "../domain/errors.js"
+import { addDays, dayOf, parseDay, usageReport } from "../domain/usageReport.js"
+import { Quota } from "../services/Quota.js"
+import { authenticate } from "./auth.js"
+
+const DEFAULT_RANGE_DAYS = 30
+
+const dayParam = (params: URLSearchParams, name: string) => {
+  const raw = params.get(name)
+  if (raw === null || raw === "") return Effect.succeed(undefined)
+  const day = parseDay(raw)
+  return day === undefined
+    ? Effect.fail(new InvalidRequest({ code: "invalid_date", message: `${name} must be a date as YYYY-MM-DD`, param: name }))
+    : Effect.succeed(day)
+}
+
+export const usageHandler = Effect.gen(function*() {
+  const principal = yield* authenticate({ allowExpired: true })
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const params = new URLSearchParams(request.url.split("?")[1] ?? "")
+  const now = new Date()
+  const to = (yield* dayParam(params, "end_date")) ?? dayOf(now)
+  const from = (yield* dayParam(params, "start_date")) ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1))
+  if (from > to) {
+    return yield* new InvalidRequest({
+      code: "invalid_date",
+      message: "start_date must not be after end_date",
+      param: "start_date"
+    })
+  }
+  const snapshot = yield* (yield* Quota).snapshot(principal, { from, to }, now)
+  return HttpServerResponse.unsafeJson(usageReport(snapshot, now))
+})

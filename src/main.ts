@@ -1,0 +1,65 @@
+/**
+ * Entry point: read config and settings, build the services, serve HTTP, drain on SIGTERM.
+ */
+import { createServer } from "node:http"
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { Config, Effect, Layer, Logger, LogLevel } from "effect"
+import { AppConfig, Settings } from "./config/AppConfig.js"
+import { ServicesLayer, serve } from "./server.js"
+import { Lifecycle } from "./services/Lifecycle.js"
+
+const HttpLive = NodeHttpServer.layerConfig(createServer, {
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1"))
+})
+
+/** Prints how to try the demo when no config was given. */
+const Banner = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const server = yield* HttpServer.HttpServer
+    const address = server.address._tag === "TcpAddress"
+      ? `http://${server.address.hostname}:${server.address.port}`
+      : "the configured socket"
+    yield* Effect.logInfo("modelgate listening").pipe(
+      Effect.annotateLogs({ address, config: config.source, groups: config.data.groups.size, accounts: config.data.accounts.length })
+    )
+    if (config.demoKey !== undefined) {
+      const curl = `curl -N ${address}/v1/responses -H "Authorization: Bearer ${config.demoKey}" ` +
+        `-H "Content-Type: application/json" -d '{"model":"gpt-5.4","input":"Hello!","stream":true}'`
+      process.stdout.write(
+        `\nmodelgate demo mode (no config given): simulator upstreams, no network needed.\n` +
+          `  demo key: ${config.demoKey}\n  try:      ${curl}\n\n`
+      )
+    }
+  })
+)
+
+/** On SIGTERM/SIGINT: the server stops accepting (runMain closes it); streams get DRAIN_SECONDS to finish. */
+const Drain = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const lifecycle = yield* Lifecycle
+    const settings = yield* Settings
+    const onSignal = () => Effect.runFork(lifecycle.beginShutdown(settings.drainSeconds))
+    process.once("SIGTERM", onSignal)
+    process.once("SIGINT", onSignal)
+  })
+)
+
+const LogLevelLive = Layer.unwrapEffect(
+  Config.logLevel("LOG_LEVEL").pipe(
+    Config.withDefault(LogLevel.Info),
+    Effect.map((level) => Logger.minimumLogLevel(level))
+  )
+)
+
+const Main = Layer.mergeAll(serve, Banner, Drain).pipe(
+  Layer.provide(ServicesLayer),
+  Layer.provide(HttpLive),
+  Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),
+  Layer.provide(Logger.json),
+  Layer.provide(LogLevelLive)
+)
+
+NodeRuntime.runMain(Layer.launch(Main), { disablePrettyLogger: true })

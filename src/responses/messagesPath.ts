@@ -1,0 +1,103 @@
+/**
+ * Messages-style groups: the Responses request is translated to an Anthropic Messages request, the
+ * answer translated back (JSON, or event by event for streams). The translation is pure
+ * (`src/translate`); this file wires it to the upstream call, the drain signal and settlement.
+ */
+import { HttpServerResponse } from "@effect/platform"
+import { Effect, Either, Metric, Option, Stream } from "effect"
+import { InvalidRequest } from "../domain/errors.js"
+import { newId } from "../domain/ids.js"
+import { type Account, upstreamModel } from "../domain/model.js"
+import { upstreamLatency } from "../http/metrics.js"
+import { sseResponse } from "../http/sse.js"
+import { Lifecycle } from "../services/Lifecycle.js"
+import { Quota } from "../services/Quota.js"
+import { encodeEvent, sseFrames } from "../sse/codec.js"
+import { toolNameMap } from "../translate/names.js"
+import { responsesToMessages } from "../translate/request.js"
+import { messageToResponse } from "../translate/response.js"
+import { finishStream, initialStreamState, stepStream, type StreamEnding, streamUsage } from "../translate/stream.js"
+import type { AnthropicMessage, AnthropicStreamEvent } from "../translate/types.js"
+import type { UpstreamRequest } from "../upstream/Upstream.js"
+import type { PathInput } from "./openaiPath.js"
+import { settleUsage } from "./settle.js"
+import { callUpstream } from "./upstreamCall.js"
+
+const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> => {
+  try {
+    const json = JSON.parse(data) as unknown
+    return typeof json === "object" && json !== null && typeof (json as { type?: unknown }).type === "string"
+      ? Option.some(json as AnthropicStreamEvent)
+      : Option.none()
+  } catch {
+    return Option.none()
+  }
+}
+
+export const serveMessages = (input: PathInput) =>
+  Effect.gen(function*() {
+    const { principal, request, requestId } = input
+    const translated = yield* Either.mapLeft(
+      responsesToMessages(request.body, { upstreamModel: request.model }),
+      (e) => new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
+    )
+    const build = (account: Account): UpstreamRequest => ({
+      path: "/v1/messages",
+      body: JSON.stringify({ ...translated, model: upstreamModel(account, request.model), stream: request.stream }),
+      stream: request.stream
+    })
+    const quota = yield* Quota
+    const started = Date.now()
+    const answer = yield* callUpstream(principal, request.model, build)
+    const ctx = {
+      responseId: newId("resp"),
+      model: request.model,
+      createdAt: Math.floor(started / 1000),
+      request: request.body,
+      toolNames: toolNameMap(request.body)
+    }
+
+    if (!request.stream) {
+      const text = yield* answer.response.body.pipe(Stream.decodeText(), Stream.runFold("", (acc, s) => acc + s))
+      const message = yield* Effect.try({
+        try: () => JSON.parse(text) as AnthropicMessage,
+        catch: () => new InvalidRequest({ code: "upstream_invalid_response", message: "Upstream answer was not JSON", param: null })
+      }).pipe(Effect.orDie)
+      const { response, usage } = messageToResponse(message, ctx)
+      yield* Metric.update(upstreamLatency, Date.now() - started)
+      yield* settleUsage(quota, requestId, principal, request.model, usage)
+      return HttpServerResponse.unsafeJson(response)
+    }
+
+    const lifecycle = yield* Lifecycle
+    let state = initialStreamState(ctx)
+    // How the stream ended if the upstream did not finish it: decided by whichever cause came first.
+    let ending: StreamEnding = { _tag: "Eof" }
+    const frames = sseFrames(answer.response.body).pipe(
+      Stream.filterMap((frame) => parseEvent(frame.data)),
+      Stream.map((event) => {
+        const [next, out] = stepStream(state, event)
+        state = next
+        return out.map(encodeEvent).join("")
+      }),
+      Stream.interruptWhen(lifecycle.drainDeadline.pipe(
+        Effect.tap(() => {
+          ending = { _tag: "Failed", code: "server_shutting_down", message: "The gateway is restarting; please retry" }
+        })
+      )),
+      Stream.catchAll((e) => {
+        ending = { _tag: "Failed", code: "server_error", message: e.message }
+        return Stream.empty
+      }),
+      Stream.concat(Stream.sync(() => finishStream(state, ending).map(encodeEvent).join(""))),
+      Stream.filter((s) => s !== ""),
+      Stream.ensuring(
+        Effect.suspend(() =>
+          Metric.update(upstreamLatency, Date.now() - started).pipe(
+            Effect.zipRight(settleUsage(quota, requestId, principal, request.model, streamUsage(state)))
+          )
+        )
+      )
+    )
+    return sseResponse(frames)
+  })

@@ -1,0 +1,91 @@
+/**
+ * Request policy as plain functions over the decoded request: which models a group offers, what text
+ * moderation reads, and whether a request intends image generation. Tested without HTTP.
+ */
+import type { Platform } from "../domain/config.js"
+import { type Account, accountServes, type Group } from "../domain/model.js"
+
+/**
+ * /v1/models: the group's configured list, else the union of its accounts' model mappings, else the
+ * platform's default list.
+ */
+export const listedModels = (
+  group: Group,
+  accounts: ReadonlyArray<Account>,
+  defaults: Readonly<Record<Platform, ReadonlyArray<string>>>
+): ReadonlyArray<string> => {
+  if (group.models !== undefined && group.models.length > 0) return group.models
+  const mapped = new Set<string>()
+  for (const a of accounts) for (const m of Object.keys(a.modelMapping ?? {})) mapped.add(m)
+  if (mapped.size > 0) return [...mapped].sort()
+  return defaults[group.platform]
+}
+
+/**
+ * Whether a group serves a model: its configured list decides when it has one; otherwise some
+ * account must serve it (an account without a mapping serves any model name). A group with no
+ * accounts at all offers everything, and the scheduler then answers 503.
+ */
+export const offersModel = (group: Group, accounts: ReadonlyArray<Account>, model: string): boolean => {
+  if (group.models !== undefined && group.models.length > 0) return group.models.includes(model)
+  return accounts.length === 0 || accounts.some((a) => accountServes(a, model))
+}
+
+const asRecord = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined
+
+const pushContentText = (content: unknown, out: Array<string>): void => {
+  if (typeof content === "string") {
+    out.push(content)
+    return
+  }
+  if (!Array.isArray(content)) return
+  for (const part of content) {
+    const p = asRecord(part)
+    if (p && typeof p["text"] === "string") out.push(p["text"])
+  }
+}
+
+/** Every text the request carries that a model will read: instructions, messages, tool outputs. */
+export const moderationTexts = (body: Record<string, unknown>): Array<string> => {
+  const out: Array<string> = []
+  if (typeof body["instructions"] === "string") out.push(body["instructions"])
+  const input = body["input"]
+  if (typeof input === "string") out.push(input)
+  else if (Array.isArray(input)) {
+    for (const raw of input) {
+      const item = asRecord(raw)
+      if (!item) continue
+      if ("content" in item) pushContentText(item["content"], out)
+      if ("output" in item) pushContentText(item["output"], out)
+    }
+  }
+  return out
+}
+
+const IMAGE_TOOL = "image_generation"
+const isImageName = (name: unknown): boolean =>
+  typeof name === "string" && (name === IMAGE_TOOL || /^image_gen(\.|__|$)/.test(name))
+
+/** Image-generation intent: an image model, an image tool, or a tool_choice that selects one. */
+export const wantsImageGeneration = (body: Record<string, unknown>): boolean => {
+  const model = body["model"]
+  if (typeof model === "string" && model.trim().toLowerCase().startsWith("gpt-image-")) return true
+  const tools = body["tools"]
+  if (Array.isArray(tools)) {
+    for (const raw of tools) {
+      const tool = asRecord(raw)
+      if (!tool) continue
+      if (tool["type"] === IMAGE_TOOL || isImageName(tool["name"])) return true
+    }
+  }
+  const choice = body["tool_choice"]
+  if (choice === IMAGE_TOOL) return true
+  const c = asRecord(choice)
+  if (c) {
+    if (c["type"] === IMAGE_TOOL || isImageName(c["name"])) return true
+    if (asRecord(c["tool"])?.["type"] === IMAGE_TOOL) return true
+    if (isImageName(asRecord(c["function"])?.["name"])) return true
+  }
+  return false
+}

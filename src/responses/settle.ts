@@ -1,0 +1,40 @@
+/**
+ * Settlement after an answer: record usage once per request id. A failure here must not fail the
+ * client's answer (it has been served), so it is logged with everything needed to reconcile it.
+ */
+import { Effect, Metric, MetricLabel } from "effect"
+import type { Principal } from "../domain/model.js"
+import type { TokenUsage } from "../domain/usage.js"
+import { costMicrosTotal, tokensTotal } from "../http/metrics.js"
+import type { QuotaShape } from "../services/Quota.js"
+
+export const settleUsage = (
+  quota: QuotaShape,
+  requestId: string,
+  principal: Principal,
+  model: string,
+  usage: TokenUsage
+): Effect.Effect<void> =>
+  quota.settle({ requestId, principal, model, usage, at: new Date() }).pipe(
+    Effect.tap((cost) =>
+      Effect.all([
+        Metric.incrementBy(
+          Metric.taggedWithLabels(tokensTotal, [MetricLabel.make("model", model)]),
+          usage.inputTokens + usage.outputTokens
+        ),
+        Metric.incrementBy(Metric.taggedWithLabels(costMicrosTotal, [MetricLabel.make("group", principal.group.name)]), cost)
+      ], { discard: true })
+    ),
+    Effect.catchAllCause((cause) =>
+      Effect.logError("settlement failed; reconcile this request", cause).pipe(
+        Effect.annotateLogs({
+          request_id: requestId,
+          key: principal.key.id,
+          model,
+          input_tokens: usage.inputTokens,
+          output_tokens: usage.outputTokens
+        })
+      )
+    ),
+    Effect.asVoid
+  )

@@ -1,0 +1,33 @@
+/**
+ * Lifecycle: the shutdown signal streams listen to. On SIGTERM the server stops accepting; running
+ * streams may finish until the drain deadline, when this fires and they end with response.failed.
+ */
+import { Context, Deferred, Effect, Layer } from "effect"
+
+export interface LifecycleShape {
+  /** Completes when running streams must end now. */
+  readonly drainDeadline: Effect.Effect<void>
+  /** Starts the drain clock (idempotent). */
+  readonly beginShutdown: (drainSeconds: number) => Effect.Effect<void>
+}
+
+const make = Effect.map(Deferred.make<void>(), (deadline): LifecycleShape => {
+  let started = false
+  return {
+    drainDeadline: Deferred.await(deadline),
+    beginShutdown: (drainSeconds) =>
+      Effect.suspend(() => {
+        if (started) return Effect.void
+        started = true
+        return Effect.sleep(`${drainSeconds} seconds`).pipe(
+          Effect.zipRight(Deferred.succeed(deadline, undefined)),
+          Effect.forkDaemon,
+          Effect.asVoid
+        )
+      })
+  }
+})
+
+export class Lifecycle extends Context.Tag("modelgate/Lifecycle")<Lifecycle, LifecycleShape>() {
+  static readonly layer = Layer.effect(Lifecycle, make)
+}

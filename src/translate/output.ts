@@ -1,0 +1,166 @@
+/**
+ * Building blocks shared by the JSON and the streaming translation, so both produce the same
+ * Responses items, usage and envelope for the same upstream answer.
+ */
+import type { TokenUsage } from "../domain/usage.js"
+import { toResponsesUsage } from "../domain/usage.js"
+import { isRecord } from "./error.js"
+import { restoreToolName } from "./names.js"
+import type { AnthropicUsage, ToolNameMap } from "./types.js"
+
+export interface ResponseContext {
+  /** `resp_…`; the same id on every lifecycle event. */
+  readonly responseId: string
+  /** The model the client asked for (echoed, never the upstream alias). */
+  readonly model: string
+  /** Unix seconds. */
+  readonly createdAt: number
+  /** The client's request body, for the fields a Response echoes. */
+  readonly request: Record<string, unknown>
+  readonly toolNames?: ToolNameMap
+}
+
+export type ItemStatus = "in_progress" | "completed" | "incomplete"
+export type OutputItem = Record<string, unknown>
+
+export const outputTextPart = (text: string) => ({ type: "output_text", text, annotations: [], logprobs: [] })
+
+export const messageItem = (id: string, texts: ReadonlyArray<string>, status: ItemStatus): OutputItem => ({
+  id,
+  type: "message",
+  status,
+  role: "assistant",
+  content: texts.map(outputTextPart)
+})
+
+export const functionCallItem = (
+  id: string,
+  callId: string,
+  upstreamName: string,
+  args: string,
+  status: ItemStatus,
+  names: ToolNameMap | undefined
+): OutputItem => {
+  const { name, namespace } = restoreToolName(upstreamName, names)
+  return {
+    id,
+    type: "function_call",
+    status,
+    arguments: args,
+    call_id: callId,
+    name,
+    ...(namespace !== undefined ? { namespace } : {})
+  }
+}
+
+/** `summary` is undefined for redacted thinking, which has no readable text. */
+export const reasoningItem = (id: string, summary: string | undefined, encrypted: string | null, status: ItemStatus): OutputItem => ({
+  id,
+  type: "reasoning",
+  status,
+  summary: summary === undefined ? [] : [{ type: "summary_text", text: summary }],
+  encrypted_content: encrypted
+})
+
+/** Anthropic input `{}` (or missing) -> "{}"; clients expect a JSON string either way. */
+export const argumentsOf = (input: unknown): string => {
+  if (input === undefined || input === null) return "{}"
+  const s = JSON.stringify(input)
+  return s === undefined ? "{}" : s
+}
+
+const count = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : undefined)
+
+/**
+ * Folds an Anthropic usage object into ours. Counters present in `u` overwrite (Anthropic sends
+ * cumulative totals, never increments); absent or null ones keep their previous value. Our
+ * `inputTokens` includes cache reads and writes, Anthropic's does not.
+ */
+export const foldUsage = (prev: TokenUsage, u: AnthropicUsage | unknown): TokenUsage => {
+  if (!isRecord(u)) return prev
+  const uncached = count(u["input_tokens"])
+  const cacheRead = count(u["cache_read_input_tokens"]) ?? prev.cacheReadTokens
+  const cacheCreation = count(u["cache_creation_input_tokens"]) ?? prev.cacheCreationTokens
+  const prevUncached = prev.inputTokens - prev.cacheReadTokens - prev.cacheCreationTokens
+  const details = u["output_tokens_details"]
+  return {
+    inputTokens: (uncached ?? prevUncached) + cacheRead + cacheCreation,
+    outputTokens: count(u["output_tokens"]) ?? prev.outputTokens,
+    cacheReadTokens: cacheRead,
+    cacheCreationTokens: cacheCreation,
+    reasoningTokens: (isRecord(details) ? count(details["thinking_tokens"]) : undefined) ?? prev.reasoningTokens
+  }
+}
+
+export type Outcome =
+  | { readonly status: "completed" }
+  | { readonly status: "incomplete"; readonly reason: "max_output_tokens" | "content_filter" }
+  | { readonly status: "failed"; readonly code: string; readonly message: string }
+
+export const outcomeOf = (stopReason: unknown): Outcome => {
+  switch (stopReason) {
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return { status: "incomplete", reason: "max_output_tokens" }
+    case "refusal":
+      return { status: "incomplete", reason: "content_filter" }
+    default:
+      return { status: "completed" }
+  }
+}
+
+/** Unix seconds; tolerates a caller passing milliseconds, which would put created_at in year 50000+. */
+const seconds = (t: number): number => Math.floor(t > 1e11 ? t / 1000 : t)
+
+const echo = <T>(v: unknown, ok: (v: unknown) => v is T, fallback: T): T => (ok(v) ? v : fallback)
+const isNum = (v: unknown): v is number => typeof v === "number"
+const isStr = (v: unknown): v is string => typeof v === "string"
+const isBool = (v: unknown): v is boolean => typeof v === "boolean"
+const isArr = (v: unknown): v is ReadonlyArray<unknown> => Array.isArray(v)
+
+/**
+ * A full Response object. Echoes the request's settings, and carries every field the SDK types
+ * treat as required, so strict clients (AI SDK, Codex) parse it.
+ */
+export const buildResponse = (
+  ctx: ResponseContext,
+  status: "in_progress" | Outcome["status"],
+  output: ReadonlyArray<OutputItem>,
+  usage: TokenUsage | null,
+  outcome?: Outcome
+): Record<string, unknown> => {
+  const req = ctx.request
+  const reasoning = isRecord(req["reasoning"]) ? req["reasoning"] : {}
+  const reqText = isRecord(req["text"]) ? req["text"] : {}
+  const text = isRecord(reqText["format"]) ? reqText : { ...reqText, format: { type: "text" } }
+  const toolChoice = typeof req["tool_choice"] === "string" || isRecord(req["tool_choice"]) ? req["tool_choice"] : "auto"
+  return {
+    id: ctx.responseId,
+    object: "response",
+    created_at: seconds(ctx.createdAt),
+    status,
+    ...(status === "in_progress" ? {} : { completed_at: status === "completed" ? Math.floor(Date.now() / 1000) : null }),
+    model: ctx.model,
+    output,
+    error: outcome?.status === "failed" ? { code: outcome.code, message: outcome.message } : null,
+    incomplete_details: outcome?.status === "incomplete" ? { reason: outcome.reason } : null,
+    instructions: echo(req["instructions"], isStr, null),
+    metadata: echo(req["metadata"], isRecord, {}),
+    max_output_tokens: echo(req["max_output_tokens"], isNum, null),
+    previous_response_id: null,
+    parallel_tool_calls: echo(req["parallel_tool_calls"], isBool, true),
+    temperature: echo(req["temperature"], isNum, 1),
+    top_p: echo(req["top_p"], isNum, 1),
+    tool_choice: toolChoice,
+    tools: echo(req["tools"], isArr, []),
+    reasoning: { effort: echo(reasoning["effort"], isStr, null), summary: echo(reasoning["summary"], isStr, null) },
+    text,
+    truncation: echo(req["truncation"], isStr, "disabled"),
+    // Nothing is stored here, whatever the client asked: say so.
+    store: false,
+    background: false,
+    service_tier: "default",
+    user: echo(req["user"], isStr, null),
+    usage: usage === null ? null : toResponsesUsage(usage)
+  }
+}

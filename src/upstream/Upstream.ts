@@ -1,0 +1,46 @@
+/**
+ * Upstream calls one provider account over its own wire format. It does not interpret answers:
+ * any HTTP status comes back as a value (the caller decides on failover); only transport failures
+ * are errors. The answer body is a pull-based Stream tied to the caller's Scope, so closing the
+ * scope (client gone, shutdown) aborts the upstream request.
+ */
+import { Context, Effect, Layer, type Scope, type Stream } from "effect"
+import { Settings } from "../config/AppConfig.js"
+import type { UpstreamFailed } from "../domain/errors.js"
+import type { Account } from "../domain/model.js"
+import { makeHttpUpstream } from "./http.js"
+import { simulatorUpstream } from "./simulatorUpstream.js"
+
+export interface UpstreamRequest {
+  /** Appended to the account's base_url: `/responses[/sub]` for OpenAI, `/v1/messages` for Anthropic. */
+  readonly path: string
+  /** The JSON body, already serialised (passthrough forwards the client's bytes when it can). */
+  readonly body: string
+  readonly stream: boolean
+}
+
+export interface UpstreamResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Stream.Stream<Uint8Array, UpstreamFailed>
+}
+
+export interface UpstreamShape {
+  readonly send: (account: Account, request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamFailed, Scope.Scope>
+}
+
+export class Upstream extends Context.Tag("modelgate/Upstream")<Upstream, UpstreamShape>() {
+  /** HTTP (undici keep-alive pool) for `kind: http` accounts, the simulator for `kind: simulator`. */
+  static readonly layer = Layer.scoped(
+    Upstream,
+    Effect.gen(function*() {
+      const settings = yield* Settings
+      const http = yield* makeHttpUpstream(settings)
+      return {
+        send: (account, request) =>
+          account.kind === "simulator" ? simulatorUpstream.send(account, request) : http.send(account, request)
+      }
+    })
+  )
+  static readonly layerTest = (send: UpstreamShape["send"]) => Layer.succeed(Upstream, { send })
+}

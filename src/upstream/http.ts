@@ -1,0 +1,79 @@
+/**
+ * The HTTP upstream: one undici Agent (keep-alive pool per origin) for the whole process.
+ */
+import { Effect, Redacted, Stream } from "effect"
+import { Agent, request } from "undici"
+import type { SettingsShape } from "../config/AppConfig.js"
+import { UpstreamFailed } from "../domain/errors.js"
+import type { Account } from "../domain/model.js"
+import type { UpstreamShape } from "./Upstream.js"
+
+const ANTHROPIC_VERSION = "2023-06-01"
+
+const authHeaders = (account: Account): Record<string, string> => {
+  const secret = account.secret === undefined ? undefined : Redacted.value(account.secret)
+  if (account.platform === "openai") return secret === undefined ? {} : { authorization: `Bearer ${secret}` }
+  return { ...(secret === undefined ? {} : { "x-api-key": secret }), "anthropic-version": ANTHROPIC_VERSION }
+}
+
+const transportError = (account: Account, e: unknown): UpstreamFailed => {
+  const code = (e as { code?: unknown })?.code
+  const timedOut = code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_CONNECT_TIMEOUT" ||
+    code === "UND_ERR_BODY_TIMEOUT"
+  return new UpstreamFailed({
+    status: 0,
+    code: timedOut ? "upstream_timeout" : "upstream_unreachable",
+    message: timedOut ? `Upstream account '${account.name}' timed out` : `Upstream account '${account.name}' is unreachable`
+  })
+}
+
+const flatHeaders = (h: Record<string, string | Array<string> | undefined>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const k in h) {
+    const v = h[k]
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v
+  }
+  return out
+}
+
+export const makeHttpUpstream = (settings: SettingsShape) =>
+  Effect.acquireRelease(
+    Effect.sync(() =>
+      new Agent({
+        keepAliveTimeout: 30_000,
+        connectTimeout: settings.upstreamConnectTimeoutMillis,
+        headersTimeout: settings.upstreamFirstByteTimeoutMillis,
+        bodyTimeout: settings.upstreamFirstByteTimeoutMillis
+      })
+    ),
+    (agent) => Effect.promise(() => agent.close())
+  ).pipe(
+    Effect.map((agent): UpstreamShape => ({
+      send: (account, req) =>
+        Effect.acquireRelease(
+          Effect.tryPromise({
+            try: (signal) =>
+              request(`${account.baseUrl}${req.path}`, {
+                method: "POST",
+                dispatcher: agent,
+                signal,
+                headers: {
+                  "content-type": "application/json",
+                  accept: req.stream ? "text/event-stream" : "application/json",
+                  ...authHeaders(account)
+                },
+                body: req.body
+              }),
+            catch: (e) => transportError(account, e)
+          }),
+          // Closing the scope before the body was read to the end aborts the upstream request.
+          (res) => Effect.sync(() => res.body.destroy())
+        ).pipe(
+          Effect.map((res) => ({
+            status: res.statusCode,
+            headers: flatHeaders(res.headers),
+            body: Stream.fromAsyncIterable(res.body as AsyncIterable<Uint8Array>, (e) => transportError(account, e))
+          }))
+        )
+    }))
+  )

@@ -1,0 +1,32 @@
+/**
+ * The simulator as an Upstream: answers deterministically in the real wire format of the account's
+ * platform, with no network. It is what the demo runs on.
+ */
+import { Chunk, Effect, Stream } from "effect"
+import { encodeSseEvents, simulateMessages, simulateResponses } from "./simulator/index.js"
+import type { UpstreamShape } from "./Upstream.js"
+
+const encoder = new TextEncoder()
+
+export const simulatorUpstream: UpstreamShape = {
+  send: (_account, req) =>
+    Effect.sync(() => {
+      const body = JSON.parse(req.body) as Record<string, unknown>
+      const messages = req.path.endsWith("/messages")
+      const answer = messages ? simulateMessages(body) : simulateResponses(body)
+      if (!req.stream) {
+        return {
+          status: 200,
+          headers: { "content-type": "application/json" },
+          body: Stream.succeed(encoder.encode(JSON.stringify(answer.json)))
+        }
+      }
+      // One chunk per event, as a real upstream flushes them.
+      const frames = answer.events.map((e) => encoder.encode(encodeSseEvents([e], { eventLines: true })))
+      return {
+        status: 200,
+        headers: { "content-type": "text/event-stream" },
+        body: Stream.fromChunk(Chunk.unsafeFromArray(frames))
+      }
+    })
+}
