@@ -6,7 +6,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, Settings } from "./config/AppConfig.js"
-import { ServicesLayer, serve } from "./server.js"
+import { serve, servicesLayer } from "./server.js"
 import { Lifecycle } from "./services/Lifecycle.js"
 
 const HttpLive = NodeHttpServer.layerConfig(createServer, {
@@ -55,7 +55,7 @@ const LogLevelLive = Layer.unwrapEffect(
 )
 
 const Main = Layer.mergeAll(serve, Banner, Drain).pipe(
-  Layer.provide(ServicesLayer),
+  Layer.provide(servicesLayer()),
   Layer.provide(HttpLive),
   Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),
   Layer.provide(Logger.json),

@@ -1,10 +1,10 @@
 /**
- * Building the server from layers. `AppLayer` is every service the app needs; swap any one of them
- * by providing your own layer first (see README "Composing your own layers").
+ * Building the gateway from layers. Every service has a default; pass your own layer for any of
+ * them to `servicesLayer` (see README "Composing your own layers").
  */
 import { HttpServer } from "@effect/platform"
 import { Layer } from "effect"
-import { AppConfig, Settings } from "./config/AppConfig.js"
+import type { AppConfig, Settings } from "./config/AppConfig.js"
 import { app } from "./http/app.js"
 import { KeyRepo } from "./services/KeyRepo.js"
 import { Lifecycle } from "./services/Lifecycle.js"
@@ -13,15 +13,36 @@ import { Quota } from "./services/Quota.js"
 import { Scheduler } from "./services/Scheduler.js"
 import { Upstream } from "./upstream/Upstream.js"
 
-/** The default services: in-memory stores, in-process scheduler, rules moderation, HTTP/simulator upstream. */
-export const ServicesLayer = Layer.mergeAll(
-  KeyRepo.layer,
-  Quota.layer,
-  Scheduler.layer,
-  Moderation.layer,
-  Upstream.layer,
-  Lifecycle.layer
-)
+/** Layers that may need the configuration and settings, and nothing else. */
+type ServiceLayer<S> = Layer.Layer<S, unknown, AppConfig | Settings>
 
-/** The app served over whatever HttpServer is provided (Node in main, port 0 in tests). */
+export interface ServiceOverrides {
+  readonly keyRepo?: ServiceLayer<KeyRepo>
+  readonly quota?: ServiceLayer<Quota>
+  readonly scheduler?: ServiceLayer<Scheduler>
+  readonly moderation?: ServiceLayer<Moderation>
+  readonly upstream?: ServiceLayer<Upstream>
+}
+
+export type Services = KeyRepo | Quota | Scheduler | Moderation | Upstream | Lifecycle
+
+/**
+ * The services the app runs on. Defaults: in-memory KeyRepo and Quota from the config, in-process
+ * Scheduler, rules Moderation, HTTP + simulator Upstream.
+ */
+export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Services, unknown, AppConfig | Settings> =>
+  Layer.mergeAll(
+    overrides.keyRepo ?? KeyRepo.layer,
+    overrides.quota ?? Quota.layer,
+    overrides.scheduler ?? Scheduler.layer,
+    overrides.moderation ?? Moderation.layer,
+    overrides.upstream ?? Upstream.layer,
+    Lifecycle.layer
+  )
+
+/** The app served on whatever HttpServer is provided (Node in main, port 0 in tests). */
 export const serve = HttpServer.serve(app)
+
+/** The gateway on an HttpServer, with its services exposed too (for tests and embedding). */
+export const gatewayLayer = (overrides: ServiceOverrides = {}) =>
+  serve.pipe(Layer.provideMerge(servicesLayer(overrides)))

@@ -1,0 +1,28 @@
+/**
+ * modelgate's public API: the service tags (to implement your own), their layers, the app, and the
+ * functions that build a server from layers.
+ */
+export { AppConfig, defaultSettings, Settings } from "./config/AppConfig.js"
+export type { AppConfigShape, SettingsShape } from "./config/AppConfig.js"
+export { DEMO_KEY, demoConfig } from "./config/demo.js"
+export { ConfigError, decodeConfig, loadConfigFile, parseConfigText } from "./config/load.js"
+export { sha256Hex } from "./config/resolve.js"
+export type { GatewayData } from "./config/resolve.js"
+export type { GatewayConfig } from "./domain/config.js"
+export * from "./domain/errors.js"
+export type { Account, ApiKey, Group, Principal, User } from "./domain/model.js"
+export type { TokenUsage } from "./domain/usage.js"
+export { app } from "./http/app.js"
+export { gatewayLayer, serve, servicesLayer } from "./server.js"
+export type { ServiceOverrides, Services } from "./server.js"
+export { KeyRepo } from "./services/KeyRepo.js"
+export type { KeyRepoShape } from "./services/KeyRepo.js"
+export { Lifecycle } from "./services/Lifecycle.js"
+export { makeRules, Moderation } from "./services/Moderation.js"
+export type { ModerationDecision, ModerationShape } from "./services/Moderation.js"
+export { Quota } from "./services/Quota.js"
+export type { QuotaShape, Settlement } from "./services/Quota.js"
+export { Scheduler } from "./services/Scheduler.js"
+export type { SchedulerShape } from "./services/Scheduler.js"
+export { Upstream } from "./upstream/Upstream.js"
+export type { UpstreamRequest, UpstreamResponse, UpstreamShape } from "./upstream/Upstream.js"

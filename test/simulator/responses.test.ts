@@ -1,0 +1,188 @@
+import { describe, expect, it } from "@effect/vitest"
+import fc from "fast-check"
+import { simulateResponses } from "../../src/upstream/simulator/index.js"
+import { checkResponsesStream } from "./grammar.js"
+
+const weatherTool = {
+  type: "function",
+  name: "get_weather",
+  description: "Weather for a place",
+  strict: false,
+  parameters: {
+    type: "object",
+    properties: { location: { type: "string" }, days: { type: "integer" }, unit: { type: "string", enum: ["c", "f"] } },
+    required: ["location"]
+  }
+}
+
+const asObj = (u: unknown): Record<string, unknown> => {
+  if (typeof u !== "object" || u === null || Array.isArray(u)) throw new Error(`not an object: ${JSON.stringify(u)}`)
+  return u as Record<string, unknown>
+}
+
+const outputText = (json: Record<string, unknown>): string => {
+  const output = json["output"] as ReadonlyArray<Record<string, unknown>>
+  return output
+    .flatMap((item) => (item["type"] === "message" ? (item["content"] as ReadonlyArray<Record<string, unknown>>) : []))
+    .map((part) => String(part["text"]))
+    .join("")
+}
+
+describe("simulateResponses", () => {
+  it("is deterministic for the same request and created time", () => {
+    const body = { model: "gpt-5", input: "Hello there, simulator", stream: true }
+    const a = simulateResponses(body, { createdAt: 1_795_640_788 })
+    const b = simulateResponses(structuredClone(body), { createdAt: 1_795_640_788 })
+    expect(a).toEqual(b)
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b))
+    // ids are derived from the request by default, so they don't depend on the clock either
+    expect(simulateResponses(body).json["id"]).toBe(a.json["id"])
+  })
+
+  it("gives different ids for different requests, and random ids on request", () => {
+    const a = simulateResponses({ model: "m", input: "one" })
+    const b = simulateResponses({ model: "m", input: "two" })
+    expect(a.json["id"]).not.toBe(b.json["id"])
+    const r1 = simulateResponses({ model: "m", input: "one" }, { randomIds: true })
+    const r2 = simulateResponses({ model: "m", input: "one" }, { randomIds: true })
+    expect(r1.json["id"]).not.toBe(r2.json["id"])
+    expect(String(r1.json["id"])).toMatch(/^resp_[0-9a-f]{24}$/)
+  })
+
+  it("answers a string input with text following the streaming grammar", () => {
+    const { json, events } = simulateResponses({ model: "claude-sonnet-4-5", input: "What is the capital of France? Please answer briefly." })
+    const summary = checkResponsesStream(events)
+    expect(events.map((e) => e["type"])).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+      ...events.filter((e) => e["type"] === "response.output_text.delta").map(() => "response.output_text.delta"),
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.completed"
+    ])
+    const deltas = events.filter((e) => e["type"] === "response.output_text.delta")
+    expect(deltas.length).toBeGreaterThanOrEqual(3)
+    const text = summary.texts.get(0)
+    expect(text).toContain('Simulated answer to: "What is the capital of France? Please answer briefly."')
+    expect(outputText(json)).toBe(text)
+    // completed.output holds every done item, and equals the JSON form
+    expect(summary.terminal["output"]).toEqual(summary.doneItems)
+    expect(json["output"]).toEqual(summary.doneItems)
+    expect(summary.terminal).toEqual(json)
+    expect(json["model"]).toBe("claude-sonnet-4-5")
+    expect(json["status"]).toBe("completed")
+  })
+
+  it("has every required Response field and a full usage", () => {
+    const { json, events } = simulateResponses({ model: "m", input: "hi", instructions: "be brief", metadata: { a: "b" } })
+    for (const key of ["id", "object", "created_at", "output", "error", "incomplete_details", "instructions", "metadata", "model", "parallel_tool_calls", "temperature", "tool_choice", "tools", "top_p"]) {
+      expect(json).toHaveProperty(key)
+    }
+    expect(json["object"]).toBe("response")
+    expect(json["instructions"]).toBe("be brief")
+    expect(json["metadata"]).toEqual({ a: "b" })
+    const usage = asObj(json["usage"])
+    expect(Number.isInteger(usage["input_tokens"])).toBe(true)
+    expect(Number.isInteger(usage["output_tokens"])).toBe(true)
+    expect(usage["total_tokens"]).toBe(Number(usage["input_tokens"]) + Number(usage["output_tokens"]))
+    expect(asObj(usage["input_tokens_details"])["cached_tokens"]).toBe(0)
+    expect(asObj(usage["output_tokens_details"])["reasoning_tokens"]).toBe(0)
+    // the lifecycle snapshots carry no usage and no output yet
+    expect(asObj(events[0]?.["response"])["usage"]).toBeNull()
+    expect(asObj(events[0]?.["response"])["output"]).toEqual([])
+    // output tokens: ceil(chars / 4)
+    expect(usage["output_tokens"]).toBe(Math.ceil(outputText(json).length / 4))
+  })
+
+  it("calls the first function tool when the last item is a user message", () => {
+    const { json, events } = simulateResponses({
+      model: "gpt-5",
+      input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "Weather in Paris?" }] }],
+      tools: [weatherTool, { ...weatherTool, name: "other" }]
+    })
+    const summary = checkResponsesStream(events)
+    const item = asObj(summary.doneItems[0])
+    expect(item["type"]).toBe("function_call")
+    expect(item["name"]).toBe("get_weather")
+    expect(String(item["id"])).toMatch(/^fc_/)
+    expect(String(item["call_id"])).toMatch(/^call_/)
+    expect(JSON.parse(String(item["arguments"]))).toEqual({ location: "simulated", days: 1, unit: "c" })
+    const argDeltas = events.filter((e) => e["type"] === "response.function_call_arguments.delta")
+    expect(argDeltas.length).toBeGreaterThanOrEqual(2)
+    expect(argDeltas.length).toBeLessThanOrEqual(3)
+    expect(summary.args.get(0)).toBe(item["arguments"])
+    expect(json["output"]).toEqual([item])
+    expect(json["tools"]).toEqual([weatherTool, { ...weatherTool, name: "other" }])
+  })
+
+  it("honours tool_choice: a named function, or none", () => {
+    const tools = [weatherTool, { ...weatherTool, name: "other" }]
+    const named = simulateResponses({ model: "m", input: "x", tools, tool_choice: { type: "function", name: "other" } })
+    expect(asObj((named.json["output"] as ReadonlyArray<unknown>)[0])["name"]).toBe("other")
+    const none = simulateResponses({ model: "m", input: "x", tools, tool_choice: "none" })
+    expect(asObj((none.json["output"] as ReadonlyArray<unknown>)[0])["type"]).toBe("message")
+  })
+
+  it("answers a function_call_output with text that mentions the output", () => {
+    const { json, events } = simulateResponses({
+      model: "gpt-5",
+      tools: [weatherTool],
+      input: [
+        { role: "user", content: "Weather in Paris?" },
+        { type: "function_call", call_id: "call_1", name: "get_weather", arguments: "{\"location\":\"Paris\"}" },
+        { type: "function_call_output", call_id: "call_1", output: "18C and sunny" }
+      ]
+    })
+    checkResponsesStream(events)
+    expect(outputText(json)).toContain("18C and sunny")
+  })
+
+  it("answers with text (not a tool call) when the last item is not a user message", () => {
+    const { json } = simulateResponses({
+      model: "m",
+      tools: [weatherTool],
+      input: [{ role: "user", content: "first question" }, { role: "assistant", content: "prefill" }]
+    })
+    expect(outputText(json)).toContain("first question")
+  })
+
+  it("returns JSON text when text.format asks for json_schema", () => {
+    const { json } = simulateResponses({
+      model: "m",
+      input: "give me json",
+      text: { format: { type: "json_schema", name: "x", schema: { type: "object", properties: { name: { type: "string" }, age: { type: "number" } } } } }
+    })
+    expect(JSON.parse(outputText(json))).toEqual({ name: "simulated", age: 1 })
+  })
+
+  it("stops with response.incomplete when max_output_tokens is too small", () => {
+    const { json, events } = simulateResponses({ model: "m", input: "tell me a long story please", max_output_tokens: 5 })
+    const summary = checkResponsesStream(events)
+    expect(events.at(-1)?.["type"]).toBe("response.incomplete")
+    expect(json["status"]).toBe("incomplete")
+    expect(json["incomplete_details"]).toEqual({ reason: "max_output_tokens" })
+    expect(outputText(json).length).toBe(20)
+    expect(asObj(json["usage"])["output_tokens"]).toBe(5)
+    expect(summary.terminal).toEqual(json)
+  })
+
+  it("follows the grammar for any user text and tool mix (property)", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), fc.boolean(), fc.boolean(), (text, withTools, asItems) => {
+        const body = {
+          model: "m",
+          input: asItems ? [{ type: "message", role: "user", content: [{ type: "input_text", text }] }] : text,
+          ...(withTools ? { tools: [weatherTool] } : {})
+        }
+        const { json, events } = simulateResponses(body)
+        const summary = checkResponsesStream(events)
+        expect(summary.terminal["output"]).toEqual(json["output"])
+        if (!withTools) expect(summary.texts.get(0)).toBe(outputText(json))
+      }),
+      { numRuns: 100 }
+    )
+  })
+})

@@ -1,0 +1,351 @@
+/**
+ * A real `node:http` fake of the OpenAI Responses and Anthropic Messages upstreams, for tests and
+ * benchmarks that drive the gateway over a socket. Answers come from the pure simulators, framed
+ * exactly as the real platforms frame them; faults (status codes, cut streams, hangs, slow streams)
+ * can be injected per request. No vitest imports here, so benchmarks can use it too.
+ *
+ * Run directly (`tsx test/support/fakeUpstream.ts`) it listens on $PORT (default 0) and prints
+ * `{"url": "..."}` as one JSON line.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
+import { encodeSseEvent } from "../../src/upstream/simulator/sse.js"
+import { simulateMessages } from "../../src/upstream/simulator/messages.js"
+import { simulateResponses } from "../../src/upstream/simulator/responses.js"
+
+export interface FakeUpstreamRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: Record<string, string | string[] | undefined>
+  readonly body: unknown
+}
+
+export type Fault =
+  | { readonly _tag: "Status"; readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> }
+  | { readonly _tag: "CutAfterEvents"; readonly events: number }
+  | { readonly _tag: "HangBeforeHeaders"; readonly ms: number }
+  | { readonly _tag: "SlowEvents"; readonly delayMs: number }
+
+export interface FakeUpstream {
+  readonly url: string
+  readonly requests: ReadonlyArray<FakeUpstreamRequest>
+  readonly setFault: (fault: Fault | undefined) => void
+  readonly setFaults: (faults: ReadonlyArray<Fault | undefined>) => void
+  /**
+   * Sockets currently open that have carried at least one request. Idle spare connections that an
+   * HTTP client opens on its own (undici does this right after an aborted request) are not counted.
+   */
+  readonly openConnections: () => number
+  /** Requests whose answer hasn't finished (or been cut) yet. */
+  readonly inFlight: () => number
+  readonly aborted: () => number
+  readonly close: () => Promise<void>
+}
+
+type Platform = "openai" | "anthropic"
+
+const MODELS = [
+  { id: "gpt-5", object: "model", created: 1_700_000_000, owned_by: "openai" },
+  { id: "gpt-5-mini", object: "model", created: 1_700_000_000, owned_by: "openai" },
+  { id: "claude-sonnet-4-5", object: "model", created: 1_700_000_000, owned_by: "anthropic" },
+  { id: "claude-haiku-4-5", object: "model", created: 1_700_000_000, owned_by: "anthropic" }
+]
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const v = req.headers[name]
+  return Array.isArray(v) ? v[0] : v
+}
+
+const openaiErrorType = (status: number): { type: string; code: string | null } => {
+  if (status === 400) return { type: "invalid_request_error", code: null }
+  if (status === 401) return { type: "invalid_request_error", code: "invalid_api_key" }
+  if (status === 403) return { type: "invalid_request_error", code: "unsupported_country_region_territory" }
+  if (status === 404) return { type: "invalid_request_error", code: "not_found" }
+  if (status === 429) return { type: "requests", code: "rate_limit_exceeded" }
+  return { type: "server_error", code: "server_error" }
+}
+
+const anthropicErrorType = (status: number): string => {
+  switch (status) {
+    case 400:
+      return "invalid_request_error"
+    case 401:
+      return "authentication_error"
+    case 402:
+      return "billing_error"
+    case 403:
+      return "permission_error"
+    case 404:
+      return "not_found_error"
+    case 413:
+      return "request_too_large"
+    case 429:
+      return "rate_limit_error"
+    case 504:
+      return "timeout_error"
+    case 529:
+      return "overloaded_error"
+    default:
+      return "api_error"
+  }
+}
+
+export const openaiErrorBody = (status: number, message: string): Record<string, unknown> => {
+  const { type, code } = openaiErrorType(status)
+  return { error: { message, type, param: null, code } }
+}
+
+export const anthropicErrorBody = (status: number, message: string, requestId?: string): Record<string, unknown> => ({
+  type: "error",
+  error: { type: anthropicErrorType(status), message },
+  ...(requestId === undefined ? {} : { request_id: requestId })
+})
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve()
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort)
+      resolve()
+    }, ms)
+    const onAbort = (): void => {
+      clearTimeout(timer)
+      resolve()
+    }
+    signal.addEventListener("abort", onAbort, { once: true })
+  })
+
+const readBody = (req: IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("error", reject)
+  })
+
+const parseBody = (raw: string): unknown => {
+  if (raw.length === 0) return undefined
+  try {
+    return JSON.parse(raw) as unknown
+  } catch {
+    return raw
+  }
+}
+
+export const startFakeUpstream = async (options: { readonly port?: number } = {}): Promise<FakeUpstream> => {
+  const requests: Array<FakeUpstreamRequest> = []
+  const sockets = new Set<Socket>()
+  /** Sockets that have carried at least one request (HTTP clients may pre-open idle spares). */
+  const usedSockets = new Set<Socket>()
+  let inFlightCount = 0
+  let persistentFault: Fault | undefined
+  let queuedFaults: Array<Fault | undefined> = []
+  let abortedCount = 0
+  let requestCounter = 0
+  const shutdown = new AbortController()
+
+  const takeFault = (): Fault | undefined => (queuedFaults.length > 0 ? queuedFaults.shift() : persistentFault)
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // Tracks the client going away before we finished (and lets timers stop early).
+    const gone = new AbortController()
+    let finished = false
+    let cutByServer = false
+    const onShutdown = (): void => gone.abort()
+    usedSockets.add(req.socket)
+    inFlightCount++
+    shutdown.signal.addEventListener("abort", onShutdown, { once: true })
+    res.on("close", () => {
+      inFlightCount--
+      shutdown.signal.removeEventListener("abort", onShutdown)
+      if (!finished && !cutByServer && !shutdown.signal.aborted && !res.writableFinished) abortedCount++
+      gone.abort()
+    })
+
+    const raw = await readBody(req)
+    const method = req.method ?? "GET"
+    const path = (req.url ?? "/").split("?")[0] ?? "/"
+    const body = parseBody(raw)
+    requests.push({ method, path, headers: { ...req.headers }, body })
+    const requestId = `req_fake_${++requestCounter}`
+
+    const end = (status: number, payload: string, headers: Record<string, string>): void => {
+      if (gone.signal.aborted) return
+      res.writeHead(status, { "content-length": String(Buffer.byteLength(payload)), ...headers })
+      res.end(payload)
+      finished = true
+    }
+    const sendJson = (status: number, payload: unknown, headers: Record<string, string> = {}): void =>
+      end(status, JSON.stringify(payload), { "content-type": "application/json", ...headers })
+
+    const platform: Platform | undefined =
+      method === "POST" && (path === "/v1/responses" || path.startsWith("/v1/responses/"))
+        ? "openai"
+        : method === "POST" && path === "/v1/messages"
+          ? "anthropic"
+          : undefined
+    const idHeader: Record<string, string> = platform === "anthropic" ? { "request-id": requestId } : { "x-request-id": requestId }
+
+    if (platform === undefined) {
+      if (method === "GET" && path === "/v1/models") return sendJson(200, { object: "list", data: MODELS }, idHeader)
+      return sendJson(404, openaiErrorBody(404, `Unknown route: ${method} ${path}`), idHeader)
+    }
+
+    const fault = takeFault()
+    if (fault?._tag === "HangBeforeHeaders") {
+      await sleep(fault.ms, gone.signal)
+      if (gone.signal.aborted) return
+    }
+    if (fault?._tag === "Status") {
+      const errorBody = fault.body !== undefined
+        ? fault.body
+        : platform === "openai"
+          ? openaiErrorBody(fault.status, `Simulated upstream error ${fault.status}`)
+          : anthropicErrorBody(fault.status, `Simulated upstream error ${fault.status}`, requestId)
+      if (typeof errorBody === "string") {
+        return end(fault.status, errorBody, { "content-type": "text/plain", ...idHeader, ...fault.headers })
+      }
+      return sendJson(fault.status, errorBody, { ...idHeader, ...fault.headers })
+    }
+
+    // Authentication as the real platforms check it.
+    if (platform === "openai") {
+      const auth = header(req, "authorization")
+      if (auth === undefined || !/^Bearer\s+\S+/i.test(auth)) {
+        return sendJson(
+          401,
+          openaiErrorBody(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."),
+          idHeader
+        )
+      }
+    } else {
+      const key = header(req, "x-api-key")
+      if (key === undefined || key.length === 0) {
+        return sendJson(401, anthropicErrorBody(401, "x-api-key header is required", requestId), idHeader)
+      }
+      if (header(req, "anthropic-version") === undefined) {
+        return sendJson(400, anthropicErrorBody(400, "anthropic-version: header is required", requestId), idHeader)
+      }
+    }
+    if (!isRecord(body)) {
+      const message = "Could not parse the JSON body of your request."
+      return sendJson(400, platform === "openai" ? openaiErrorBody(400, message) : anthropicErrorBody(400, message, requestId), idHeader)
+    }
+
+    const simulated = platform === "openai" ? simulateResponses(body) : simulateMessages(body)
+    const cut = fault?._tag === "CutAfterEvents" ? fault.events : undefined
+    const delayMs = fault?._tag === "SlowEvents" ? fault.delayMs : 0
+
+    const cutNow = (): void => {
+      cutByServer = true
+      res.destroy()
+    }
+
+    if (body["stream"] !== true) {
+      if (delayMs > 0) {
+        await sleep(delayMs, gone.signal)
+        if (gone.signal.aborted) return
+      }
+      if (cut !== undefined) {
+        // A JSON answer cut mid-body: headers and half the bytes, then the socket dies.
+        const payload = JSON.stringify(simulated.json)
+        res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)), ...idHeader })
+        res.write(payload.slice(0, Math.floor(payload.length / 2)), () => cutNow())
+        return
+      }
+      return sendJson(200, simulated.json, idHeader)
+    }
+
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      ...idHeader
+    })
+    res.flushHeaders()
+    let sent = 0
+    for (const event of simulated.events) {
+      if (cut !== undefined && sent >= cut) break
+      if (delayMs > 0 && sent > 0) await sleep(delayMs, gone.signal)
+      if (gone.signal.aborted || res.destroyed) return
+      const frame = encodeSseEvent(event, { eventLines: true })
+      await new Promise<void>((resolve) => {
+        res.write(frame, () => resolve())
+      })
+      sent++
+    }
+    if (gone.signal.aborted || res.destroyed) return
+    if (cut !== undefined) return cutNow()
+    finished = true
+    res.end()
+  }
+
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(500, { "content-type": "application/json" })
+        res.end(JSON.stringify(openaiErrorBody(500, String(error))))
+      } else {
+        res.destroy()
+      }
+    })
+  })
+  server.keepAliveTimeout = 30_000
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket)
+    socket.on("close", () => {
+      sockets.delete(socket)
+      usedSockets.delete(socket)
+    })
+  })
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port ?? 0, "127.0.0.1", () => {
+      server.off("error", reject)
+      resolve()
+    })
+  })
+  const address = server.address()
+  if (address === null || typeof address === "string") throw new Error("fake upstream: no TCP address")
+
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    requests,
+    setFault: (fault) => {
+      persistentFault = fault
+    },
+    setFaults: (faults) => {
+      queuedFaults = [...faults]
+    },
+    openConnections: () => usedSockets.size,
+    inFlight: () => inFlightCount,
+    aborted: () => abortedCount,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        shutdown.abort()
+        server.close((error) => (error === undefined ? resolve() : reject(error)))
+        for (const socket of sockets) socket.destroy()
+      })
+  }
+}
+
+const runAsCli = (process.argv[1] ?? "").endsWith("fakeUpstream.ts")
+if (runAsCli) {
+  const port = Number(process.env["PORT"] ?? "0")
+  startFakeUpstream({ port: Number.isFinite(port) ? port : 0 })
+    .then((upstream) => {
+      process.stdout.write(`${JSON.stringify({ url: upstream.url })}\n`)
+      const stop = (): void => {
+        void upstream.close().finally(() => process.exit(0))
+      }
+      process.on("SIGINT", stop)
+      process.on("SIGTERM", stop)
+    })
+    .catch((error: unknown) => {
+      process.stderr.write(`${String(error)}\n`)
+      process.exit(1)
+    })
+}
