@@ -3,7 +3,8 @@
  */
 import { createServer } from "node:http"
 import { HttpServer } from "@effect/platform"
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, Settings } from "./config/AppConfig.js"
 import { serve, servicesLayer } from "./server.js"

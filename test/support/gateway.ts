@@ -4,7 +4,7 @@
  */
 import { createServer } from "node:http"
 import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Either, Layer, ManagedRuntime } from "effect"
 import { AppConfig, Settings, type SettingsShape } from "../../src/config/AppConfig.js"
 import { decodeConfig } from "../../src/config/load.js"
