@@ -76,6 +76,20 @@ const toolResultContent = (output: unknown, path: string): ToolResultBlock["cont
   return JSON.stringify(output)
 }
 
+/** A call item as the assistant turn Anthropic expects, named and identified like the tools list. */
+const toolUse = (item: Record<string, unknown>, path: string, input: Record<string, unknown>): Draft => {
+  const namespace = typeof item["namespace"] === "string" ? item["namespace"] : undefined
+  return {
+    role: "assistant",
+    content: [{
+      type: "tool_use",
+      id: upstreamCallId(requireString(item, "call_id", path)),
+      name: upstreamToolName(requireString(item, "name", path), namespace),
+      input
+    }]
+  }
+}
+
 const itemReferenceMessage =
   "item_reference is not supported: this gateway keeps no response history. Send the full conversation history instead (for the AI SDK set store:false)."
 
@@ -97,21 +111,15 @@ const readItem = (item: Record<string, unknown>, path: string, system: Array<str
     return
   }
   switch (type) {
-    case "function_call": {
-      const name = requireString(item, "name", path)
-      const namespace = typeof item["namespace"] === "string" ? item["namespace"] : undefined
-      drafts.push({
-        role: "assistant",
-        content: [{
-          type: "tool_use",
-          id: upstreamCallId(requireString(item, "call_id", path)),
-          name: upstreamToolName(name, namespace),
-          input: parseArguments(item["arguments"])
-        }]
-      })
+    case "function_call":
+      drafts.push(toolUse(item, path, parseArguments(item["arguments"])))
       return
-    }
-    case "function_call_output": {
+    case "custom_tool_call":
+      // Custom tools are lowered to `{input: string}` upstream (see tools.ts).
+      drafts.push(toolUse(item, path, { input: requireString(item, "input", path) }))
+      return
+    case "function_call_output":
+    case "custom_tool_call_output": {
       drafts.push({
         role: "user",
         content: [{
@@ -130,6 +138,10 @@ const readItem = (item: Record<string, unknown>, path: string, system: Array<str
       if (block !== undefined) drafts.push({ role: "assistant", content: [block] })
       return
     }
+    case "web_search_call":
+      // A record of a hosted search (e.g. from an earlier OpenAI-backed turn). Its findings live on
+      // in the assistant text that follows; Anthropic has no block to replay it as.
+      return
     case "item_reference":
       return reject(itemReferenceMessage, path)
     case undefined:

@@ -47,20 +47,27 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  */
 export const toolNameMap = (body: Record<string, unknown>): ToolNameMap => {
   const map = new Map<string, ToolNameEntry>()
-  const add = (name: string, namespace?: string) => {
+  const add = (tool: Record<string, unknown>, namespace?: string) => {
+    const name = tool["name"]
+    if (typeof name !== "string") return
+    const custom = tool["type"] === "custom"
     const upstream = upstreamToolName(name, namespace)
-    const entry: ToolNameEntry = namespace === undefined ? { name } : { name, namespace }
-    if (upstream !== name || namespace !== undefined) map.set(upstream, entry)
+    const entry: ToolNameEntry = {
+      name,
+      ...(namespace !== undefined ? { namespace } : {}),
+      ...(custom ? { custom } : {})
+    }
+    if (upstream !== name || namespace !== undefined || custom) map.set(upstream, entry)
   }
   const tools = body["tools"]
   if (!Array.isArray(tools)) return map
   for (const tool of tools) {
     if (!isRecord(tool)) continue
-    if (tool["type"] === "function" && typeof tool["name"] === "string") add(tool["name"])
+    if (tool["type"] === "function" || tool["type"] === "custom") add(tool)
     if (tool["type"] === "namespace" && typeof tool["name"] === "string" && Array.isArray(tool["tools"])) {
       const ns = tool["name"]
       for (const child of tool["tools"]) {
-        if (isRecord(child) && typeof child["name"] === "string") add(child["name"], ns)
+        if (isRecord(child)) add(child, ns)
       }
     }
   }

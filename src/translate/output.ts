@@ -4,6 +4,7 @@
  */
 import type { TokenUsage } from "../domain/usage.js"
 import { toResponsesUsage } from "../domain/usage.js"
+import { newId } from "../domain/ids.js"
 import { isRecord } from "./error.js"
 import { restoreToolName } from "./names.js"
 import type { AnthropicUsage, ToolNameMap } from "./types.js"
@@ -52,6 +53,44 @@ export const functionCallItem = (
     ...(namespace !== undefined ? { namespace } : {})
   }
 }
+
+/** OpenAI's ids for custom tool calls are `ctc_…`; same randomness as our other ids. */
+export const customCallId = (): string => `ctc_${newId("fc").slice("fc_".length)}`
+
+/** A custom tool's raw input from the lowered `{input: string}` (or, failing that, the JSON as sent). */
+export const customInputOf = (input: unknown): string => {
+  if (isRecord(input) && typeof input["input"] === "string") return input["input"]
+  if (typeof input === "string") return input
+  return input === undefined || input === null ? "" : JSON.stringify(input)
+}
+
+/**
+ * A finished or starting tool call as the client knows it: function_call, or custom_tool_call for
+ * tools the client declared as `custom`. `payload` is the arguments JSON or the custom input.
+ */
+export const toolCallItem = (
+  id: string,
+  callId: string,
+  upstreamName: string,
+  payload: string,
+  status: ItemStatus,
+  names: ToolNameMap | undefined
+): OutputItem => {
+  const { custom, name, namespace } = restoreToolName(upstreamName, names)
+  if (custom !== true) return functionCallItem(id, callId, upstreamName, payload, status, names)
+  return {
+    id,
+    type: "custom_tool_call",
+    status,
+    call_id: callId,
+    name,
+    input: payload,
+    ...(namespace !== undefined ? { namespace } : {})
+  }
+}
+
+export const isCustomTool = (upstreamName: string, names: ToolNameMap | undefined): boolean =>
+  restoreToolName(upstreamName, names).custom === true
 
 /** `summary` is undefined for redacted thinking, which has no readable text. */
 export const reasoningItem = (id: string, summary: string | undefined, encrypted: string | null, status: ItemStatus): OutputItem => ({

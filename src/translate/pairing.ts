@@ -92,5 +92,22 @@ export const repairTurns = (drafts: ReadonlyArray<Draft>): Array<AnthropicInputM
   }
   const placeholder: Draft = { role: "user", content: [{ type: "text", text: PLACEHOLDER_USER_TEXT }] }
   if (current[0]?.role !== "user") current = [placeholder, ...current]
-  return current
+  return trimPrefill(current)
+}
+
+/**
+ * A history ending in assistant text is a prefill to Anthropic, which rejects one ending in
+ * whitespace; the trailing whitespace carries no meaning, so it goes.
+ */
+const trimPrefill = (messages: Array<Draft>): Array<Draft> => {
+  const lastMessage = messages[messages.length - 1]
+  if (lastMessage?.role !== "assistant") return messages
+  const blocks = [...lastMessage.content]
+  const tail = blocks[blocks.length - 1]
+  if (tail?.type !== "text") return messages
+  const text = tail.text.trimEnd()
+  if (text === "") blocks.pop()
+  else blocks[blocks.length - 1] = { type: "text", text }
+  const rest = messages.slice(0, -1)
+  return blocks.some((b) => b.type === "text" || b.type === "tool_use") ? [...rest, { role: "assistant", content: blocks }] : rest
 }

@@ -6,8 +6,7 @@ import { Either } from "effect"
 import { isRecord, reject, TranslationError } from "./error.js"
 import { readHistory } from "./history.js"
 import { PLACEHOLDER_USER_TEXT, repairTurns } from "./pairing.js"
-import { selectTools } from "./tools.js"
-import { translateTools } from "./tools.js"
+import { selectTools, translateTools } from "./tools.js"
 import type { AnthropicInputMessage, AnthropicToolChoice, MessagesRequest, TextBlock } from "./types.js"
 
 export { TranslationError } from "./error.js"
@@ -64,10 +63,14 @@ const budgetFor = (reasoning: unknown): number | undefined => {
   return BUDGETS[effort]
 }
 
-/** Anthropic requires the thinking block of a tool loop in progress; a history without it can't think. */
-const toolLoopLacksThinking = (messages: ReadonlyArray<AnthropicInputMessage>): boolean => {
+/**
+ * Histories Anthropic refuses to combine with thinking: a tool loop in progress whose tool turn has
+ * no thinking block (the client dropped it, or it came from another backend), and a prefill.
+ */
+const cannotThink = (messages: ReadonlyArray<AnthropicInputMessage>): boolean => {
   const last = messages[messages.length - 1]
   const prev = messages[messages.length - 2]
+  if (last?.role === "assistant") return true
   if (last?.role !== "user" || !last.content.some((b) => b.type === "tool_result")) return false
   const first = prev?.role === "assistant" ? prev.content[0] : undefined
   return first?.type !== "thinking" && first?.type !== "redacted_thinking"
@@ -86,7 +89,7 @@ const chooseBudget = (
 ): number | undefined => {
   if (requested === undefined) return undefined
   if (choice?.type === "any" || choice?.type === "tool") return undefined
-  if (toolLoopLacksThinking(messages)) return undefined
+  if (cannotThink(messages)) return undefined
   const budget = requested < maxTokens ? requested : maxTokens - Math.max(MIN_BUDGET, Math.floor(maxTokens / 4))
   return budget >= MIN_BUDGET ? budget : undefined
 }

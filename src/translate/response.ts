@@ -1,7 +1,7 @@
 /**
  * A complete Anthropic Message -> a complete Responses object (the non-streaming answer).
  * Block by block: thinking -> reasoning item, a run of text -> one message item, tool_use ->
- * function_call item. Text after a tool call starts a new message item, keeping the order the
+ * function_call item (custom_tool_call for the client's custom tools). Text after a tool call starts a new message item, keeping the order the
  * model produced.
  */
 import type { TokenUsage } from "../domain/usage.js"
@@ -11,13 +11,17 @@ import { isRecord } from "./error.js"
 import {
   argumentsOf,
   buildResponse,
+  customCallId,
+  customInputOf,
   foldUsage,
   functionCallItem,
+  isCustomTool,
   messageItem,
   type OutputItem,
   outcomeOf,
   reasoningItem,
-  type ResponseContext
+  type ResponseContext,
+  toolCallItem
 } from "./output.js"
 import { encodeReasoning } from "./reasoning.js"
 import type { AnthropicMessage } from "./types.js"
@@ -61,7 +65,11 @@ export const messageToResponse = (
         flush()
         const callId = typeof block["id"] === "string" ? block["id"] : newId("toolu")
         const name = typeof block["name"] === "string" ? block["name"] : ""
-        output.push(functionCallItem(newId("fc"), callId, name, argumentsOf(block["input"]), "completed", ctx.toolNames))
+        output.push(
+          isCustomTool(name, ctx.toolNames)
+            ? toolCallItem(customCallId(), callId, name, customInputOf(block["input"]), "completed", ctx.toolNames)
+            : functionCallItem(newId("fc"), callId, name, argumentsOf(block["input"]), "completed", ctx.toolNames)
+        )
         break
       }
       default:

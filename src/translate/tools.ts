@@ -35,6 +35,30 @@ const functionTool = (tool: Record<string, unknown>, path: string, namespace?: s
   return { name: upstreamToolName(name, namespace), ...description, input_schema: inputSchema(tool["parameters"], `${path}.parameters`) }
 }
 
+/**
+ * A freeform `custom` tool (Codex's apply_patch on some models): Anthropic has no such tool kind,
+ * so it becomes a tool with one string field; the grammar, which Anthropic cannot enforce, goes
+ * into the description so the model still sees it. Calls come back as custom_tool_call.
+ */
+const customTool = (tool: Record<string, unknown>, path: string, namespace?: string): AnthropicTool => {
+  const name = tool["name"]
+  if (typeof name !== "string" || name === "") return reject("custom tools need a name", `${path}.name`)
+  const format = isRecord(tool["format"]) ? tool["format"] : {}
+  const grammar = format["type"] === "grammar" && typeof format["definition"] === "string"
+    ? `\n\nThe input must follow this ${String(format["syntax"] ?? "")} grammar:\n${format["definition"]}`
+    : ""
+  const description = (typeof tool["description"] === "string" ? tool["description"] : "") + grammar
+  return {
+    name: upstreamToolName(name, namespace),
+    ...(description !== "" ? { description } : {}),
+    input_schema: {
+      type: "object",
+      properties: { input: { type: "string", description: "The raw input for this tool." } },
+      required: ["input"]
+    }
+  }
+}
+
 const unsupportedTool = (type: string, path: string): never =>
   reject(`Tool type '${type}' is not supported on this model`, `${path}.type`)
 
@@ -46,6 +70,7 @@ export const translateTools = (tools: unknown): Array<AnthropicTool> => {
     if (!isRecord(tool)) return reject("each tool must be an object", path)
     const type = String(tool["type"])
     if (type === "function") return [functionTool(tool, path)]
+    if (type === "custom") return [customTool(tool, path)]
     if (DROPPED_TOOLS.has(type)) return []
     if (type === "namespace") {
       const ns = tool["name"]
@@ -55,6 +80,7 @@ export const translateTools = (tools: unknown): Array<AnthropicTool> => {
       return children.map((child, j) => {
         const childPath = `${path}.tools[${j}]`
         if (!isRecord(child)) return reject("each tool must be an object", childPath)
+        if (child["type"] === "custom") return customTool(child, childPath, ns)
         if (child["type"] !== undefined && child["type"] !== "function") return unsupportedTool(String(child["type"]), childPath)
         return functionTool(child, childPath, ns)
       })
@@ -90,9 +116,9 @@ export const selectTools = (
   else if (toolChoice === "none") choice = { type: "none" }
   else if (isRecord(toolChoice)) {
     const type = toolChoice["type"]
-    if (type === "function" || (type === undefined && isRecord(toolChoice["function"]))) {
+    if (type === "function" || type === "custom" || (type === undefined && isRecord(toolChoice["function"]))) {
       const name = chosenName(toolChoice)
-      if (name === undefined) return reject("tool_choice of type function needs a name", "tool_choice.name")
+      if (name === undefined) return reject("tool_choice needs the tool's name", "tool_choice.name")
       choice = { type: "tool", name }
     } else if (type === "allowed_tools") {
       const allowed = toolChoice["tools"]

@@ -154,6 +154,8 @@ export interface ResponsesStreamEvent {
 export interface ToolNameEntry {
   readonly name: string
   readonly namespace?: string
+  /** A freeform `custom` tool, lowered upstream to `{input: string}` and restored as custom_tool_call. */
+  readonly custom?: boolean
 }
 
 /** Upstream (flattened/sanitized) tool name -> the client's name; names not in it are unchanged. */

@@ -1,0 +1,54 @@
+/** Shared helpers for the translation tests. */
+import {
+  type AnthropicStreamEvent,
+  finishStream,
+  initialStreamState,
+  type ResponseContext,
+  type ResponsesStreamEvent,
+  stepStream,
+  toolNameMap
+} from "../../src/translate/index.js"
+
+export const context = (request: Record<string, unknown> = { model: "claude-sonnet-4-5", input: "hi" }): ResponseContext => ({
+  responseId: "resp_test0001",
+  model: typeof request["model"] === "string" ? request["model"] : "claude-sonnet-4-5",
+  createdAt: 1_795_640_788,
+  request,
+  toolNames: toolNameMap(request)
+})
+
+/** Drives the state machine over `events`, then ends it the way the pipeline does (Eof). */
+export const runStream = (
+  events: ReadonlyArray<AnthropicStreamEvent>,
+  ctx: ResponseContext = context()
+): Array<ResponsesStreamEvent> => {
+  let state = initialStreamState(ctx)
+  const out: Array<ResponsesStreamEvent> = []
+  for (const e of events) {
+    const [next, emitted] = stepStream(state, e)
+    state = next
+    out.push(...emitted)
+  }
+  out.push(...finishStream(state, { _tag: "Eof" }))
+  return out
+}
+
+export const ofType = (events: ReadonlyArray<ResponsesStreamEvent>, type: string): Array<ResponsesStreamEvent> =>
+  events.filter((e) => e.type === type)
+
+export const last = <A>(xs: ReadonlyArray<A>): A => {
+  const x = xs[xs.length - 1]
+  if (x === undefined) throw new Error("empty list")
+  return x
+}
+
+/** The `response` of the terminal event. */
+export const terminal = (events: ReadonlyArray<ResponsesStreamEvent>): Record<string, unknown> =>
+  last(events)["response"] as Record<string, unknown>
+
+export const outputOf = (response: Record<string, unknown>): Array<Record<string, unknown>> =>
+  response["output"] as Array<Record<string, unknown>>
+
+/** SSE framing as the gateway sends it, for feeding real clients. */
+export const toSse = (events: ReadonlyArray<ResponsesStreamEvent>): string =>
+  events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("")
