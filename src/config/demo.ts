@@ -1,5 +1,8 @@
 import type { GatewayConfig } from "../domain/config.js"
 
+/** The config file as written (defaults not yet applied). */
+type ConfigFile = typeof GatewayConfig.Encoded
+
 /** The key printed at start when no config is given. A demo key only works against simulators. */
 export const DEMO_KEY = "sk-modelgate-demo-0000000000000000"
 
@@ -7,7 +10,7 @@ export const DEMO_KEY = "sk-modelgate-demo-0000000000000000"
  * With no config file, `npm start` serves this: one group per platform, each backed by a simulator
  * account, so a newcomer sees a streamed answer with no credentials and no network.
  */
-export const demoConfig: GatewayConfig = {
+export const demoConfig: ConfigFile = {
   groups: [
     {
       name: "demo-openai",

@@ -6,6 +6,8 @@ import { createHash } from "node:crypto"
 import { Either, Redacted } from "effect"
 import type { GatewayConfig, Platform } from "../domain/config.js"
 import { type Account, type ApiKey, type Group, type User, usdToMicros } from "../domain/model.js"
+import type { ModerationConfig } from "../domain/moderationConfig.js"
+import { ruleProblems } from "../services/moderation/rules.js"
 import { defaultModels } from "./defaultModels.js"
 
 export interface GatewayData {
@@ -14,6 +16,7 @@ export interface GatewayData {
   readonly keys: ReadonlyArray<ApiKey>
   readonly accounts: ReadonlyArray<Account>
   readonly defaultModels: Readonly<Record<Platform, ReadonlyArray<string>>>
+  readonly moderation: ModerationConfig
 }
 
 export const sha256Hex = (s: string): string => createHash("sha256").update(s).digest("hex")
@@ -64,8 +67,14 @@ export const resolveConfig = (
     if (seenHashes.has(sha256)) problems.push(`${at}: duplicate key`)
     seenHashes.add(sha256)
     const prefix = k.key !== undefined ? keyPrefix(k.key) : `sha256:${sha256.slice(0, 8)}…`
+    // Usage and quota are counted per id, so it must be unique: visible prefixes often collide
+    // (every key starting `sk-proj-`), a prefix of the hash does not.
+    const id = k.name ?? `key-${sha256.slice(0, 16)}`
+    if (k.name !== undefined && keys.some((other) => other.id === id)) {
+      problems.push(`${at}.name: duplicate key name '${id}'`)
+    }
     keys.push({
-      id: k.name ?? prefix,
+      id,
       sha256,
       prefix,
       userName: k.user,
@@ -105,12 +114,23 @@ export const resolveConfig = (
       modelMapping: a.model_mapping
     })
   })
+  problems.push(...ruleProblems(config.moderation.rules))
+  if (config.moderation.provider === "openai") {
+    const name = config.moderation.openai?.account
+    const account = accounts.find((a) => a.name === name)
+    if (name === undefined) problems.push("moderation.openai.account: required when moderation.provider is openai")
+    else if (account === undefined) problems.push(`moderation.openai.account: unknown account '${name}'`)
+    else if (account.platform !== "openai" || account.kind !== "http") {
+      problems.push(`moderation.openai.account: '${name}' must be an http account on the openai platform`)
+    }
+  }
   if (problems.length > 0) return Either.left(problems)
   return Either.right({
     groups,
     users,
     keys,
     accounts,
+    moderation: config.moderation,
     defaultModels: {
       openai: config.default_models?.openai ?? defaultModels.openai,
       anthropic: config.default_models?.anthropic ?? defaultModels.anthropic,

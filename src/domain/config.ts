@@ -4,6 +4,7 @@
  * (accounts name an environment variable instead).
  */
 import { Schema } from "effect"
+import { defaultModerationConfig, ModerationConfig } from "./moderationConfig.js"
 
 export const Platform = Schema.Literal("openai", "anthropic", "antigravity")
 export type Platform = typeof Platform.Type
@@ -71,6 +72,8 @@ export const GatewayConfig = Schema.Struct({
   users: Schema.optionalWith(Schema.Array(UserConfig), { default: () => [] }),
   keys: Schema.optionalWith(Schema.Array(KeyConfig), { default: () => [] }),
   accounts: Schema.optionalWith(Schema.Array(AccountConfig), { default: () => [] }),
+  /** Which moderation implementation decides, and its rules or endpoint settings. */
+  moderation: Schema.optionalWith(ModerationConfig, { default: () => defaultModerationConfig }),
   /** Per-platform fallback model lists for /v1/models (data, not code). */
   default_models: Schema.optional(Schema.partial(Schema.Record({ key: Platform, value: Schema.Array(NonEmpty) })))
 })

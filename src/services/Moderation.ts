@@ -1,8 +1,13 @@
 /**
  * Moderation decides on a request's text; the group's mode (off | observe | block) is applied by the
- * responses pipeline policy, not here.
+ * responses pipeline, not here. Implementations: rules (embedded default), the OpenAI moderation
+ * endpoint, and a test layer.
  */
 import { Context, Effect, Layer } from "effect"
+import { AppConfig } from "../config/AppConfig.js"
+import type { GatewayData } from "../config/resolve.js"
+import { makeOpenAIModeration } from "./moderation/openai.js"
+import { makeRules } from "./moderation/rules.js"
 
 export type ModerationDecision =
   | { readonly _tag: "Allow" }
@@ -12,31 +17,21 @@ export interface ModerationShape {
   readonly check: (texts: ReadonlyArray<string>) => Effect.Effect<ModerationDecision>
 }
 
-export const allow: ModerationDecision = { _tag: "Allow" }
+export { makeRules }
 
-/** Case-insensitive substring rules per category: the embedded default until configured rules land. */
-export const makeRules = (rules: Readonly<Record<string, ReadonlyArray<string>>>): ModerationShape => {
-  const compiled = Object.entries(rules).map(([category, words]) => ({
-    category,
-    words: words.map((w) => w.toLowerCase())
-  }))
-  return {
-    check: (texts) =>
-      Effect.sync(() => {
-        for (const text of texts) {
-          const lower = text.toLowerCase()
-          for (const { category, words } of compiled) {
-            if (words.some((w) => lower.includes(w))) return { _tag: "Flag", category }
-          }
-        }
-        return allow
-      })
+/** The implementation the configuration asks for (checked at start by resolveConfig). */
+export const fromData = (data: GatewayData): ModerationShape => {
+  const config = data.moderation
+  if (config.provider === "openai" && config.openai !== undefined) {
+    const account = data.accounts.find((a) => a.name === config.openai!.account)
+    if (account !== undefined) return makeOpenAIModeration(account, config.openai)
   }
+  return makeRules(config.rules)
 }
 
 export class Moderation extends Context.Tag("modelgate/Moderation")<Moderation, ModerationShape>() {
-  /** The rules implementation with no rules configured: allows everything. */
-  static readonly layer = Layer.succeed(Moderation, makeRules({}))
+  /** As configured: rules by default, the OpenAI endpoint when `moderation.provider: openai`. */
+  static readonly layer = Layer.effect(Moderation, Effect.map(AppConfig, (c) => fromData(c.data)))
   static readonly layerTest = (decide: (texts: ReadonlyArray<string>) => ModerationDecision) =>
     Layer.succeed(Moderation, { check: (texts) => Effect.sync(() => decide(texts)) })
 }
