@@ -71,6 +71,18 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
   retryAfterSeconds: Schema.optional(Schema.Number)
 }) {}
 
+/**
+ * Upstream statuses another account may not repeat (auth, billing, rate limits, timeouts, server
+ * errors, transport failures as 0): worth failing over while nothing has reached the client.
+ */
+export const upstreamFailsOver = (status: number): boolean =>
+  status === 0 || status === 401 || status === 402 || status === 403 || status === 408 || status === 429 ||
+  status >= 500
+
+/** A 4xx that refuses the request itself: any account would answer the same, so the client hears it as is. */
+export const upstreamRefusedRequest = (status: number): boolean =>
+  status >= 400 && status < 500 && !upstreamFailsOver(status)
+
 /** Infrastructure (database, cache) failed in a way the client cannot fix. */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   message: Schema.String,

@@ -29,7 +29,7 @@ export interface User {
 }
 
 export interface ApiKey {
-  /** Stable identifier: the configured name, else the visible prefix. */
+  /** Stable, unique identifier: the configured name, else derived from the hash (never the key). */
   readonly id: string
   readonly sha256: string
   /** A short visible prefix (e.g. `sk-demo…`) for logs and listings; never the whole key. */

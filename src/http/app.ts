@@ -9,7 +9,14 @@ import { Cause, Effect, Exit } from "effect"
 import type { GatewayError } from "../domain/errors.js"
 import { newRequestId } from "../domain/ids.js"
 import { RequestId } from "./context.js"
-import { type Envelope, envelopeOf, envelopeResponse, internalError, routeNotFound } from "./envelope.js"
+import {
+  type Envelope,
+  envelopeOf,
+  envelopeResponse,
+  internalError,
+  routeNotFound,
+  type RouteRefused
+} from "./envelope.js"
 import { recordRequest } from "./metrics.js"
 import { router } from "./routes.js"
 
@@ -22,8 +29,8 @@ const routeLabel = (path: string): string => {
 }
 
 /** The error channel the app may carry: adding an error the envelope does not know fails here. */
-const toEnvelope = (e: GatewayError | RouteNotFound, method: string, path: string): Envelope =>
-  e._tag === "RouteNotFound" ? routeNotFound(method, path) : envelopeOf(e)
+const toEnvelope = (e: GatewayError | RouteNotFound | RouteRefused, method: string, path: string): Envelope =>
+  e._tag === "RouteNotFound" ? routeNotFound(method, path) : e._tag === "RouteRefused" ? e.envelope : envelopeOf(e)
 
 const handle = (requestId: string) => Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest

@@ -6,22 +6,32 @@ import { HttpServerRequest } from "@effect/platform"
 import { Effect, Stream } from "effect"
 import { InvalidRequest, RequestTooLarge } from "../domain/errors.js"
 
+/**
+ * Past the limit the rest of a chunked body is still read and dropped: ending the read early makes
+ * the platform destroy the request, and the client would see a reset instead of the 413. A client
+ * that keeps sending this much more is cut off.
+ */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
+
 export const readBodyText = (limitBytes: number) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const declared = Number(request.headers["content-length"] ?? "0")
     if (declared > limitBytes) return yield* new RequestTooLarge({ limitBytes })
-    const chunks: Array<Uint8Array> = []
+    let chunks: Array<Uint8Array> = []
     let size = 0
     yield* request.stream.pipe(
       Stream.mapError(() => new InvalidRequest({ code: "invalid_body", message: "Failed to read request body", param: null })),
-      Stream.runForEach((chunk) => {
-        size += chunk.byteLength
-        if (size > limitBytes) return new RequestTooLarge({ limitBytes })
-        chunks.push(chunk)
-        return Effect.void
-      })
+      Stream.runForEachWhile((chunk) =>
+        Effect.sync(() => {
+          size += chunk.byteLength
+          if (size <= limitBytes) chunks.push(chunk)
+          else chunks = [] // over the limit: keep nothing, only drain
+          return size <= limitBytes + DRAIN_LIMIT_BYTES
+        })
+      )
     )
+    if (size > limitBytes) return yield* new RequestTooLarge({ limitBytes })
     return Buffer.concat(chunks, size).toString("utf8")
   })
 

@@ -3,7 +3,8 @@
  * error class that is not mapped here fails to compile.
  */
 import { HttpServerResponse } from "@effect/platform"
-import type { GatewayError } from "../domain/errors.js"
+import { Data } from "effect"
+import { type GatewayError, upstreamRefusedRequest } from "../domain/errors.js"
 
 export interface Envelope {
   readonly status: number
@@ -83,14 +84,19 @@ const envelopes: Mapping = {
     param: null,
     retryAfterSeconds: e.retryAfterSeconds
   }),
-  UpstreamFailed: (e) => ({
-    status: e.status === 429 ? 429 : 502,
-    type: e.status === 429 ? "rate_limit_error" : "upstream_error",
-    code: e.code,
-    message: e.message,
-    param: null,
-    retryAfterSeconds: e.retryAfterSeconds
-  }),
+  UpstreamFailed: (e) =>
+    // The upstream refused the request itself (400, 404, 413, 422...): its status and words are the
+    // client's to see. Anything else is the gateway's upstream failing: 502, or 429 for rate limits.
+    upstreamRefusedRequest(e.status)
+      ? { status: e.status, type: "invalid_request_error", code: e.code, message: e.message, param: null, noRetry: true }
+      : {
+        status: e.status === 429 ? 429 : 502,
+        type: e.status === 429 ? "rate_limit_error" : "upstream_error",
+        code: e.code,
+        message: e.message,
+        param: null,
+        retryAfterSeconds: e.retryAfterSeconds
+      },
   StoreError: () => ({
     status: 503,
     type: "api_error",
@@ -120,6 +126,12 @@ export const methodNotAllowed = (method: string, path: string, allowed: Readonly
   param: null,
   noRetry: true
 })
+
+/**
+ * A request the router itself turns away (wrong method, WebSocket upgrade). It travels as a failure,
+ * not a ready response, so the app logs and counts it under its error code like every other failure.
+ */
+export class RouteRefused extends Data.TaggedError("RouteRefused")<{ readonly envelope: Envelope }> {}
 
 export const internalError = (requestId: string): Envelope => ({
   status: 500,

@@ -5,7 +5,7 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { responsesHandler } from "../responses/handler.js"
-import { envelopeResponse, methodNotAllowed } from "./envelope.js"
+import { methodNotAllowed, RouteRefused } from "./envelope.js"
 import { prometheusText } from "./metrics.js"
 import { antigravityModelsHandler, modelsHandler } from "./models.js"
 import { usageHandler } from "./usage.js"
@@ -23,20 +23,22 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
 type Method = typeof METHODS[number]
 
 const notAllowed = (allowed: ReadonlyArray<string>) =>
-  Effect.map(HttpServerRequest.HttpServerRequest, (req) =>
-    envelopeResponse(methodNotAllowed(req.method, req.url.split("?")[0] ?? req.url, allowed)))
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) =>
+    new RouteRefused({ envelope: methodNotAllowed(req.method, req.url.split("?")[0] ?? req.url, allowed) }))
 
-const upgradeRequired = Effect.map(HttpServerRequest.HttpServerRequest, (req) =>
-  req.headers["upgrade"]?.toLowerCase() === "websocket"
-    ? envelopeResponse({
-      status: 426,
-      type: "invalid_request_error",
-      code: "websocket_not_supported",
-      message: "The Responses WebSocket transport is not available on this gateway; use HTTP POST",
-      param: null,
-      noRetry: true
-    })
-    : envelopeResponse(methodNotAllowed(req.method, req.url.split("?")[0] ?? req.url, ["POST"])))
+const upgradeRequired = Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) =>
+  new RouteRefused({
+    envelope: req.headers["upgrade"]?.toLowerCase() === "websocket"
+      ? {
+        status: 426,
+        type: "invalid_request_error",
+        code: "websocket_not_supported",
+        message: "The Responses WebSocket transport is not available on this gateway; use HTTP POST",
+        param: null,
+        noRetry: true
+      }
+      : methodNotAllowed(req.method, req.url.split("?")[0] ?? req.url, ["POST"])
+  }))
 
 const [r1, r2, r3, r4, r5, r6] = RESPONSES_PATHS
 
@@ -59,7 +61,7 @@ const served = HttpRouter.empty.pipe(
 
 /** Every other method on a known path: 405 (GET on a responses path: 426 for WebSocket upgrades). */
 const refused = (() => {
-  let router = HttpRouter.empty
+  let router: HttpRouter.HttpRouter<RouteRefused> = HttpRouter.empty
   const known: ReadonlyArray<readonly [string, ReadonlyArray<Method>]> = [
     ...RESPONSES_PATHS.map((p) => [p, ["POST"]] as const),
     ["/v1/models", ["GET"]],

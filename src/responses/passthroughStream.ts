@@ -34,6 +34,8 @@ export class PassthroughStream {
   private terminal = false
   private usage: TokenUsage | undefined
   private outputChars = 0
+  /** Items the upstream finished (output_item.done) by output_index: a closing response.failed lists them. */
+  private readonly doneItems = new Map<number, unknown>()
 
   constructor(readonly requestedModel: string) {}
 
@@ -48,6 +50,10 @@ export class PassthroughStream {
     const type = frame.event ?? TYPE.exec(frame.data)?.[1]
     const seq = SEQUENCE.exec(frame.data)
     this.lastSequence = seq ? Number(seq[1]) : this.lastSequence + 1
+    if (type === "response.output_item.done") {
+      this.rememberDoneItem(frame.data)
+      return frame.text
+    }
     if (type === undefined || !LIFECYCLE.has(type)) {
       if (type?.endsWith(".delta")) this.outputChars += DELTA.exec(frame.data)?.[1]?.length ?? 0
       return frame.text
@@ -71,6 +77,15 @@ export class PassthroughStream {
     return `event: ${type}\ndata: ${JSON.stringify(event)}\n\n`
   }
 
+  private rememberDoneItem(data: string): void {
+    try {
+      const event = JSON.parse(data) as { output_index?: unknown; item?: unknown }
+      if (typeof event.output_index === "number" && event.item !== undefined) this.doneItems.set(event.output_index, event.item)
+    } catch {
+      // not JSON: forwarded as it is, nothing to remember
+    }
+  }
+
   /** Frames that close the stream properly if the upstream did not; "" when it already ended well. */
   finish(ending: StreamEnding): string {
     if (this.terminal) return ""
@@ -82,7 +97,8 @@ export class PassthroughStream {
       created_at: this.createdAt ?? Math.floor(Date.now() / 1000),
       status: "failed",
       model: this.requestedModel,
-      output: [],
+      // Clients rebuild the output from the terminal event: keep what the client already saw finished.
+      output: [...this.doneItems].sort(([a], [b]) => a - b).map(([, item]) => item),
       error: { code: ending.code, message: ending.message },
       incomplete_details: null
     }

@@ -5,7 +5,7 @@
  * frees its slot at once and the winning attempt's slot lives as long as the request.
  */
 import { Duration, Effect, ExecutionStrategy, Exit, Metric, Scope, Stream } from "effect"
-import { NoAvailableAccount, UpstreamFailed } from "../domain/errors.js"
+import { NoAvailableAccount, UpstreamFailed, upstreamFailsOver, upstreamRefusedRequest } from "../domain/errors.js"
 import type { Account, Principal } from "../domain/model.js"
 import { upstreamFirstByte } from "../http/metrics.js"
 import { Scheduler } from "../services/Scheduler.js"
@@ -14,9 +14,7 @@ import { Upstream, type UpstreamRequest, type UpstreamResponse } from "../upstre
 export const MAX_ATTEMPTS = 3
 const ERROR_BODY_LIMIT = 64 * 1024
 
-const failoverStatus = (status: number) =>
-  status === 0 || status === 401 || status === 402 || status === 403 || status === 408 || status === 429 ||
-  status >= 500
+const failoverStatus = upstreamFailsOver
 
 const retryAfterOf = (headers: Readonly<Record<string, string>>): number | undefined => {
   const v = headers["retry-after"]
@@ -51,7 +49,7 @@ export const upstreamError = (status: number, headers: Readonly<Record<string, s
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds })
     })
   }
-  if (status >= 400 && status < 500 && !failoverStatus(status)) {
+  if (upstreamRefusedRequest(status)) {
     const tooLong = message !== undefined && /prompt is too long|context length|context window/i.test(message)
     return new UpstreamFailed({
       status,

@@ -80,8 +80,16 @@ export const makeInProcess = (data: GatewayData, options: SchedulerOptions): Sch
           )
         const first = candidates[0]
         if (!first) {
+          // When accounts are only cooling down, say when the first one is back.
+          const backAt = groupAccounts(req.group)
+            .filter((a) => !req.exclude.has(a.name) && accountServes(a, req.model) && !usable(a, now))
+            .map((a) => cooldownUntil.get(a.name) ?? now)
+          const retryAfterSeconds = backAt.length > 0 ? Math.max(1, Math.ceil((Math.min(...backAt) - now) / 1000)) : undefined
           return Effect.fail(
-            new NoAvailableAccount({ message: `No available account for model '${req.model}' in this group` })
+            new NoAvailableAccount({
+              message: `No available account for model '${req.model}' in this group`,
+              ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds })
+            })
           )
         }
         const take = (a: Account) => {

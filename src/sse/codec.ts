@@ -34,7 +34,12 @@ export class SseDecoder {
 
   push(chunk: Uint8Array): Array<SseFrame> {
     this.buffer += this.decoder.decode(chunk, { stream: true })
-    if (this.buffer.includes("\r")) this.buffer = this.buffer.replace(/\r\n?/g, "\n")
+    if (this.buffer.includes("\r")) {
+      // A "\r" at the very end may be the first half of a "\r\n" split across chunks: normalising
+      // it now would turn that one line end into two (a blank line, a false frame end). Hold it.
+      const held = this.buffer.endsWith("\r")
+      this.buffer = (held ? this.buffer.slice(0, -1) : this.buffer).replace(/\r\n?/g, "\n") + (held ? "\r" : "")
+    }
     const frames: Array<SseFrame> = []
     let end: number
     while ((end = this.buffer.indexOf("\n\n")) >= 0) {
@@ -47,7 +52,7 @@ export class SseDecoder {
 
   /** A final frame without its blank line still counts (some servers end that way). */
   flush(): Array<SseFrame> {
-    const rest = (this.buffer + this.decoder.decode()).trim()
+    const rest = (this.buffer + this.decoder.decode()).replace(/\r\n?/g, "\n").trim()
     this.buffer = ""
     return rest === "" ? [] : [parseFrame(rest)]
   }

@@ -1,0 +1,63 @@
+/**
+ * Graceful shutdown (DESIGN.md "Operations"): streams may run until the drain deadline, then end
+ * with a `response.failed` (code server_shutting_down) instead of a cut; usage is still settled.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Lifecycle } from "../../src/services/Lifecycle.js"
+import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
+import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, type TestGateway } from "../support/gateway.js"
+import { checkResponsesStream } from "../support/responsesGrammar.js"
+import { call, readEvents, waitFor } from "./helpers.js"
+
+const KEY = "sk-test-openai-0001"
+
+describe("graceful shutdown", () => {
+  let upstream: FakeUpstream
+  let gw: TestGateway
+  beforeAll(async () => {
+    upstream = await startFakeUpstream()
+    gw = await startGateway({ config: fakeUpstreamConfig(upstream.url), env: fakeUpstreamEnv })
+  })
+  afterAll(async () => {
+    await gw.close()
+    await upstream.close()
+  })
+
+  it("a running stream ends with response.failed server_shutting_down at the drain deadline", async () => {
+    upstream.setFault({ _tag: "SlowEvents", delayMs: 60 })
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "gpt-5.4",
+        input: "a long answer please, with many many words so that the stream runs for a good while",
+        stream: true
+      })
+    })
+    expect(res.status).toBe(200)
+    let shutdownAt = 0
+    const { events, error } = await readEvents(res, (e) => {
+      if (e["type"] === "response.in_progress") {
+        shutdownAt = Date.now()
+        void gw.runtime.runPromise(Effect.flatMap(Lifecycle, (l) => l.beginShutdown(0.2)))
+      }
+    })
+    const endedAfter = Date.now() - shutdownAt
+    expect(error).toBeUndefined()
+    const last = events.at(-1) as { type: string; response: { status: string; error: { code: string; message: string } } }
+    expect(last.type).toBe("response.failed")
+    expect(last.response.status).toBe("failed")
+    expect(last.response.error.code).toBe("server_shutting_down")
+    expect(checkResponsesStream(events)).toEqual([])
+    // Not cut at once (the drain lets it run ~200 ms), and not left to run to its natural end.
+    expect(endedAfter).toBeGreaterThanOrEqual(150)
+    expect(endedAfter).toBeLessThan(1_500)
+    expect(events.some((e) => e["type"] === "response.output_text.delta")).toBe(true)
+    // The upstream request was closed and the cut-short stream was billed.
+    await waitFor(() => upstream.inFlight() === 0)
+    const usage = await call(gw.url, "/v1/usage", { key: KEY })
+    expect((usage.json as { usage: { total: { requests: number } } }).usage.total.requests).toBe(1)
+    upstream.setFault(undefined)
+  })
+})
