@@ -97,6 +97,7 @@ describe("OpenAI moderation endpoint", () => {
     modelMapping: undefined
   })
   const options = (over: Partial<{ thresholds: Record<string, number>; on_error: "allow" | "block" }> = {}) => ({
+    account: "mod",
     model: "omni-moderation-latest",
     thresholds: over.thresholds ?? { violence: 0.3 },
     timeout_ms: 300,
