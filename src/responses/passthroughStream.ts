@@ -2,11 +2,15 @@
  * The passthrough stream's bookkeeping: frames from an OpenAI Responses upstream go to the client
  * untouched, except lifecycle events, which are parsed to restore the requested model name and read
  * usage. If the stream ends without a terminal event (upstream cut, failure, shutdown), `finish`
- * writes the `response.failed` the client needs. Pure and synchronous; one instance per stream.
+ * writes the `response.failed` the client needs. For groups without image capability, image
+ * generation items the upstream produced on its own are cut out, and the indices and sequence
+ * numbers after them closed up so strict clients still see a gap-free stream.
+ * Pure and synchronous; one instance per stream.
  */
 import { newId } from "../domain/ids.js"
 import { emptyUsage, fromResponsesUsage, type TokenUsage } from "../domain/usage.js"
 import { encodeEvent, type SseFrame } from "../sse/codec.js"
+import { stripImageCalls } from "./policy.js"
 
 const LIFECYCLE = new Set([
   "response.created",
@@ -17,6 +21,7 @@ const LIFECYCLE = new Set([
   "response.failed"
 ])
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"])
+const IMAGE_ITEM = "image_generation_call"
 
 const TYPE = /"type"\s*:\s*"([^"]+)"/
 const SEQUENCE = /"sequence_number"\s*:\s*(\d+)/
@@ -27,6 +32,13 @@ export interface StreamEnding {
   readonly message: string
 }
 
+export interface PassthroughOptions {
+  /** Remove image_generation_call items (the group may not generate images). */
+  readonly stripImageCalls?: boolean
+}
+
+type Event = Record<string, unknown> & { response?: Record<string, unknown>; output_index?: unknown; item?: unknown }
+
 export class PassthroughStream {
   private responseId: string | undefined
   private createdAt: number | undefined
@@ -36,8 +48,11 @@ export class PassthroughStream {
   private outputChars = 0
   /** Items the upstream finished (output_item.done) by output_index: a closing response.failed lists them. */
   private readonly doneItems = new Map<number, unknown>()
+  /** Upstream output indices of removed image items, and how many frames were dropped so far. */
+  private readonly removed = new Set<number>()
+  private dropped = 0
 
-  constructor(readonly requestedModel: string) {}
+  constructor(readonly requestedModel: string, private readonly options: PassthroughOptions = {}) {}
 
   get finished(): boolean {
     return this.terminal
@@ -47,43 +62,64 @@ export class PassthroughStream {
   onFrame(frame: SseFrame): string | undefined {
     if (frame.data === "") return frame.text // comments and keep-alives pass as they are
     if (frame.data === "[DONE]") return undefined // not part of the Responses grammar
+    if (this.options.stripImageCalls && (this.dropped > 0 || frame.data.includes(IMAGE_ITEM))) {
+      return this.rewrite(frame)
+    }
     const type = frame.event ?? TYPE.exec(frame.data)?.[1]
     const seq = SEQUENCE.exec(frame.data)
     this.lastSequence = seq ? Number(seq[1]) : this.lastSequence + 1
     if (type === "response.output_item.done") {
-      this.rememberDoneItem(frame.data)
+      const event = parse(frame.data)
+      if (event) this.remember(event)
       return frame.text
     }
     if (type === undefined || !LIFECYCLE.has(type)) {
       if (type?.endsWith(".delta")) this.outputChars += DELTA.exec(frame.data)?.[1]?.length ?? 0
       return frame.text
     }
-    let event: { response?: Record<string, unknown> }
-    try {
-      event = JSON.parse(frame.data) as typeof event
-    } catch {
-      return frame.text
+    const event = parse(frame.data)
+    if (!event?.response) return frame.text
+    this.observeLifecycle(type, event.response)
+    if (event.response["model"] === this.requestedModel) return frame.text
+    event.response["model"] = this.requestedModel
+    return `event: ${type}\ndata: ${JSON.stringify(event)}\n\n`
+  }
+
+  /** The slow path once image items are involved: every frame is parsed, filtered and renumbered. */
+  private rewrite(frame: SseFrame): string | undefined {
+    const event = parse(frame.data)
+    if (!event) return frame.text
+    const type = typeof event["type"] === "string" ? event["type"] : frame.event ?? ""
+    const index = typeof event.output_index === "number" ? event.output_index : undefined
+    const isImageItem = (event.item as { type?: unknown } | undefined)?.type === IMAGE_ITEM
+    if (type.startsWith(`response.${IMAGE_ITEM}.`) || isImageItem || (index !== undefined && this.removed.has(index))) {
+      if (index !== undefined) this.removed.add(index)
+      this.dropped++
+      return undefined
     }
-    const response = event.response
-    if (!response) return frame.text
+    if (index !== undefined) event.output_index = index - [...this.removed].filter((r) => r < index).length
+    if (typeof event["sequence_number"] === "number") event["sequence_number"] -= this.dropped
+    this.lastSequence = typeof event["sequence_number"] === "number" ? event["sequence_number"] : this.lastSequence + 1
+    if (type === "response.output_item.done") this.remember(event)
+    if (event.response) {
+      stripImageCalls(event.response)
+      if (LIFECYCLE.has(type)) this.observeLifecycle(type, event.response)
+      event.response["model"] = this.requestedModel
+    }
+    return `event: ${type}\ndata: ${JSON.stringify(event)}\n\n`
+  }
+
+  private observeLifecycle(type: string, response: Record<string, unknown>): void {
     if (typeof response["id"] === "string") this.responseId = response["id"]
     if (typeof response["created_at"] === "number") this.createdAt = response["created_at"]
     if (TERMINAL.has(type)) {
       this.terminal = true
       if (response["usage"]) this.usage = fromResponsesUsage(response["usage"])
     }
-    if (response["model"] === this.requestedModel) return frame.text
-    response["model"] = this.requestedModel
-    return `event: ${type}\ndata: ${JSON.stringify(event)}\n\n`
   }
 
-  private rememberDoneItem(data: string): void {
-    try {
-      const event = JSON.parse(data) as { output_index?: unknown; item?: unknown }
-      if (typeof event.output_index === "number" && event.item !== undefined) this.doneItems.set(event.output_index, event.item)
-    } catch {
-      // not JSON: forwarded as it is, nothing to remember
-    }
+  private remember(event: Event): void {
+    if (typeof event.output_index === "number" && event.item !== undefined) this.doneItems.set(event.output_index, event.item)
   }
 
   /** Frames that close the stream properly if the upstream did not; "" when it already ended well. */
@@ -120,5 +156,14 @@ export class PassthroughStream {
    */
   usageSoFar(): TokenUsage {
     return this.usage ?? { ...emptyUsage, outputTokens: Math.ceil(this.outputChars / 4) }
+  }
+}
+
+const parse = (data: string): Event | undefined => {
+  try {
+    const value = JSON.parse(data) as unknown
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Event) : undefined
+  } catch {
+    return undefined
   }
 }

@@ -64,28 +64,64 @@ export const moderationTexts = (body: Record<string, unknown>): Array<string> =>
 }
 
 const IMAGE_TOOL = "image_generation"
+const IMAGE_ITEM = "image_generation_call"
+
+/**
+ * A tool name that says image generation: the hosted tool's own name, or a namespace / custom tool
+ * such as `image_gen`, `image_gen.create`, `image_gen__edit`. Ordinary functions that merely mention
+ * images (`generate_report`, `image_generator_docs`) are not intent.
+ */
 const isImageName = (name: unknown): boolean =>
   typeof name === "string" && (name === IMAGE_TOOL || /^image_gen(\.|__|$)/.test(name))
 
-/** Image-generation intent: an image model, an image tool, or a tool_choice that selects one. */
+const isImageTool = (raw: unknown): boolean => {
+  const tool = asRecord(raw)
+  if (!tool) return false
+  if (tool["type"] === IMAGE_TOOL || isImageName(tool["name"])) return true
+  // A namespace carries its children: `{type: "namespace", name: "media", tools: [{name: "image_gen"}]}`.
+  const children = tool["tools"]
+  return Array.isArray(children) && children.some(isImageTool)
+}
+
+const choiceSelectsImage = (choice: unknown): boolean => {
+  if (choice === IMAGE_TOOL) return true
+  const c = asRecord(choice)
+  if (!c) return false
+  if (c["type"] === IMAGE_TOOL || isImageName(c["name"])) return true
+  if (asRecord(c["tool"])?.["type"] === IMAGE_TOOL) return true
+  if (isImageName(asRecord(c["function"])?.["name"])) return true
+  // `allowed_tools` lists what the model may call: an image tool among them is intent.
+  const allowed = c["tools"]
+  return Array.isArray(allowed) && allowed.some(isImageTool)
+}
+
+/**
+ * Image-generation intent on a normalised view of the request: an image model, an image tool
+ * (hosted, namespaced or custom), a tool_choice that selects one, or image-generation items carried
+ * in the input (a client replaying an earlier image call).
+ */
 export const wantsImageGeneration = (body: Record<string, unknown>): boolean => {
   const model = body["model"]
   if (typeof model === "string" && model.trim().toLowerCase().startsWith("gpt-image-")) return true
   const tools = body["tools"]
-  if (Array.isArray(tools)) {
-    for (const raw of tools) {
-      const tool = asRecord(raw)
-      if (!tool) continue
-      if (tool["type"] === IMAGE_TOOL || isImageName(tool["name"])) return true
-    }
-  }
-  const choice = body["tool_choice"]
-  if (choice === IMAGE_TOOL) return true
-  const c = asRecord(choice)
-  if (c) {
-    if (c["type"] === IMAGE_TOOL || isImageName(c["name"])) return true
-    if (asRecord(c["tool"])?.["type"] === IMAGE_TOOL) return true
-    if (isImageName(asRecord(c["function"])?.["name"])) return true
-  }
-  return false
+  if (Array.isArray(tools) && tools.some(isImageTool)) return true
+  if (choiceSelectsImage(body["tool_choice"])) return true
+  const input = body["input"]
+  return Array.isArray(input) && input.some((raw) => {
+    const type = asRecord(raw)?.["type"]
+    return type === IMAGE_ITEM || type === IMAGE_TOOL
+  })
+}
+
+/**
+ * For groups without image capability: removes image_generation_call items an upstream returned
+ * on its own. Returns whether anything was removed (the body is changed in place).
+ */
+export const stripImageCalls = (response: Record<string, unknown>): boolean => {
+  const output = response["output"]
+  if (!Array.isArray(output)) return false
+  const kept = output.filter((item) => asRecord(item)?.["type"] !== IMAGE_ITEM)
+  if (kept.length === output.length) return false
+  response["output"] = kept
+  return true
 }
