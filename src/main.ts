@@ -9,6 +9,8 @@ import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, Settings } from "./config/AppConfig.js"
 import { serve, servicesLayer } from "./server.js"
 import { Lifecycle } from "./services/Lifecycle.js"
+import { Scheduler } from "./services/Scheduler.js"
+import { describeTarget, sqlServices, targetFor } from "./store/Database.js"
 
 const HttpLive = NodeHttpServer.layerConfig(createServer, {
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
@@ -55,9 +57,21 @@ const LogLevelLive = Layer.unwrapEffect(
   )
 )
 
+/** KeyRepo and Quota on the SQL store (SQLite by default, PostgreSQL when DATABASE_URL says so). */
+const ServicesLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const target = yield* targetFor(yield* AppConfig)
+    yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ database: describeTarget(target) }))
+    // Scheduler: on Redis when REDIS_URL is set (instances share slots and cooldowns), else in process.
+    return servicesLayer({ ...sqlServices(target), scheduler: Scheduler.layerConfig })
+  })
+)
+
+// The services are provided outside the HTTP server so they are released after it: the server
+// closes (in-flight streams end and settle), then the store writes what is pending and closes.
 const Main = Layer.mergeAll(serve, Banner, Drain).pipe(
-  Layer.provide(servicesLayer()),
   Layer.provide(HttpLive),
+  Layer.provide(ServicesLive),
   Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),
   Layer.provide(Logger.json),
   Layer.provide(LogLevelLive)

@@ -28,7 +28,8 @@ export type Services = KeyRepo | Quota | Scheduler | Moderation | Upstream | Lif
 
 /**
  * The services the app runs on. Defaults: in-memory KeyRepo and Quota from the config, in-process
- * Scheduler, rules Moderation, HTTP + simulator Upstream.
+ * Scheduler (pass `Scheduler.layerRedis(...)`, or `Scheduler.layerConfig` to follow REDIS_URL, to
+ * share slots and cooldowns between instances), rules Moderation, HTTP + simulator Upstream.
  */
 export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Services, unknown, AppConfig | Settings> =>
   Layer.mergeAll(

@@ -7,6 +7,7 @@ import type { ConfigError } from "./load.js"
 import { DEMO_KEY, demoConfig } from "./demo.js"
 import { configPathFrom, decodeConfig, loadConfigFile } from "./load.js"
 import type { GatewayData } from "./resolve.js"
+import { defaultSchedulingSettings, type SchedulingSettings, schedulingConfig } from "../services/scheduler/settings.js"
 
 export interface AppConfigShape {
   readonly data: GatewayData
@@ -47,6 +48,10 @@ export interface SettingsShape {
   readonly slotQueueLimit: number
   readonly upstreamConnectTimeoutMillis: number
   readonly upstreamFirstByteTimeoutMillis: number
+  /** Longest silence between two chunks of an upstream answer before it counts as dead. */
+  readonly upstreamIdleTimeoutMillis: number
+  /** Failover, cooldowns, sticky sessions, keep-alive, Redis leases (docs/scheduling.md). */
+  readonly scheduling: SchedulingSettings
 }
 
 export const defaultSettings: SettingsShape = {
@@ -55,7 +60,9 @@ export const defaultSettings: SettingsShape = {
   slotWaitMillis: 30_000,
   slotQueueLimit: 20,
   upstreamConnectTimeoutMillis: 10_000,
-  upstreamFirstByteTimeoutMillis: 300_000
+  upstreamFirstByteTimeoutMillis: 300_000,
+  upstreamIdleTimeoutMillis: 120_000,
+  scheduling: defaultSchedulingSettings
 }
 
 export class Settings extends Context.Tag("modelgate/Settings")<Settings, SettingsShape>() {
@@ -74,7 +81,11 @@ export class Settings extends Context.Tag("modelgate/Settings")<Settings, Settin
       ),
       upstreamFirstByteTimeoutMillis: Config.integer("UPSTREAM_FIRST_BYTE_TIMEOUT_MS").pipe(
         Config.withDefault(defaultSettings.upstreamFirstByteTimeoutMillis)
-      )
+      ),
+      upstreamIdleTimeoutMillis: Config.integer("UPSTREAM_IDLE_TIMEOUT_MS").pipe(
+        Config.withDefault(defaultSettings.upstreamIdleTimeoutMillis)
+      ),
+      scheduling: schedulingConfig
     })
   )
 }

@@ -7,6 +7,8 @@ import { Either, Redacted } from "effect"
 import type { GatewayConfig, Platform } from "../domain/config.js"
 import { type Account, type ApiKey, type Group, type User, usdToMicros } from "../domain/model.js"
 import type { ModerationConfig } from "../domain/moderationConfig.js"
+import type { PriceRule, PriceTable } from "../domain/pricing.js"
+import type { Subscription, WindowLimits } from "../domain/subscription.js"
 import { ruleProblems } from "../services/moderation/rules.js"
 import { defaultModels } from "./defaultModels.js"
 
@@ -17,6 +19,13 @@ export interface GatewayData {
   readonly accounts: ReadonlyArray<Account>
   readonly defaultModels: Readonly<Record<Platform, ReadonlyArray<string>>>
   readonly moderation: ModerationConfig
+  /** Subscription window limits per group name. */
+  readonly windowLimits: ReadonlyMap<string, WindowLimits>
+  readonly subscriptions: ReadonlyArray<Subscription>
+  /** Config price overrides (the bundled table applies to anything they do not match). */
+  readonly prices: PriceTable
+  /** Account name -> the environment variable its secret comes from (stored as a reference, never the value). */
+  readonly accountSecretEnv: ReadonlyMap<string, string>
 }
 
 export const sha256Hex = (s: string): string => createHash("sha256").update(s).digest("hex")
@@ -24,11 +33,16 @@ export const sha256Hex = (s: string): string => createHash("sha256").update(s).d
 /** The visible part of a key: enough to recognise it in a listing, never enough to use it. */
 export const keyPrefix = (key: string): string => `${key.slice(0, Math.min(8, Math.floor(key.length / 3)))}…`
 
+/** The id of a key without a name: hash-derived, so it is stable across restarts and does not collide. */
+export const keyIdFromHash = (sha256: string): string => `key-${sha256.slice(0, 16)}`
+
 const defaultBaseUrl: Record<Platform, string> = {
   openai: "https://api.openai.com/v1",
   anthropic: "https://api.anthropic.com",
   antigravity: "https://api.anthropic.com"
 }
+
+const limitMicros = (usd: number | undefined) => (usd === undefined || usd === 0 ? undefined : usdToMicros(usd))
 
 export const resolveConfig = (
   config: GatewayConfig,
@@ -36,6 +50,7 @@ export const resolveConfig = (
 ): Either.Either<GatewayData, ReadonlyArray<string>> => {
   const problems: Array<string> = []
   const groups = new Map<string, Group>()
+  const windowLimits = new Map<string, WindowLimits>()
   config.groups.forEach((g, i) => {
     if (groups.has(g.name)) problems.push(`groups[${i}].name: duplicate group '${g.name}'`)
     groups.set(g.name, {
@@ -46,6 +61,11 @@ export const resolveConfig = (
       rateMultiplier: g.rate_multiplier,
       models: g.models,
       moderation: g.moderation
+    })
+    windowLimits.set(g.name, {
+      daily: limitMicros(g.daily_limit_usd),
+      weekly: limitMicros(g.weekly_limit_usd),
+      monthly: limitMicros(g.monthly_limit_usd)
     })
   })
   const users = new Map<string, User>()
@@ -69,7 +89,7 @@ export const resolveConfig = (
     const prefix = k.key !== undefined ? keyPrefix(k.key) : `sha256:${sha256.slice(0, 8)}…`
     // Usage and quota are counted per id, so it must be unique: visible prefixes often collide
     // (every key starting `sk-proj-`), a prefix of the hash does not.
-    const id = k.name ?? `key-${sha256.slice(0, 16)}`
+    const id = k.name ?? keyIdFromHash(sha256)
     if (k.name !== undefined && keys.some((other) => other.id === id)) {
       problems.push(`${at}.name: duplicate key name '${id}'`)
     }
@@ -87,6 +107,7 @@ export const resolveConfig = (
     })
   })
   const accounts: Array<Account> = []
+  const accountSecretEnv = new Map<string, string>()
   config.accounts.forEach((a, i) => {
     const at = `accounts[${i}]`
     if (accounts.some((b) => b.name === a.name)) problems.push(`${at}.name: duplicate account '${a.name}'`)
@@ -94,6 +115,7 @@ export const resolveConfig = (
       if (!groups.has(g)) problems.push(`${at}.groups[${j}]: unknown group '${g}'`)
     })
     let secret: Redacted.Redacted<string> | undefined
+    if (a.api_key_env !== undefined) accountSecretEnv.set(a.name, a.api_key_env)
     if (a.api_key_env !== undefined) {
       const value = env[a.api_key_env]
       if (value === undefined || value === "") {
@@ -124,12 +146,45 @@ export const resolveConfig = (
       problems.push(`moderation.openai.account: '${name}' must be an http account on the openai platform`)
     }
   }
+  const subscriptions: Array<Subscription> = []
+  const seenSubs = new Set<string>()
+  ;(config.subscriptions ?? []).forEach((sub, i) => {
+    const at = `subscriptions[${i}]`
+    if (!users.has(sub.user)) problems.push(`${at}.user: unknown user '${sub.user}'`)
+    const group = groups.get(sub.group)
+    if (!group) problems.push(`${at}.group: unknown group '${sub.group}'`)
+    else if (group.billing !== "subscription") {
+      problems.push(`${at}.group: group '${sub.group}' bills by balance; subscriptions need billing: subscription`)
+    }
+    const id = `${sub.user}\u0000${sub.group}`
+    if (seenSubs.has(id)) problems.push(`${at}: duplicate subscription of '${sub.user}' to '${sub.group}'`)
+    seenSubs.add(id)
+    subscriptions.push({
+      userName: sub.user,
+      groupName: sub.group,
+      status: sub.status,
+      startsAt: sub.starts_at,
+      expiresAt: sub.expires_at
+    })
+  })
+  const prices: Array<PriceRule> = []
+  ;(config.prices ?? []).forEach((p, i) => {
+    if (prices.some((q) => q.model === p.model)) problems.push(`prices[${i}].model: duplicate price for '${p.model}'`)
+    prices.push({
+      model: p.model,
+      price: { input: p.input, output: p.output, cacheRead: p.cache_read ?? p.input, cacheWrite: p.cache_write ?? p.input }
+    })
+  })
   if (problems.length > 0) return Either.left(problems)
   return Either.right({
     groups,
     users,
     keys,
     accounts,
+    windowLimits,
+    subscriptions,
+    prices,
+    accountSecretEnv,
     moderation: config.moderation,
     defaultModels: {
       openai: config.default_models?.openai ?? defaultModels.openai,

@@ -23,7 +23,11 @@ export const GroupConfig = Schema.Struct({
   allow_image_generation: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   rate_multiplier: Schema.optionalWith(NonNegative, { default: () => 1 }),
   models: Schema.optional(Schema.Array(NonEmpty)),
-  moderation: Schema.optionalWith(ModerationMode, { default: () => "off" as const })
+  moderation: Schema.optionalWith(ModerationMode, { default: () => "off" as const }),
+  // Subscription windows (UTC day, ISO week from Monday, calendar month); absent or 0 = no limit.
+  daily_limit_usd: Schema.optional(NonNegative),
+  weekly_limit_usd: Schema.optional(NonNegative),
+  monthly_limit_usd: Schema.optional(NonNegative)
 })
 export type GroupConfig = typeof GroupConfig.Type
 
@@ -67,11 +71,42 @@ export const AccountConfig = Schema.Struct({
 })
 export type AccountConfig = typeof AccountConfig.Type
 
+export const SubscriptionStatus = Schema.Literal("active", "expired", "suspended")
+export type SubscriptionStatus = typeof SubscriptionStatus.Type
+
+/** A user's subscription to a `billing: subscription` group. */
+export const SubscriptionConfig = Schema.Struct({
+  user: NonEmpty,
+  group: NonEmpty,
+  starts_at: Schema.optional(Schema.DateFromString),
+  expires_at: Schema.optional(Schema.DateFromString),
+  status: Schema.optionalWith(SubscriptionStatus, { default: () => "active" as const })
+})
+export type SubscriptionConfig = typeof SubscriptionConfig.Type
+
+/**
+ * A price override in USD per million tokens. `model` is an exact name or a prefix ending in `*`.
+ * Omitted cache prices default to the input price (never cheaper than the uncached token).
+ */
+export const PriceConfig = Schema.Struct({
+  model: Schema.String.pipe(Schema.pattern(/^[^*]+\*?$/, {
+    message: () => "model must be a model name or a prefix ending in a single *"
+  })),
+  input: NonNegative,
+  output: NonNegative,
+  cache_read: Schema.optional(NonNegative),
+  cache_write: Schema.optional(NonNegative)
+})
+export type PriceConfig = typeof PriceConfig.Type
+
 export const GatewayConfig = Schema.Struct({
   groups: Schema.Array(GroupConfig),
   users: Schema.optionalWith(Schema.Array(UserConfig), { default: () => [] }),
   keys: Schema.optionalWith(Schema.Array(KeyConfig), { default: () => [] }),
   accounts: Schema.optionalWith(Schema.Array(AccountConfig), { default: () => [] }),
+  // Optional (not defaulted) so existing config literals stay valid; resolve treats absent as [].
+  subscriptions: Schema.optional(Schema.Array(SubscriptionConfig)),
+  prices: Schema.optional(Schema.Array(PriceConfig)),
   /** Which moderation implementation decides, and its rules or endpoint settings. */
   moderation: Schema.optionalWith(ModerationConfig, { default: () => defaultModerationConfig }),
   /** Per-platform fallback model lists for /v1/models (data, not code). */

@@ -4,6 +4,7 @@
  */
 import type { ApiKey, Group, Micros } from "./model.js"
 import { microsToUsd } from "./model.js"
+import { hasLimit, type SubscriptionFigures, usedIn, type Window, windows } from "./subscription.js"
 
 export interface UsageTotals {
   readonly requests: number
@@ -40,6 +41,8 @@ export interface UsageSnapshot {
   readonly today: UsageTotals
   readonly total: UsageTotals
   readonly byModel: ReadonlyArray<{ readonly model: string; readonly totals: UsageTotals }>
+  /** Subscription groups: the caller's subscription, when there is one. */
+  readonly subscription?: SubscriptionFigures | undefined
 }
 
 export type KeyUsageStatus = "active" | "expired" | "quota_exhausted"
@@ -101,14 +104,48 @@ export const usageReport = (s: UsageSnapshot, now: Date) => {
       unit: "USD"
     }
   }
+  if (s.group.billing === "subscription") {
+    return { mode: "unrestricted" as const, ...common, planName: s.group.name, ...subscriptionPart(s.subscription, now) }
+  }
   const balance = microsToUsd(s.balanceMicros)
   return {
     mode: "unrestricted" as const,
     ...common,
-    planName: s.group.billing === "subscription" ? s.group.name : "Wallet balance",
+    planName: "Wallet balance",
     remaining: balance,
     unit: "USD",
     balance
+  }
+}
+
+/**
+ * A subscription's windows as CC Switch reads them. `remaining` is the least left in any limited
+ * window (0 once one is used up), or -1 when no window has a limit.
+ */
+const subscriptionPart = (sub: SubscriptionFigures | undefined, now: Date) => {
+  if (sub === undefined) return { remaining: 0, unit: "USD" }
+  const used = (w: Window) => usedIn(w, sub.spends, now.getTime())
+  const left = windows.flatMap((w) => {
+    const limit = sub.limits[w]
+    return hasLimit(limit) ? [Math.max(0, limit - used(w))] : []
+  })
+  const limitUsd = (w: Window) => {
+    const limit = sub.limits[w]
+    return hasLimit(limit) ? microsToUsd(limit) : null
+  }
+  return {
+    remaining: left.length === 0 ? -1 : microsToUsd(Math.min(...left)),
+    unit: "USD",
+    subscription: {
+      status: sub.subscription.status,
+      daily_usage_usd: microsToUsd(used("daily")),
+      weekly_usage_usd: microsToUsd(used("weekly")),
+      monthly_usage_usd: microsToUsd(used("monthly")),
+      daily_limit_usd: limitUsd("daily"),
+      weekly_limit_usd: limitUsd("weekly"),
+      monthly_limit_usd: limitUsd("monthly"),
+      expires_at: sub.subscription.expiresAt?.toISOString() ?? null
+    }
   }
 }
 

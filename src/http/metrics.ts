@@ -1,7 +1,9 @@
 /**
  * Effect metrics for the gateway and their Prometheus text rendering for GET /metrics.
  */
-import { Effect, Metric, MetricBoundaries, MetricLabel, MetricState } from "effect"
+import { Effect, Metric, MetricBoundaries, MetricLabel, MetricState, Option } from "effect"
+import { Scheduler } from "../services/Scheduler.js"
+import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
 
 export const requestsTotal = Metric.counter("modelgate_requests_total", {
   description: "HTTP requests by route, status and error code",
@@ -44,8 +46,41 @@ const labels = (tags: ReadonlyArray<{ key: string; value: string }>, extra?: rea
   return all.length === 0 ? "" : `{${all.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}}`
 }
 
+/** Pools already reported: one that has since gone quiet (or vanished from Redis) is reported as 0. */
+const reportedPools = new Set<string>()
+
+/**
+ * The slot gauges, read from the scheduler's store at scrape time rather than updated on every
+ * acquire and release (cheaper per request; with Redis the figures are cluster-wide).
+ */
+const collectSlotGauges = Effect.flatMap(Effect.serviceOption(Scheduler), (scheduler) =>
+  Option.match(scheduler, {
+    onNone: () => Effect.void,
+    onSome: (s) =>
+      s.stats.pipe(
+        Effect.flatMap((stats) => {
+          const seen = new Map<string, { inUse: number; waiting: number }>()
+          for (const pool of reportedPools) seen.set(pool, { inUse: 0, waiting: 0 })
+          for (const p of stats) seen.set(p.pool, p)
+          return Effect.forEach(seen, ([pool, { inUse, waiting }]) => {
+            reportedPools.add(pool)
+            const at = pool.indexOf(":")
+            const tags = [
+              MetricLabel.make("kind", at < 0 ? "other" : pool.slice(0, at)),
+              MetricLabel.make("name", at < 0 ? pool : pool.slice(at + 1))
+            ]
+            return Effect.zipRight(
+              Metric.set(Metric.taggedWithLabels(slotsInUse, tags), inUse),
+              Metric.set(Metric.taggedWithLabels(slotQueueLength, tags), waiting)
+            )
+          }, { discard: true })
+        }),
+        Effect.catchAll((e) => Effect.logWarning("slot gauges unavailable").pipe(Effect.annotateLogs({ error: e.message })))
+      )
+  }))
+
 /** Prometheus text exposition (version 0.0.4) of every metric in the registry. */
-export const prometheusText = Effect.map(Metric.snapshot, (pairs) => {
+export const prometheusText = Effect.zipRight(collectSlotGauges, Effect.map(Metric.snapshot, (pairs) => {
   const byName = new Map<string, { type: string; help: string; lines: Array<string> }>()
   for (const { metricKey, metricState } of pairs) {
     const name = metricKey.name.replace(/[^a-zA-Z0-9_:]/g, "_")
@@ -77,7 +112,7 @@ export const prometheusText = Effect.map(Metric.snapshot, (pairs) => {
     out += `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${lines.join("\n")}\n`
   }
   return out
-})
+}))
 
 export const moderationFlagged = Metric.counter("modelgate_moderation_flagged_total", {
   description: "Requests flagged by moderation, by group and category",

@@ -1,6 +1,10 @@
 /**
  * POST /v1/responses (and its aliases): the pipeline in DESIGN.md's order. Each step is a service
  * call or a pure policy; this file only composes them.
+ *
+ * Waiting for a slot (steps 11-12): a non-stream request waits before answering; a stream request
+ * that must wait gets its SSE response at once and waits inside it (keep-alives, then the answer or
+ * a response.failed). When slots are free nothing waits and no extra fiber or timer is made.
  */
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Metric, MetricLabel } from "effect"
@@ -11,13 +15,18 @@ import { authenticate } from "../http/auth.js"
 import { parseJson, readBodyText } from "../http/body.js"
 import { RequestId } from "../http/context.js"
 import { moderationFlagged } from "../http/metrics.js"
+import { sseResponse } from "../http/sse.js"
 import { Moderation } from "../services/Moderation.js"
 import { Quota } from "../services/Quota.js"
 import { Scheduler } from "../services/Scheduler.js"
-import { serveMessages } from "./messagesPath.js"
-import { serveOpenAI } from "./openaiPath.js"
+import { sessionOf } from "../services/scheduler/session.js"
+import { Lifecycle } from "../services/Lifecycle.js"
+import { planMessages } from "./messagesPath.js"
+import { planOpenAI } from "./openaiPath.js"
 import { moderationTexts, offersModel, wantsImageGeneration } from "./policy.js"
+import { type Answer, type CallError, type CallInput, type CallStep, makeUpstreamCaller } from "./upstreamCall.js"
 import { validateResponsesBody } from "./validate.js"
+import { waitingStream } from "./waitingStream.js"
 
 /** What follows `/responses` in the path, without the query: `""` or e.g. `/compact`. */
 export const responsesSubpath = (url: string): string => {
@@ -25,6 +34,9 @@ export const responsesSubpath = (url: string): string => {
   const at = path.indexOf("/responses")
   return at < 0 ? "" : path.slice(at + "/responses".length).replace(/\/+$/, "")
 }
+
+const answerOf = (step: CallStep): Effect.Effect<Answer, CallError> =>
+  step._tag === "Answered" ? Effect.succeed(step.answer) : step.resume
 
 const moderate = (group: Group, body: Record<string, unknown>) =>
   Effect.gen(function*() {
@@ -61,7 +73,9 @@ export const responsesHandler = Effect.gen(function*() {
   const rawBody = yield* readBodyText(settings.maxBodyBytes)
   const validated = yield* Effect.flatMap(parseJson(rawBody), validateResponsesBody)
 
-  const accounts = yield* scheduler.accounts(principal.group)
+  // A group with its own model list decides alone; only otherwise do its accounts matter here.
+  const listsModels = principal.group.models !== undefined && principal.group.models.length > 0
+  const accounts = listsModels ? [] : yield* scheduler.accounts(principal.group)
   if (!offersModel(principal.group, accounts, validated.model)) {
     return yield* new ModelNotFound({ model: validated.model })
   }
@@ -73,8 +87,42 @@ export const responsesHandler = Effect.gen(function*() {
     })
   }
   yield* quota.check(principal)
-  yield* scheduler.acquireKeySlot(principal)
+  // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
+  yield* quota.track(requestId, principal, validated.model)
 
   const input = { requestId, principal, request: validated, rawBody, subpath: responsesSubpath(request.url) }
-  return principal.group.platform === "openai" ? yield* serveOpenAI(input) : yield* serveMessages(input)
+  const plan = principal.group.platform === "openai" ? yield* planOpenAI(input) : yield* planMessages(input)
+  const call = yield* makeUpstreamCaller
+  const callInput: CallInput = {
+    requestId,
+    principal,
+    model: validated.model,
+    session: sessionOf(principal.key.id, request.headers, validated.body),
+    build: plan.build,
+    // Slots taken from here on belong to the request: given back when its response ends, however.
+    scope: yield* Effect.scope
+  }
+  const keySlot = yield* scheduler.acquireKeySlot(principal)
+
+  if (validated.stream) {
+    const lifecycle = yield* Lifecycle
+    const waitInStream = (prepare: Effect.Effect<Answer, CallError>) =>
+      sseResponse(waitingStream({
+        model: validated.model,
+        requestId,
+        keepAliveMillis: settings.scheduling.keepAliveMillis,
+        prepare,
+        frames: plan.frames,
+        drainDeadline: lifecycle.drainDeadline
+      }))
+    if (keySlot._tag === "Queued") {
+      return waitInStream(Effect.flatMap(keySlot.wait, () => Effect.flatMap(call(callInput, false), answerOf)))
+    }
+    const step = yield* call(callInput, true)
+    return step._tag === "Answered" ? sseResponse(plan.frames(step.answer)) : waitInStream(step.resume)
+  }
+
+  if (keySlot._tag === "Queued") yield* keySlot.wait
+  const step = yield* call(callInput, false)
+  return yield* plan.json(yield* answerOf(step))
 })

@@ -1,7 +1,8 @@
 /**
  * Messages-style groups: the Responses request is translated to an Anthropic Messages request, the
  * answer translated back (JSON, or event by event for streams). The translation is pure
- * (`src/translate`); this file wires it to the upstream call, the drain signal and settlement.
+ * (`src/translate`); this file wires it to the drain signal and settlement, as a PathPlan the
+ * handler runs around the upstream call.
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Metric, Option, Stream } from "effect"
@@ -9,7 +10,6 @@ import { InvalidRequest } from "../domain/errors.js"
 import { newId } from "../domain/ids.js"
 import { type Account, upstreamModel } from "../domain/model.js"
 import { upstreamLatency } from "../http/metrics.js"
-import { sseResponse } from "../http/sse.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
 import { encodeEvent, sseFrames } from "../sse/codec.js"
@@ -19,9 +19,9 @@ import { messageToResponse } from "../translate/response.js"
 import { finishStream, initialStreamState, stepStream, type StreamEnding, streamUsage } from "../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../translate/types.js"
 import type { UpstreamRequest } from "../upstream/Upstream.js"
-import type { PathInput } from "./openaiPath.js"
+import type { PathInput, PathPlan } from "./openaiPath.js"
 import { settleUsage } from "./settle.js"
-import { callUpstream } from "./upstreamCall.js"
+import type { Answer } from "./upstreamCall.js"
 
 const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> => {
   try {
@@ -34,7 +34,7 @@ const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> => {
   }
 }
 
-export const serveMessages = (input: PathInput) =>
+export const planMessages = (input: PathInput) =>
   Effect.gen(function*() {
     const { principal, request, requestId } = input
     const translated = yield* Either.mapLeft(
@@ -47,8 +47,8 @@ export const serveMessages = (input: PathInput) =>
       stream: request.stream
     })
     const quota = yield* Quota
+    const lifecycle = yield* Lifecycle
     const started = Date.now()
-    const answer = yield* callUpstream(principal, request.model, build)
     const ctx = {
       responseId: newId("resp"),
       model: request.model,
@@ -57,47 +57,50 @@ export const serveMessages = (input: PathInput) =>
       toolNames: toolNameMap(request.body)
     }
 
-    if (!request.stream) {
-      const text = yield* answer.response.body.pipe(Stream.decodeText(), Stream.runFold("", (acc, s) => acc + s))
-      const message = yield* Effect.try({
-        try: () => JSON.parse(text) as AnthropicMessage,
-        catch: () => new InvalidRequest({ code: "upstream_invalid_response", message: "Upstream answer was not JSON", param: null })
-      }).pipe(Effect.orDie)
-      const { response, usage } = messageToResponse(message, ctx)
-      yield* Metric.update(upstreamLatency, Date.now() - started)
-      yield* settleUsage(quota, requestId, principal, request.model, usage)
-      return HttpServerResponse.unsafeJson(response)
-    }
+    const json = (answer: Answer) =>
+      Effect.gen(function*() {
+        const text = yield* answer.response.body.pipe(Stream.decodeText(), Stream.runFold("", (acc, s) => acc + s))
+        const message = yield* Effect.try({
+          try: () => JSON.parse(text) as AnthropicMessage,
+          catch: () => new InvalidRequest({ code: "upstream_invalid_response", message: "Upstream answer was not JSON", param: null })
+        }).pipe(Effect.orDie)
+        const { response, usage } = messageToResponse(message, ctx)
+        yield* Metric.update(upstreamLatency, Date.now() - started)
+        yield* settleUsage(quota, requestId, principal, request.model, usage)
+        return HttpServerResponse.unsafeJson(response)
+      })
 
-    const lifecycle = yield* Lifecycle
-    let state = initialStreamState(ctx)
-    // How the stream ended if the upstream did not finish it: decided by whichever cause came first.
-    let ending: StreamEnding = { _tag: "Eof" }
-    const frames = sseFrames(answer.response.body).pipe(
-      Stream.filterMap((frame) => parseEvent(frame.data)),
-      Stream.map((event) => {
-        const [next, out] = stepStream(state, event)
-        state = next
-        return out.map(encodeEvent).join("")
-      }),
-      Stream.interruptWhen(lifecycle.drainDeadline.pipe(
-        Effect.tap(() => {
-          ending = { _tag: "Failed", code: "server_shutting_down", message: "The gateway is restarting; please retry" }
-        })
-      )),
-      Stream.catchAll((e) => {
-        ending = { _tag: "Failed", code: "server_error", message: e.message }
-        return Stream.empty
-      }),
-      Stream.concat(Stream.sync(() => finishStream(state, ending).map(encodeEvent).join(""))),
-      Stream.filter((s) => s !== ""),
-      Stream.ensuring(
-        Effect.suspend(() =>
-          Metric.update(upstreamLatency, Date.now() - started).pipe(
-            Effect.zipRight(settleUsage(quota, requestId, principal, request.model, streamUsage(state)))
+    const frames = (answer: Answer): Stream.Stream<string> => {
+      let state = initialStreamState(ctx)
+      // How the stream ended if the upstream did not finish it: decided by whichever cause came first.
+      let ending: StreamEnding = { _tag: "Eof" }
+      return sseFrames(answer.response.body).pipe(
+        Stream.filterMap((frame) => parseEvent(frame.data)),
+        Stream.map((event) => {
+          const [next, out] = stepStream(state, event)
+          state = next
+          return out.map(encodeEvent).join("")
+        }),
+        Stream.interruptWhen(lifecycle.drainDeadline.pipe(
+          Effect.tap(() => {
+            ending = { _tag: "Failed", code: "server_shutting_down", message: "The gateway is restarting; please retry" }
+          })
+        )),
+        Stream.catchAll((e) => {
+          ending = { _tag: "Failed", code: "server_error", message: e.message }
+          return Stream.empty
+        }),
+        Stream.concat(Stream.sync(() => finishStream(state, ending).map(encodeEvent).join(""))),
+        Stream.filter((s) => s !== ""),
+        Stream.ensuring(
+          Effect.suspend(() =>
+            Metric.update(upstreamLatency, Date.now() - started).pipe(
+              Effect.zipRight(settleUsage(quota, requestId, principal, request.model, streamUsage(state)))
+            )
           )
         )
       )
-    )
-    return sseResponse(frames)
+    }
+
+    return { build, json, frames } satisfies PathPlan
   })

@@ -1,21 +1,22 @@
 /**
  * Responses-native groups: the request goes to an OpenAI Responses account as the client sent it
  * (re-serialised only when the account maps the model name), and the answer comes back with the
- * requested model name. Streams flow frame by frame; nothing is buffered whole.
+ * requested model name. Streams flow frame by frame; nothing is buffered whole. The handler runs
+ * the upstream call; this file builds its request and renders its answer (a PathPlan).
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Effect, Metric, Option, Stream } from "effect"
+import type { UpstreamFailed } from "../domain/errors.js"
 import { type Account, type Principal, upstreamModel } from "../domain/model.js"
 import { fromResponsesUsage } from "../domain/usage.js"
 import { upstreamLatency } from "../http/metrics.js"
-import { sseResponse } from "../http/sse.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
 import { sseFrames } from "../sse/codec.js"
 import type { UpstreamRequest } from "../upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { settleUsage } from "./settle.js"
-import { callUpstream } from "./upstreamCall.js"
+import type { Answer } from "./upstreamCall.js"
 import type { ResponsesRequest } from "./validate.js"
 
 export interface PathInput {
@@ -37,58 +38,73 @@ const buildRequest = (input: PathInput) => (account: Account): UpstreamRequest =
   }
 }
 
-export const serveOpenAI = (input: PathInput) =>
+/**
+ * How one request is served, split at the upstream call so the handler decides when and where the
+ * call runs (at once, or inside an SSE response that is waiting for a slot).
+ */
+export interface PathPlan {
+  readonly build: (account: Account) => UpstreamRequest
+  /** A non-stream answer as the client's JSON response (usage settled). */
+  readonly json: (answer: Answer) => Effect.Effect<HttpServerResponse.HttpServerResponse, UpstreamFailed>
+  /** A stream answer as SSE frames: never fails, always ends with a terminal event, settles usage. */
+  readonly frames: (answer: Answer) => Stream.Stream<string>
+}
+
+export const planOpenAI = (input: PathInput) =>
   Effect.gen(function*() {
     const { principal, request, requestId } = input
     const quota = yield* Quota
-    const started = Date.now()
-    const answer = yield* callUpstream(principal, request.model, buildRequest(input))
-
-    if (!request.stream) {
-      const text = yield* answer.response.body.pipe(
-        Stream.decodeText(),
-        Stream.runFold("", (acc, s) => acc + s)
-      )
-      let body: Record<string, unknown> | undefined
-      try {
-        body = JSON.parse(text) as Record<string, unknown>
-      } catch {
-        body = undefined
-      }
-      yield* Metric.update(upstreamLatency, Date.now() - started)
-      yield* settleUsage(quota, requestId, principal, request.model, fromResponsesUsage(body?.["usage"]))
-      if (body !== undefined && body["model"] !== request.model) {
-        body["model"] = request.model
-        return HttpServerResponse.unsafeJson(body)
-      }
-      return HttpServerResponse.text(text, { contentType: "application/json" })
-    }
-
     const lifecycle = yield* Lifecycle
-    const state = new PassthroughStream(request.model)
-    let ending: StreamEnding = {
-      code: "server_error",
-      message: "The upstream stream ended before the response was complete"
-    }
-    const frames = sseFrames(answer.response.body).pipe(
-      Stream.interruptWhen(lifecycle.drainDeadline.pipe(
-        Effect.tap(() => {
-          ending = { code: "server_shutting_down", message: "The gateway is restarting; please retry" }
-        })
-      )),
-      Stream.filterMap((frame) => Option.fromNullable(state.onFrame(frame))),
-      Stream.catchAll((e) => {
-        ending = { code: "server_error", message: e.message }
-        return Stream.empty
-      }),
-      Stream.concat(Stream.sync(() => state.finish(ending)).pipe(Stream.filter((s) => s !== ""))),
-      Stream.ensuring(
-        Effect.suspend(() =>
-          Metric.update(upstreamLatency, Date.now() - started).pipe(
-            Effect.zipRight(settleUsage(quota, requestId, principal, request.model, state.usageSoFar()))
+    const started = Date.now()
+
+    const json = (answer: Answer) =>
+      Effect.gen(function*() {
+        const text = yield* answer.response.body.pipe(
+          Stream.decodeText(),
+          Stream.runFold("", (acc, s) => acc + s)
+        )
+        let body: Record<string, unknown> | undefined
+        try {
+          body = JSON.parse(text) as Record<string, unknown>
+        } catch {
+          body = undefined
+        }
+        yield* Metric.update(upstreamLatency, Date.now() - started)
+        yield* settleUsage(quota, requestId, principal, request.model, fromResponsesUsage(body?.["usage"]))
+        if (body !== undefined && body["model"] !== request.model) {
+          body["model"] = request.model
+          return HttpServerResponse.unsafeJson(body)
+        }
+        return HttpServerResponse.text(text, { contentType: "application/json" })
+      })
+
+    const frames = (answer: Answer): Stream.Stream<string> => {
+      const state = new PassthroughStream(request.model)
+      let ending: StreamEnding = {
+        code: "server_error",
+        message: "The upstream stream ended before the response was complete"
+      }
+      return sseFrames(answer.response.body).pipe(
+        Stream.interruptWhen(lifecycle.drainDeadline.pipe(
+          Effect.tap(() => {
+            ending = { code: "server_shutting_down", message: "The gateway is restarting; please retry" }
+          })
+        )),
+        Stream.filterMap((frame) => Option.fromNullable(state.onFrame(frame))),
+        Stream.catchAll((e) => {
+          ending = { code: "server_error", message: e.message }
+          return Stream.empty
+        }),
+        Stream.concat(Stream.sync(() => state.finish(ending)).pipe(Stream.filter((s) => s !== ""))),
+        Stream.ensuring(
+          Effect.suspend(() =>
+            Metric.update(upstreamLatency, Date.now() - started).pipe(
+              Effect.zipRight(settleUsage(quota, requestId, principal, request.model, state.usageSoFar()))
+            )
           )
         )
       )
-    )
-    return sseResponse(frames)
+    }
+
+    return { build: buildRequest(input), json, frames } satisfies PathPlan
   })

@@ -1,28 +1,37 @@
 /**
  * Calling upstream with failover: pick an account, send, and if the account failed in a way another
- * account may not (401/403/429/529/5xx, transport), release it and try the next, while nothing has
- * reached the client yet. Each attempt holds its account slot in its own scope, so a failed attempt
+ * account may not (401/403/429/529/5xx, connect errors, first-byte timeouts), report it, let it go
+ * and try the next, up to the configured number of switches, while nothing has reached the client.
+ * Each attempt holds its account slot in its own child of the request scope, so a failed attempt
  * frees its slot at once and the winning attempt's slot lives as long as the request.
+ *
+ * When every account is busy the pick returns a place in a queue. A stream request may then answer
+ * at once with an SSE response and wait inside it (keep-alives while it waits): the call returns
+ * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
 import { Duration, Effect, ExecutionStrategy, Exit, Metric, Scope, Stream } from "effect"
-import { NoAvailableAccount, UpstreamFailed, upstreamFailsOver, upstreamRefusedRequest } from "../domain/errors.js"
+import { Settings } from "../config/AppConfig.js"
+import {
+  type NoAvailableAccount,
+  type RateLimited,
+  type StoreError,
+  UpstreamFailed,
+  upstreamFailsOver,
+  upstreamRefusedRequest
+} from "../domain/errors.js"
 import type { Account, Principal } from "../domain/model.js"
 import { upstreamFirstByte } from "../http/metrics.js"
-import { Scheduler } from "../services/Scheduler.js"
+import { Scheduler, type UpstreamOutcome } from "../services/Scheduler.js"
+import { countFailover } from "../services/scheduler/metrics.js"
+import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
+import { failoverReason } from "../services/scheduler/verdict.js"
 import { Upstream, type UpstreamRequest, type UpstreamResponse } from "../upstream/Upstream.js"
 
-export const MAX_ATTEMPTS = 3
 const ERROR_BODY_LIMIT = 64 * 1024
 
-const failoverStatus = upstreamFailsOver
-
 const retryAfterOf = (headers: Readonly<Record<string, string>>): number | undefined => {
-  const v = headers["retry-after"]
-  if (v === undefined) return undefined
-  const seconds = Number(v)
-  if (Number.isFinite(seconds)) return Math.max(0, seconds)
-  const date = Date.parse(v)
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000))
+  const ms = retryAfterMillis(headers, Date.now())
+  return ms === undefined ? undefined : Math.ceil(ms / 1000)
 }
 
 /** Reads the provider's error message (OpenAI or Anthropic shape) without trusting its size. */
@@ -75,57 +84,121 @@ export interface Answer {
   readonly response: UpstreamResponse
 }
 
-export const callUpstream = (
-  principal: Principal,
-  model: string,
-  build: (account: Account) => UpstreamRequest
-) =>
-  Effect.gen(function*() {
-    const scheduler = yield* Scheduler
-    const upstream = yield* Upstream
-    const requestScope = yield* Effect.scope
-    const tried = new Set<string>()
-    let last: UpstreamFailed | undefined
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const scope = yield* Scope.fork(requestScope, ExecutionStrategy.sequential)
-      const outcome = yield* Effect.exit(Scope.extend(
-        Effect.gen(function*() {
-          const account = yield* scheduler.acquireAccount({ group: principal.group, model, exclude: tried })
-          tried.add(account.name)
-          const sent = yield* upstream.send(account, build(account)).pipe(
-            Metric.trackDurationWith(upstreamFirstByte, Duration.toMillis),
-            Effect.tapError((e) =>
-              scheduler.report(account, { _tag: "Failure", status: e.status, retryAfterSeconds: undefined })
-            )
-          )
-          if (sent.status >= 200 && sent.status < 300) {
-            yield* scheduler.report(account, { _tag: "Success" })
-            return { account, response: sent }
-          }
-          const body = yield* readLimited(sent.body)
-          const error = upstreamError(sent.status, sent.headers, body)
-          yield* scheduler.report(account, {
-            _tag: "Failure",
-            status: sent.status,
-            retryAfterSeconds: retryAfterOf(sent.headers)
-          })
-          yield* Effect.logWarning("upstream attempt failed").pipe(
-            Effect.annotateLogs({ account: account.name, status: sent.status, attempt })
-          )
-          return yield* error
-        }),
-        scope
-      ))
-      if (Exit.isSuccess(outcome)) return outcome.value
-      yield* Scope.close(scope, outcome)
-      const failure = outcome.cause
-      const error = failure._tag === "Fail" ? failure.error : undefined
-      if (error instanceof UpstreamFailed && failoverStatus(error.status)) {
-        last = error
-        continue
+export interface CallInput {
+  readonly requestId: string
+  readonly principal: Principal
+  readonly model: string
+  readonly session: string | undefined
+  readonly build: (account: Account) => UpstreamRequest
+  /** The request's scope: each attempt's account slot and upstream answer live in a child of it. */
+  readonly scope: Scope.Scope
+}
+
+export type CallError = NoAvailableAccount | RateLimited | UpstreamFailed | StoreError
+
+export type CallStep =
+  | { readonly _tag: "Answered"; readonly answer: Answer }
+  /** Every account was busy: `resume` waits for the slot and finishes the call (failover included). */
+  | { readonly _tag: "Waiting"; readonly resume: Effect.Effect<Answer, CallError> }
+
+/** Calls upstream for a request; `mayWait` lets it hand back the waiting instead of doing it. */
+export type UpstreamCaller = (input: CallInput, mayWait: boolean) => Effect.Effect<CallStep, CallError>
+
+const SUCCESS: UpstreamOutcome = { _tag: "Success" }
+
+/** The caller, with its services resolved once, so a stream body can run it (it needs nothing). */
+export const makeUpstreamCaller = Effect.gen(function*() {
+  const scheduler = yield* Scheduler
+  const upstream = yield* Upstream
+  const settings = yield* Settings
+  const maxAttempts = 1 + Math.max(0, settings.scheduling.maxSwitches)
+
+  /** One attempt on a held account slot; a failure is reported to the scheduler first. */
+  const send = (input: CallInput, account: Account, scope: Scope.Scope): Effect.Effect<Answer, UpstreamFailed> =>
+    Effect.gen(function*() {
+      const sent = yield* upstream.send(account, input.build(account)).pipe(
+        Scope.extend(scope),
+        Metric.trackDurationWith(upstreamFirstByte, Duration.toMillis),
+        Effect.tapError((e) =>
+          scheduler.report(account, { _tag: "Failure", status: e.status, headers: {}, code: e.code }, input.session)
+        )
+      )
+      if (sent.status >= 200 && sent.status < 300) {
+        yield* scheduler.report(account, SUCCESS, input.session)
+        return { account, response: sent }
       }
-      if (error instanceof NoAvailableAccount && last !== undefined) return yield* last
-      return yield* Effect.failCause(failure)
+      const body = yield* readLimited(sent.body)
+      yield* scheduler.report(account, { _tag: "Failure", status: sent.status, headers: sent.headers, code: undefined }, input.session)
+      return yield* upstreamError(sent.status, sent.headers, body)
+    })
+
+  const answered = (step: CallStep): Effect.Effect<Answer, CallError> =>
+    step._tag === "Answered" ? Effect.succeed(step.answer) : step.resume
+
+  /** After a failed attempt: the next account, or the error when it is not worth another. */
+  const afterFailure = (
+    input: CallInput,
+    tried: Set<string>,
+    attempt: number,
+    account: Account,
+    error: CallError,
+    mayWait: boolean
+  ): Effect.Effect<CallStep, CallError> => {
+    if (!(error instanceof UpstreamFailed) || !upstreamFailsOver(error.status)) return Effect.fail(error)
+    const reason = failoverReason(error.status, error.code)
+    const log = {
+      request_id: input.requestId,
+      account: account.name,
+      status: error.status,
+      code: error.code,
+      reason,
+      attempt: attempt + 1
     }
-    return yield* (last ?? new NoAvailableAccount({ message: "No available account" }))
-  })
+    if (attempt + 1 >= maxAttempts) {
+      return Effect.logWarning("upstream failed; no switches left").pipe(Effect.annotateLogs(log), Effect.zipRight(Effect.fail(error)))
+    }
+    return Effect.logWarning("upstream failover: trying another account").pipe(
+      Effect.annotateLogs(log),
+      Effect.zipRight(countFailover(reason)),
+      Effect.zipRight(attemptFrom(input, tried, attempt + 1, error, mayWait))
+    )
+  }
+
+  const attemptFrom = (
+    input: CallInput,
+    tried: Set<string>,
+    attempt: number,
+    last: UpstreamFailed | undefined,
+    mayWait: boolean
+  ): Effect.Effect<CallStep, CallError> =>
+    Effect.flatMap(Scope.fork(input.scope, ExecutionStrategy.sequential), (scope) => {
+      // A failed attempt gives back its slot (or queue place) and aborts its upstream request now.
+      const closingOnFailure = <A, E>(self: Effect.Effect<A, E>) =>
+        Effect.onExit(self, (exit) => (Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void))
+      const pick = scheduler.acquireAccount({
+        group: input.principal.group,
+        model: input.model,
+        session: input.session,
+        exclude: tried
+      })
+      return closingOnFailure(Scope.extend(pick, scope)).pipe(
+        // Out of accounts after a failure: the client hears what the upstream said, not "no account".
+        Effect.catchTag("NoAvailableAccount", (e) => Effect.fail(last ?? e)),
+        Effect.flatMap((ticket) => {
+          tried.add(ticket.account.name)
+          const run = (canWait: boolean) =>
+            closingOnFailure(send(input, ticket.account, scope)).pipe(
+              Effect.map((answer): CallStep => ({ _tag: "Answered", answer })),
+              Effect.catchAll((e) => afterFailure(input, tried, attempt, ticket.account, e, canWait))
+            )
+          if (ticket._tag === "Granted") return run(mayWait)
+          const waitThenRun = Effect.zipRight(closingOnFailure(ticket.wait), run(false))
+          if (!mayWait) return waitThenRun
+          return Effect.succeed<CallStep>({ _tag: "Waiting", resume: Effect.flatMap(waitThenRun, answered) })
+        })
+      )
+    })
+
+  const call: UpstreamCaller = (input, mayWait) => attemptFrom(input, new Set(), 0, undefined, mayWait)
+  return call
+})

@@ -7,6 +7,7 @@ import { AppConfig } from "../config/AppConfig.js"
 import type { GatewayData } from "../config/resolve.js"
 import type { StoreError } from "../domain/errors.js"
 import type { Principal } from "../domain/model.js"
+import { Store } from "../store/Store.js"
 
 export interface KeyRepoShape {
   readonly findByHash: (sha256: string) => Effect.Effect<Option.Option<Principal>, StoreError>
@@ -27,4 +28,6 @@ export class KeyRepo extends Context.Tag("modelgate/KeyRepo")<KeyRepo, KeyRepoSh
   static readonly layer = Layer.effect(KeyRepo, Effect.map(AppConfig, (c) => fromData(c.data)))
   /** In-memory, from explicit data (tests). */
   static readonly layerTest = (data: GatewayData) => Layer.succeed(KeyRepo, fromData(data))
+  /** From the SQL store: hashed keys in the database, looked up through a short in-process cache. */
+  static readonly layerSql = Layer.effect(KeyRepo, Effect.map(Store, (store) => ({ findByHash: store.findPrincipal })))
 }

@@ -16,15 +16,21 @@ const authHeaders = (account: Account): Record<string, string> => {
   return { ...(secret === undefined ? {} : { "x-api-key": secret }), "anthropic-version": ANTHROPIC_VERSION }
 }
 
+/**
+ * A transport failure as the catalogue's error. The three timeouts keep their own codes: failover
+ * logs and metrics say which one fired, and an idle timeout mid-stream ends the client's stream with
+ * a `response.failed` that says so.
+ */
 const transportError = (account: Account, e: unknown): UpstreamFailed => {
   const code = (e as { code?: unknown })?.code
-  const timedOut = code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_CONNECT_TIMEOUT" ||
-    code === "UND_ERR_BODY_TIMEOUT"
-  return new UpstreamFailed({
-    status: 0,
-    code: timedOut ? "upstream_timeout" : "upstream_unreachable",
-    message: timedOut ? `Upstream account '${account.name}' timed out` : `Upstream account '${account.name}' is unreachable`
-  })
+  const [ours, what] = code === "UND_ERR_CONNECT_TIMEOUT"
+    ? ["upstream_connect_timeout", "timed out connecting"]
+    : code === "UND_ERR_HEADERS_TIMEOUT"
+    ? ["upstream_first_byte_timeout", "did not answer in time"]
+    : code === "UND_ERR_BODY_TIMEOUT"
+    ? ["upstream_idle_timeout", "went silent mid-answer"]
+    : ["upstream_unreachable", "is unreachable"]
+  return new UpstreamFailed({ status: 0, code: ours, message: `Upstream account '${account.name}' ${what}` })
 }
 
 const flatHeaders = (h: Record<string, string | Array<string> | undefined>): Record<string, string> => {
@@ -42,8 +48,10 @@ export const makeHttpUpstream = (settings: SettingsShape) =>
       new Agent({
         keepAliveTimeout: 30_000,
         connectTimeout: settings.upstreamConnectTimeoutMillis,
+        // Time to first byte is the time to the response headers (both providers send them first).
         headersTimeout: settings.upstreamFirstByteTimeoutMillis,
-        bodyTimeout: settings.upstreamFirstByteTimeoutMillis
+        // undici's body timeout is the longest gap between two body chunks: our idle timeout.
+        bodyTimeout: settings.upstreamIdleTimeoutMillis
       })
     ),
     (agent) => Effect.promise(() => agent.close())

@@ -1,0 +1,582 @@
+/**
+ * `npm run bench`: the gateway against two baselines, on one machine, in one run.
+ * Method, figures and how to read them: docs/performance.md.
+ *
+ * Processes (each its own process group, all killed on exit, Ctrl-C or error):
+ *   fake upstream  bench/fakeUpstream.ts: precomputed Responses / Messages bodies, JSON and SSE
+ *   bare proxy     bench/bareProxy.ts: ~30 lines of node:http keep-alive forwarding (the floor)
+ *   gateway        node --import tsx src/main.ts, generated YAML config, default log level
+ *   load           bench/load.ts: autocannon (closed loop) and a paced open-loop client
+ *
+ * For each of passthrough JSON / passthrough SSE / translated JSON / translated SSE, and each target
+ * (direct = the fake itself, bare proxy, gateway), interleaved round by round (the target order
+ * rotates every round), it measures:
+ *   saturation  autocannon, BENCH_CONNECTIONS connections, a fixed amount of requests sized to last
+ *               about BENCH_SECONDS: req/s, p50/p99, and the target process's CPU seconds
+ *               (/proc/<pid>/stat utime+stime) per request
+ *   paced       200 req/s open loop for BENCH_PACED_SECONDS: p50/p99 latency and time to first byte
+ * and reports the median over BENCH_ROUNDS rounds. Then: a soak of BENCH_REQUESTS requests (all four
+ * kinds mixed) through the gateway while its RSS is sampled; a check that clients hanging up
+ * mid-request do not kill it; `npm start` to first /health answer, three times. It also measures
+ * how much CPU other processes used meanwhile (the noise on a shared machine).
+ *
+ * Env: BENCH_REQUESTS (soak size, default 8000; `--full` = 100000), BENCH_ROUNDS (3),
+ * BENCH_SECONDS (1), BENCH_PACED_SECONDS (1.5), BENCH_CONNECTIONS (32), BENCH_KEEP=1 keeps the
+ * temp dir (config, gateway log, databases), BENCH_DATABASE_URL (default: a fresh SQLite file in
+ * the temp dir). Prints a table and writes bench/results.json.
+ */
+import { closeSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { cpus, loadavg } from "node:os"
+import { dirname, join } from "node:path"
+import { performance } from "node:perf_hooks"
+import {
+  fail,
+  freePort,
+  guard,
+  healthOnce,
+  isRunning,
+  KEEP,
+  killAll,
+  log,
+  makeTempDir,
+  type Req,
+  ROOT,
+  type Scenario,
+  type ScenarioId,
+  scenarios,
+  spawnChild,
+  startBareProxy,
+  startFakeUpstream,
+  startGateway,
+  startLoad,
+  stopChild,
+  type TargetName,
+  waitHealthy
+} from "./harness.js"
+import { cpuSeconds, rssBytes, systemBusySeconds } from "./shared.js"
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+const argv = process.argv.slice(2)
+const envNumber = (name: string, fallback: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const n = Number(raw)
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got '${raw}'`)
+  return n
+}
+const SOAK_REQUESTS = argv.includes("--full") ? 100_000 : Math.round(envNumber("BENCH_REQUESTS", 8_000))
+const ROUNDS = Math.round(envNumber("BENCH_ROUNDS", 3))
+const SAT_SECONDS = envNumber("BENCH_SECONDS", 1)
+const PACED_SECONDS = envNumber("BENCH_PACED_SECONDS", 1.5)
+const CONNECTIONS = Math.round(envNumber("BENCH_CONNECTIONS", 32))
+const PACED_RATE = 200
+/** Half-second runs whose in-flight requests are cut at the end (the hang-up check). */
+const HANGUP_CYCLES = 4
+
+const TARGETS = {
+  cpuPerRequestPassthroughJsonUs: 300,
+  throughputVsBare: 0.5,
+  addedP50Ms: 1,
+  addedP99Ms: 5,
+  cpuPerRequestStreamUs: 500,
+  addedFirstByteMs: 1,
+  translatedVsPassthrough: 1.5,
+  rssGrowth: 0.1,
+  startupMs: 1500
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and formatting
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b)
+  if (s.length === 0) return Number.NaN
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
+}
+
+const f = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : "n/a")
+const fInt = (x: number): string => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "n/a")
+const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+
+/** A plain-text table; the first `textColumns` columns are left-aligned, the rest right-aligned. */
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>, textColumns = 1): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((c, i) => (i < textColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd()
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurements
+
+interface SaturationSample {
+  readonly rps: number
+  readonly p50: number
+  readonly p99: number
+  /** CPU µs per request of the target process (the fake for "direct"). */
+  readonly cpuUs: number
+  /** CPU µs per request of the fake upstream during the same phase. */
+  readonly upstreamCpuUs: number
+  readonly ok: number
+  readonly bad: number
+}
+
+interface PacedSample {
+  readonly p50: number
+  readonly p99: number
+  readonly firstByteP50: number
+  readonly firstByteP99: number
+  readonly headersP50: number
+  readonly lateP99: number
+  readonly ok: number
+  readonly bad: number
+}
+
+interface Cell {
+  readonly saturation: Array<SaturationSample>
+  readonly paced: Array<PacedSample>
+}
+
+const main = async (): Promise<void> => {
+  const T0 = performance.now()
+  const loadBefore = loadavg()
+  makeTempDir()
+  log(`settings: rounds=${ROUNDS} saturation=${SAT_SECONDS}s@${CONNECTIONS}conn paced=${PACED_SECONDS}s@${PACED_RATE}rps soak=${SOAK_REQUESTS}`)
+  const fake = await startFakeUpstream()
+  const bare = await startBareProxy(fake.info.url)
+  const load = await startLoad()
+  log(`fake upstream ${fake.info.url} (events/stream: responses ${fake.info.events.responses}, messages ${fake.info.events.messages}); bare proxy ${bare.info.url}`)
+
+  // The gateway at its default log level (startGateway removes LOG_LEVEL): hiding the logging cost is not allowed.
+  const gw = await startGateway(fake.info.url)
+  const gateway = gw.child
+  const gatewayUrl = gw.url
+  const gatewayPid = gw.pid
+  const gatewayPort = gw.port
+  const gatewayStartMs = gw.startMs
+  const gatewayLog = gw.logPath
+  log(`gateway ${gatewayUrl} (pid ${gatewayPid}) answered /health after ${f(gatewayStartMs, 0)} ms`)
+  const rssAtStart = rssBytes(gatewayPid)
+
+  // Everything else the machine does during the measurements (other people's tests...) is noise:
+  // measure it as machine busy time minus the CPU of our own processes.
+  const ourCpu = (): number =>
+    [fake.child.pid!, bare.child.pid!, load.child.pid!, gatewayPid].reduce((n, pid) => n + cpuSeconds(pid), 0) +
+    (process.cpuUsage().user + process.cpuUsage().system) / 1e6
+  const busy0 = systemBusySeconds()
+  const ours0 = ourCpu()
+  const measureStart = performance.now()
+
+  const urls: Record<TargetName, string> = { direct: fake.info.url, bare: bare.info.url, gateway: gatewayUrl }
+  const pids: Record<TargetName, number> = { direct: fake.child.pid!, bare: bare.child.pid!, gateway: gatewayPid }
+  const requestFor = (s: Scenario, t: TargetName): Req => (t === "gateway" ? s.gatewayRequest : s.upstreamRequest)
+
+  // Sanity check: every scenario answers 200 on every target before anything is measured.
+  for (const s of scenarios) {
+    for (const t of ["direct", "bare", "gateway"] as const) {
+      const r = await load.run({ op: "cannon", url: urls[t], connections: 1, amount: 5, requests: [requestFor(s, t)] })
+      if (r.ok2xx !== 5) throw new Error(`${s.id} via ${t}: expected 5 answers of 200, got ${r.ok2xx} (non-2xx ${r.non2xx}, errors ${r.errors})`)
+    }
+  }
+
+  let gatewayRequests = 0
+  const countGateway = (t: TargetName, n: number) => {
+    if (t === "gateway") gatewayRequests += n
+  }
+
+  // Warm-up (JIT, connection pools; not measured) doubles as calibration: saturation phases run a
+  // fixed AMOUNT of requests sized to last about BENCH_SECONDS, because autocannon's duration mode
+  // cuts the requests in flight when time is up, and what is measured here is not client aborts.
+  log("warm-up and calibration")
+  const amounts = new Map<string, number>()
+  const amountFor = (rps: number) => Math.max(CONNECTIONS * 10, Math.round((rps * SAT_SECONDS) / CONNECTIONS) * CONNECTIONS)
+  for (const s of scenarios) {
+    for (const t of ["direct", "bare", "gateway"] as const) {
+      let r = await load.run({ op: "cannon", url: urls[t], connections: CONNECTIONS, amount: CONNECTIONS * 5, requests: [requestFor(s, t)] })
+      countGateway(t, r.ok2xx + r.non2xx)
+      // A second pass sized from the first: a second for the gateway (JIT), less for the others.
+      const warmAmount = Math.round((r.rps * (t === "gateway" ? 1 : 0.3)) / CONNECTIONS) * CONNECTIONS
+      if (warmAmount > CONNECTIONS) {
+        r = await load.run({ op: "cannon", url: urls[t], connections: CONNECTIONS, amount: warmAmount, requests: [requestFor(s, t)] })
+        countGateway(t, r.ok2xx + r.non2xx)
+      }
+      amounts.set(`${s.id}/${t}`, amountFor(r.rps))
+    }
+  }
+  const rssAfterWarmup = rssBytes(gatewayPid)
+
+  const cells = new Map<string, Cell>()
+  const cell = (s: Scenario, t: TargetName): Cell => {
+    const key = `${s.id}/${t}`
+    let c = cells.get(key)
+    if (c === undefined) {
+      c = { saturation: [], paced: [] }
+      cells.set(key, c)
+    }
+    return c
+  }
+  const rssSamples: Array<{ atSec: number; gatewayRequests: number; rss: number; phase: string }> = []
+  const sampleRss = (phase: string) =>
+    rssSamples.push({ atSec: (performance.now() - T0) / 1000, gatewayRequests, rss: rssBytes(gatewayPid), phase })
+  sampleRss("after warm-up")
+
+  const baseOrder: ReadonlyArray<TargetName> = ["direct", "bare", "gateway"]
+  for (let round = 0; round < ROUNDS; round++) {
+    const targetOrder = baseOrder.map((_, i) => baseOrder[(i + round) % baseOrder.length]!)
+    log(`round ${round + 1}/${ROUNDS} (order: ${targetOrder.join(", ")})`)
+    for (const s of scenarios) {
+      for (const t of targetOrder) {
+        const req = requestFor(s, t)
+        const cpu0 = cpuSeconds(pids[t])
+        const up0 = cpuSeconds(pids.direct)
+        const amount = amounts.get(`${s.id}/${t}`)!
+        const r = await load.run({ op: "cannon", url: urls[t], connections: CONNECTIONS, amount, requests: [req] })
+        const cpu1 = cpuSeconds(pids[t])
+        const up1 = cpuSeconds(pids.direct)
+        countGateway(t, r.ok2xx + r.non2xx)
+        amounts.set(`${s.id}/${t}`, amountFor(r.rps))
+        cell(s, t).saturation.push({
+          rps: r.rps,
+          p50: r.latencyMs.p50,
+          p99: r.latencyMs.p99,
+          cpuUs: ((cpu1 - cpu0) / Math.max(1, r.ok2xx)) * 1e6,
+          upstreamCpuUs: ((up1 - up0) / Math.max(1, r.ok2xx)) * 1e6,
+          ok: r.ok2xx,
+          bad: r.non2xx + r.errors
+        })
+      }
+      for (const t of targetOrder) {
+        const req = requestFor(s, t)
+        const r = await load.run({
+          op: "paced",
+          url: urls[t],
+          rate: PACED_RATE,
+          duration: PACED_SECONDS,
+          warmup: 20,
+          path: req.path,
+          headers: req.headers,
+          body: req.body
+        })
+        countGateway(t, r.sent + 20)
+        cell(s, t).paced.push({
+          p50: r.latencyMs.p50,
+          p99: r.latencyMs.p99,
+          firstByteP50: r.firstByteMs.p50,
+          firstByteP99: r.firstByteMs.p99,
+          headersP50: r.headersMs.p50,
+          lateP99: r.lateMs.p99,
+          ok: r.ok,
+          bad: r.failed
+        })
+      }
+    }
+    sampleRss(`after round ${round + 1}`)
+  }
+
+  // Soak: all four kinds mixed, through the gateway only; RSS sampled while it runs.
+  log(`soak: ${SOAK_REQUESTS.toLocaleString("en-US")} requests through the gateway`)
+  const rssSteady = rssBytes(gatewayPid)
+  const requestsBeforeSoak = gatewayRequests
+  const soakSamples: Array<{ atSec: number; rss: number }> = []
+  const soakStart = performance.now()
+  const sampler = setInterval(() => soakSamples.push({ atSec: (performance.now() - soakStart) / 1000, rss: rssBytes(gatewayPid) }), 250)
+  const soakCpu0 = cpuSeconds(gatewayPid)
+  const soak = await load.run({
+    op: "cannon",
+    url: gatewayUrl,
+    connections: CONNECTIONS,
+    amount: SOAK_REQUESTS,
+    requests: scenarios.map((s) => s.gatewayRequest)
+  })
+  const soakCpu1 = cpuSeconds(gatewayPid)
+  clearInterval(sampler)
+  gatewayRequests += soak.ok2xx + soak.non2xx
+  const rssAfterSoak = rssBytes(gatewayPid)
+  await new Promise((r) => setTimeout(r, 1000))
+  const rssAfterIdle = rssBytes(gatewayPid)
+  sampleRss("after soak")
+  // RSS saw-tooths with garbage collection, so single readings mislead: compare the median RSS of
+  // the soak's first quarter with that of its last quarter.
+  const quarter = (i: number): Array<number> =>
+    soakSamples.filter((x) => x.atSec >= (i * soak.elapsedSec) / 4 && x.atSec < ((i + 1) * soak.elapsedSec) / 4).map((x) => x.rss)
+  const rssFirstQuarter = median(quarter(0).length > 0 ? quarter(0) : [rssSteady])
+  const rssLastQuarter = median(quarter(3).length > 0 ? quarter(3) : [rssAfterSoak])
+  const rssMax = Math.max(rssSteady, rssAfterSoak, ...soakSamples.map((x) => x.rss))
+  const rssBare = rssBytes(bare.child.pid!)
+  const logBytes = statSync(gatewayLog).size
+  const logLines = readFileSync(gatewayLog).reduce((n, byte) => (byte === 10 ? n + 1 : n), 0)
+
+  const otherCpuSeconds = systemBusySeconds() - busy0 - (ourCpu() - ours0)
+  const measuredSeconds = (performance.now() - measureStart) / 1000
+
+  // Extra, not one of the issue's targets: clients that hang up mid-request (autocannon's duration
+  // mode cuts whatever is in flight when time is up) must not take the gateway down.
+  log("client hang-up check")
+  let hangupServed = 0
+  for (let i = 0; i < HANGUP_CYCLES && isRunning(gateway); i++) {
+    const hangups = await load.run({
+      op: "cannon",
+      url: gatewayUrl,
+      connections: CONNECTIONS,
+      duration: 0.5,
+      requests: scenarios.map((s) => s.gatewayRequest)
+    })
+    hangupServed += hangups.ok2xx
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  const survivedHangups = isRunning(gateway) && (await healthOnce(gatewayPort))
+  // What killed it, if it died: the first error lines that are not JSON log records.
+  const crash = survivedHangups
+    ? []
+    : readFileSync(gatewayLog, "utf8").split("\n").filter((l) => !l.startsWith("{") && /error/i.test(l)).slice(0, 3).map((l) => l.trim())
+  if (!survivedHangups) log(`the gateway died after clients hung up mid-request: ${crash.join(" | ")}`)
+
+  // Stop everything but the load child, then time `npm start` on a quiet machine.
+  await stopChild(gateway)
+  await stopChild(bare.child)
+  // Start-up: `npm start` (npm -> sh -> tsx -> node) until /health answers, three times, on a
+  // database of its own (the first start creates and migrates it, the next two reopen it).
+  log("start-up: npm start -> /health, 3 times")
+  const startups: Array<number> = []
+  const startupErrors: Array<string> = []
+  for (let i = 1; i <= 3; i++) {
+    const port = await freePort()
+    const startLog = join(dirname(gatewayLog), `npm-start-${i}.log`)
+    const fd = openSync(startLog, "a")
+    const t0 = performance.now()
+    const child = spawnChild("npm start", "npm", ["start", "--silent"], {
+      stdio: ["ignore", fd, fd],
+      env: { ...gw.env, PORT: String(port), DATABASE_URL: process.env["BENCH_DATABASE_URL"] ?? join(dirname(gatewayLog), "startup.db") }
+    })
+    closeSync(fd)
+    guard(child)
+    try {
+      startups.push(await waitHealthy(port, child, t0))
+    } catch (e) {
+      const tail = readFileSync(startLog, "utf8").trim().split("\n").slice(-5).join(" | ")
+      startupErrors.push(`${e instanceof Error ? e.message : String(e)}: ${tail}`)
+      log(`npm start #${i} failed: ${startupErrors[startupErrors.length - 1]}`)
+    }
+    await stopChild(child)
+  }
+  await stopChild(fake.child)
+  await stopChild(load.child)
+
+  // ---------------------------------------------------------------------------------------------
+  // Report
+
+  const med = (s: Scenario, t: TargetName) => {
+    const c = cell(s, t)
+    const m = <K extends keyof SaturationSample>(k: K) => median(c.saturation.map((x) => x[k]))
+    const p = <K extends keyof PacedSample>(k: K) => median(c.paced.map((x) => x[k]))
+    return {
+      rps: m("rps"),
+      satP50: m("p50"),
+      satP99: m("p99"),
+      cpuUs: m("cpuUs"),
+      upstreamCpuUs: m("upstreamCpuUs"),
+      p50: p("p50"),
+      p99: p("p99"),
+      firstByteP50: p("firstByteP50"),
+      firstByteP99: p("firstByteP99"),
+      headersP50: p("headersP50"),
+      lateP99: p("lateP99"),
+      bad: c.saturation.reduce((n, x) => n + x.bad, 0) + c.paced.reduce((n, x) => n + x.bad, 0)
+    }
+  }
+  type Med = ReturnType<typeof med>
+  const medians = new Map<string, Med>()
+  for (const s of scenarios) for (const t of baseOrder) medians.set(`${s.id}/${t}`, med(s, t))
+  const M = (id: ScenarioId, t: TargetName): Med => medians.get(`${id}/${t}`)!
+
+  const cpuInfo = readFileSync("/proc/cpuinfo", "utf8")
+  const machine = {
+    nproc: cpus().length,
+    cpuModel: /^model name\s*:\s*(.+)$/m.exec(cpuInfo)?.[1]?.trim() ?? "unknown",
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    /** 1-minute load average when the run started: anything else busy on the machine shows here. */
+    loadAverageAtStart: loadBefore[0] ?? Number.NaN,
+    /** CPU seconds used by processes other than the bench's during the measurements, and per second (cores). */
+    otherCpuSeconds,
+    otherCores: otherCpuSeconds / measuredSeconds
+  }
+
+  const mainRows = scenarios.flatMap((s) =>
+    baseOrder.map((t) => {
+      const m = M(s.id, t)
+      return [
+        t === "direct" ? s.label : "",
+        t === "direct" ? "direct (fake)" : t === "bare" ? "bare proxy" : "gateway",
+        fInt(m.rps),
+        f(m.satP50),
+        f(m.satP99),
+        fInt(m.cpuUs),
+        f(m.p50),
+        f(m.p99),
+        s.stream ? f(m.firstByteP50) : "",
+        s.stream ? f(m.firstByteP99) : "",
+        m.bad === 0 ? "" : String(m.bad)
+      ]
+    })
+  )
+
+  const addedRows = scenarios.flatMap((s) =>
+    (["bare", "gateway"] as const).map((t) => {
+      const d = M(s.id, "direct")
+      const m = M(s.id, t)
+      return [
+        t === "bare" ? s.label : "",
+        t === "bare" ? "bare proxy" : "gateway",
+        f(m.p50 - d.p50),
+        f(m.p99 - d.p99),
+        s.stream ? f(m.firstByteP50 - d.firstByteP50) : "",
+        s.stream ? f(m.firstByteP99 - d.firstByteP99) : "",
+        f(m.rps / M(s.id, "bare").rps),
+        t === "gateway" ? f(m.cpuUs / M(s.id, "bare").cpuUs, 1) : ""
+      ]
+    })
+  )
+
+  interface Check {
+    readonly target: string
+    readonly limit: string
+    readonly value: string
+    readonly pass: boolean
+    /** Not one of the issue's targets. */
+    readonly extra?: boolean
+  }
+  const checks: Array<Check> = []
+  const check = (target: string, limit: string, value: string, pass: boolean, extra = false) =>
+    checks.push({ target, limit, value, pass, ...(extra ? { extra } : {}) })
+  const g = (id: ScenarioId) => M(id, "gateway")
+  check("gateway CPU per request, passthrough JSON", `<= ${TARGETS.cpuPerRequestPassthroughJsonUs} µs`, `${fInt(g("passthrough-json").cpuUs)} µs`, g("passthrough-json").cpuUs <= TARGETS.cpuPerRequestPassthroughJsonUs)
+  for (const s of scenarios) {
+    const ratio = g(s.id).rps / M(s.id, "bare").rps
+    check(`throughput vs bare proxy, ${s.label}`, `>= ${TARGETS.throughputVsBare}x`, `${f(ratio)}x`, ratio >= TARGETS.throughputVsBare)
+  }
+  for (const s of scenarios) {
+    const a50 = g(s.id).p50 - M(s.id, "direct").p50
+    const a99 = g(s.id).p99 - M(s.id, "direct").p99
+    check(`added p50 at ${PACED_RATE} req/s, ${s.label}`, `<= ${TARGETS.addedP50Ms} ms`, `${f(a50)} ms`, a50 <= TARGETS.addedP50Ms)
+    check(`added p99 at ${PACED_RATE} req/s, ${s.label}`, `<= ${TARGETS.addedP99Ms} ms`, `${f(a99)} ms`, a99 <= TARGETS.addedP99Ms)
+  }
+  for (const s of scenarios.filter((x) => x.stream)) {
+    check(`gateway CPU per request, ${s.label} (${s.id.startsWith("pass") ? fake.info.events.responses : fake.info.events.messages} events)`, `<= ${TARGETS.cpuPerRequestStreamUs} µs`, `${fInt(g(s.id).cpuUs)} µs`, g(s.id).cpuUs <= TARGETS.cpuPerRequestStreamUs)
+    const fb = g(s.id).firstByteP50 - M(s.id, "direct").firstByteP50
+    check(`added first byte p50 at ${PACED_RATE} req/s, ${s.label}`, `<= ${TARGETS.addedFirstByteMs} ms`, `${f(fb)} ms`, fb <= TARGETS.addedFirstByteMs)
+  }
+  for (const kind of ["json", "sse"] as const) {
+    const tr = g(`translated-${kind}`)
+    const pt = g(`passthrough-${kind}`)
+    const cpuRatio = tr.cpuUs / pt.cpuUs
+    const rpsRatio = pt.rps / tr.rps
+    check(`translated vs passthrough ${kind.toUpperCase()}, CPU per request`, `<= ${TARGETS.translatedVsPassthrough}x`, `${f(cpuRatio)}x`, cpuRatio <= TARGETS.translatedVsPassthrough)
+    check(`translated vs passthrough ${kind.toUpperCase()}, throughput`, `<= ${TARGETS.translatedVsPassthrough}x slower`, `${f(rpsRatio)}x`, rpsRatio <= TARGETS.translatedVsPassthrough)
+  }
+  const rssGrowth = (rssLastQuarter - rssFirstQuarter) / rssFirstQuarter
+  check(
+    `gateway RSS flat over the soak (${SOAK_REQUESTS.toLocaleString("en-US")} requests; median RSS, first vs last quarter)`,
+    `<= +${TARGETS.rssGrowth * 100}%`,
+    `${mb(rssFirstQuarter)} -> ${mb(rssLastQuarter)} (${rssGrowth >= 0 ? "+" : ""}${f(rssGrowth * 100, 1)}%)`,
+    rssGrowth <= TARGETS.rssGrowth
+  )
+  const startupMedian = median(startups)
+  check(
+    "npm start -> first served request (/health)",
+    `< ${TARGETS.startupMs} ms`,
+    startupErrors.length === 0 ? `${fInt(startupMedian)} ms` : `${startupErrors.length}/3 starts failed`,
+    startupErrors.length === 0 && startupMedian < TARGETS.startupMs
+  )
+  check(
+    "(extra) gateway alive after clients hang up mid-request",
+    "alive",
+    survivedHangups ? `alive (${HANGUP_CYCLES} x 0.5 s, ${hangupServed} served)` : "process died",
+    survivedHangups,
+    true
+  )
+
+  const out: Array<string> = []
+  out.push("")
+  out.push(`modelgate benchmark  ${new Date().toISOString()}`)
+  out.push(`machine: ${machine.nproc} CPU (${machine.cpuModel}), node ${machine.node}, ${machine.platform}; load average at start ${f(machine.loadAverageAtStart)}, ` +
+      `other processes used ${f(machine.otherCores)} cores on average during the measurements`)
+  out.push(
+    `method: ${ROUNDS} interleaved rounds, medians; saturation = autocannon ${CONNECTIONS} connections x ${SAT_SECONDS}s; ` +
+      `paced = ${PACED_RATE} req/s open loop x ${PACED_SECONDS}s; streams carry ${fake.info.events.responses} (Responses) / ${fake.info.events.messages} (Messages) events`
+  )
+  out.push(`gateway: node --import tsx src/main.ts, LOG_LEVEL unset (default Info): ${f(logLines / Math.max(1, gatewayRequests), 2)} log lines, ${fInt(logBytes / Math.max(1, gatewayRequests))} bytes per request, to a file`)
+  out.push("")
+  out.push(
+    table(
+      ["scenario", "target", "req/s", "sat p50", "sat p99", "CPU µs/req", "200/s p50", "200/s p99", "1st byte p50", "1st byte p99", "errors"],
+      mainRows,
+      2
+    )
+  )
+  out.push("(latencies in ms; CPU µs/req = CPU of that process only: the fake for direct, the proxy/gateway otherwise)")
+  out.push("")
+  out.push(table(["added over direct", "via", "p50 ms", "p99 ms", "1st byte p50", "1st byte p99", "req/s vs bare", "CPU vs bare"], addedRows, 2))
+  out.push("")
+  out.push(
+    `gateway RSS: at start ${mb(rssAtStart)}, after warm-up ${mb(rssAfterWarmup)}, steady (after ${requestsBeforeSoak.toLocaleString("en-US")} requests) ${mb(rssSteady)}; ` +
+      `soak of ${SOAK_REQUESTS.toLocaleString("en-US")} more: first quarter median ${mb(rssFirstQuarter)}, last quarter median ${mb(rssLastQuarter)}, peak ${mb(rssMax)}, ` +
+      `at the end ${mb(rssAfterSoak)}, +1 s idle ${mb(rssAfterIdle)} (bare proxy, also under tsx: ${mb(rssBare)}). ` +
+      `Soak: ${fInt(soak.rps)} req/s mixed, ${fInt(((soakCpu1 - soakCpu0) / Math.max(1, soak.ok2xx)) * 1e6)} µs CPU/req, ${soak.non2xx + soak.errors} errors`
+  )
+  out.push(`start-up: npm start -> /health ${startups.map((x) => fInt(x)).join(", ")} ms (median ${fInt(startupMedian)}); node --import tsx src/main.ts ${fInt(gatewayStartMs)} ms (first start of the run)`)
+  out.push("")
+  out.push(table(["target", "limit", "measured", ""], checks.map((c) => [c.target, c.limit, c.value, c.pass ? "PASS" : "FAIL"]), 1))
+  const issueChecks = checks.filter((c) => c.extra !== true)
+  out.push(`${issueChecks.filter((c) => c.pass).length}/${issueChecks.length} targets met`)
+  process.stdout.write(`${out.join("\n")}\n`)
+
+  const results = {
+    date: new Date().toISOString(),
+    machine,
+    settings: {
+      rounds: ROUNDS,
+      saturationSeconds: SAT_SECONDS,
+      connections: CONNECTIONS,
+      pacedRate: PACED_RATE,
+      pacedSeconds: PACED_SECONDS,
+      soakRequests: SOAK_REQUESTS,
+      gatewayCommand: "node --import tsx src/main.ts",
+      gatewayLogLevel: "default (Info): LOG_LEVEL removed from the gateway's environment",
+      streamEvents: fake.info.events,
+      upstreamBodyBytes: fake.info.bytes
+    },
+    medians: Object.fromEntries(scenarios.map((s) => [s.id, Object.fromEntries(baseOrder.map((t) => [t, M(s.id, t)]))])),
+    samples: Object.fromEntries([...cells.entries()]),
+    gatewayLog: { lines: logLines, bytes: logBytes, requests: gatewayRequests },
+    rss: {
+      atStart: rssAtStart,
+      afterWarmup: rssAfterWarmup,
+      steady: rssSteady,
+      requestsBeforeSoak,
+      afterSoak: rssAfterSoak,
+      afterSoakIdle: rssAfterIdle,
+      growth: rssGrowth,
+      soakFirstQuarterMedian: rssFirstQuarter,
+      soakLastQuarterMedian: rssLastQuarter,
+      soakPeak: rssMax,
+      bareProxy: rssBare,
+      rounds: rssSamples,
+      soak: soakSamples
+    },
+    soak: { ...soak, cpuUsPerRequest: ((soakCpu1 - soakCpu0) / Math.max(1, soak.ok2xx)) * 1e6 },
+    clientHangups: { survived: survivedHangups, cycles: HANGUP_CYCLES, served: hangupServed, crash },
+    startup: { npmStartMs: startups, npmStartMedianMs: startupMedian, npmStartErrors: startupErrors, nodeImportTsxFirstMs: gatewayStartMs },
+    targets: checks
+  }
+  writeFileSync(join(ROOT, "bench", "results.json"), `${JSON.stringify(results, null, 2)}\n`)
+  log(`wrote bench/results.json${KEEP ? `; kept ${dirname(gatewayLog)}` : ""}`)
+}
+
+main().then(() => {
+  killAll()
+  process.exit(0)
+}, fail)

@@ -1,0 +1,204 @@
+/**
+ * The scheduling algorithm, once, over a SchedulerStore: the in-process and the Redis scheduler are
+ * this function applied to their store. Selection is select.ts, cooldown rules are verdict.ts; this
+ * file wires them to the store and turns refusals into the catalogue's errors.
+ */
+import { createHash } from "node:crypto"
+import { Effect, Redacted } from "effect"
+import type { GatewayData } from "../../config/resolve.js"
+import { NoAvailableAccount, RateLimited, type StoreError } from "../../domain/errors.js"
+import { type Account, accountServes, type Group, type Principal } from "../../domain/model.js"
+import type { AccountTicket, SchedulerShape, SlotTicket } from "../Scheduler.js"
+import { countCooldown } from "./metrics.js"
+import { select } from "./select.js"
+import type { SchedulingSettings } from "./settings.js"
+import { accountPool, type Entry, type OnGrant, type SchedulerStore } from "./store.js"
+import { verdictFor } from "./verdict.js"
+
+export interface SchedulerOptions {
+  /** How long a request waits for a key/user or account slot before a 429. */
+  readonly slotWaitMillis: number
+  /** How many requests may wait for one key's (or user's) slots at once. */
+  readonly slotQueueLimit: number
+  readonly scheduling: SchedulingSettings
+}
+
+const tooManyPending = () =>
+  new RateLimited({ code: "too_many_pending_requests", message: "Too many pending requests, please retry later" })
+
+const waitedTooLong = (who: string, waitMillis: number) =>
+  new RateLimited({
+    code: "concurrency_limit_exceeded",
+    message: `Concurrency limit exceeded for ${who}, please retry later`,
+    retryAfterSeconds: Math.max(1, Math.ceil(waitMillis / 1000 / 10))
+  })
+
+const noAccount = (model: string, backInMillis: number | undefined) =>
+  new NoAvailableAccount({
+    message: `No available account for model '${model}' in this group`,
+    ...(backInMillis === undefined ? {} : { retryAfterSeconds: Math.max(1, Math.ceil(backInMillis / 1000)) })
+  })
+
+/**
+ * What identifies an account's credentials: a take-out for an auth failure is recorded against it,
+ * so an operator who rotates the key (or moves the base URL) brings the account back without
+ * clearing anything. Only a short hash: never the secret itself.
+ */
+const fingerprint = (a: Account): string =>
+  createHash("sha256")
+    .update(`${a.kind}\u0000${a.baseUrl}\u0000${a.secret === undefined ? "" : Redacted.value(a.secret)}`)
+    .digest("hex")
+    .slice(0, 16)
+
+const GRANTED_SLOT: SlotTicket = { _tag: "Granted" }
+
+export const makeScheduler = (data: GatewayData, options: SchedulerOptions, store: SchedulerStore): SchedulerShape => {
+  const policy = options.scheduling
+  // Whole milliseconds: Redis takes the TTL as an integer.
+  const stickyTtlMillis = Math.max(1, Math.round(policy.stickyTtlSeconds * 1000))
+  const byGroup = new Map<string, ReadonlyArray<Account>>()
+  const fingerprints = new Map<Account, string>()
+
+  const groupAccounts = (group: Group): ReadonlyArray<Account> => {
+    const id = `${group.platform}\u0000${group.name}`
+    let accounts = byGroup.get(id)
+    if (!accounts) {
+      accounts = data.accounts.filter((a) => a.platform === group.platform && a.groups.includes(group.name))
+      byGroup.set(id, accounts)
+    }
+    return accounts
+  }
+
+  const fingerprintOf = (a: Account): string => {
+    let fp = fingerprints.get(a)
+    if (fp === undefined) fingerprints.set(a, fp = fingerprint(a))
+    return fp
+  }
+
+  /** A failure to record state must not fail the request it is about: log it and go on. */
+  const bestEffort = (what: string) => (e: StoreError) =>
+    Effect.logWarning(`scheduler could not record ${what}`).pipe(Effect.annotateLogs({ error: e.message }))
+
+  const slotTicket = (who: string) => (entry: Entry): Effect.Effect<SlotTicket, RateLimited> => {
+    if (entry._tag === "Granted") return Effect.succeed(GRANTED_SLOT)
+    if (entry._tag === "Full") return Effect.fail(tooManyPending())
+    const wait = Effect.flatMap(
+      entry.wait(options.slotWaitMillis),
+      (held) => (held ? Effect.void : Effect.fail(waitedTooLong(who, options.slotWaitMillis)))
+    )
+    return Effect.succeed({ _tag: "Queued", wait })
+  }
+
+  const keySlot = slotTicket("this API key")
+  const accountSlot = slotTicket("the upstream accounts")
+
+  const report: SchedulerShape["report"] = (account, outcome, session) => {
+    if (outcome._tag === "Success") return Effect.catchAll(store.clearFailures(account.name), bestEffort("a success"))
+    const verdict = verdictFor(outcome, policy, Date.now())
+    const log = { account: account.name, status: outcome.status }
+    let record: Effect.Effect<void, StoreError>
+    switch (verdict._tag) {
+      case "Ignore":
+        return Effect.void
+      case "CoolDown":
+        record = store.coolDown(account.name, verdict.millis, verdict.reason).pipe(
+          Effect.zipRight(countCooldown(account.name, verdict.reason)),
+          Effect.zipRight(Effect.logWarning("upstream account cooling down").pipe(
+            Effect.annotateLogs({ ...log, reason: verdict.reason, seconds: Math.ceil(verdict.millis / 1000) })
+          ))
+        )
+        break
+      case "TakeOut":
+        record = store.disable(account.name, fingerprintOf(account), verdict.reason).pipe(
+          Effect.zipRight(countCooldown(account.name, verdict.reason)),
+          Effect.zipRight(Effect.logError("upstream account taken out until an operator acts (new credentials or reinstate)").pipe(
+            Effect.annotateLogs({ ...log, reason: verdict.reason })
+          ))
+        )
+        break
+      case "Count":
+        record = Effect.flatMap(
+          store.countFailure(account.name, {
+            windowMillis: policy.serverErrorWindowSeconds * 1000,
+            threshold: policy.serverErrorThreshold,
+            cooldownMillis: policy.serverErrorSeconds * 1000,
+            reason: verdict.reason
+          }),
+          (cooled) =>
+            cooled
+              ? countCooldown(account.name, verdict.reason).pipe(
+                Effect.zipRight(Effect.logWarning("upstream account cooling down after repeated failures").pipe(
+                  Effect.annotateLogs({ ...log, reason: verdict.reason, seconds: policy.serverErrorSeconds })
+                ))
+              )
+              : Effect.void
+        )
+        break
+    }
+    // A session is not left pinned to an account that just failed it: the next pick rebinds.
+    const unbind = session === undefined ? Effect.void : store.unbind(session, account.name)
+    return record.pipe(Effect.zipRight(unbind), Effect.catchAll(bestEffort("an upstream failure")))
+  }
+
+  return {
+    accounts: (group) => {
+      const all = groupAccounts(group)
+      if (all.length === 0) return Effect.succeed(all)
+      return store.view(all.map((a) => a.name), undefined).pipe(
+        Effect.map((view) => all.filter((a, i) => view.accounts[i]?.disabled !== fingerprintOf(a))),
+        // Listing models does not need the shared store: when it is away, list what is configured.
+        Effect.catchAll((e) => Effect.as(bestEffort("nothing; listing configured accounts")(e), all))
+      )
+    },
+
+    acquireKeySlot: (p: Principal) => {
+      // A key's own limit wins; otherwise the user's limit applies across all of the user's keys.
+      const [pool, limit] = p.key.concurrency !== undefined
+        ? [`key:${p.key.id}`, p.key.concurrency]
+        : [`user:${p.user.name}`, p.user.concurrency]
+      return Effect.flatMap(store.enter(pool, limit, options.slotQueueLimit, undefined), keySlot)
+    },
+
+    acquireAccount: (req) =>
+      Effect.gen(function*() {
+        const candidates = groupAccounts(req.group).filter((a) => !req.exclude.has(a.name) && accountServes(a, req.model))
+        if (candidates.length === 0) return yield* noAccount(req.model, undefined)
+        const view = yield* store.view(candidates.map((a) => a.name), req.session)
+        const selection = select(candidates, view, fingerprintOf)
+        const best = selection.ordered[0]
+        if (best === undefined) return yield* noAccount(req.model, selection.backInMillis)
+        const session = req.session
+        const onGrant = (a: Account): OnGrant => ({
+          account: a.name,
+          // Bind when the session has no usable binding, refresh when this is its account; a sticky
+          // account that is only busy keeps its session (the cache is there) while another serves.
+          bind: session !== undefined && (selection.sticky === undefined || selection.sticky === a.name)
+            ? { session, ttlMillis: stickyTtlMillis }
+            : undefined
+        })
+        for (const c of selection.ordered) {
+          if (c.view.inUse >= c.account.concurrency) continue
+          const entry = yield* store.enter(accountPool(c.account.name), c.account.concurrency, -1, onGrant(c.account))
+          if (entry._tag === "Granted") return { _tag: "Granted", account: c.account } satisfies AccountTicket
+        }
+        // Every account is busy: queue for the best one.
+        const entry = yield* store.enter(
+          accountPool(best.account.name),
+          best.account.concurrency,
+          policy.accountQueueLimit,
+          onGrant(best.account)
+        )
+        const ticket = yield* accountSlot(entry)
+        return ticket._tag === "Granted"
+          ? { _tag: "Granted", account: best.account } satisfies AccountTicket
+          : { _tag: "Queued", account: best.account, wait: ticket.wait } satisfies AccountTicket
+      }),
+
+    report,
+
+    reinstate: store.reinstate,
+
+    // Every configured account is listed, idle or not, so its gauges exist from the first scrape.
+    stats: Effect.suspend(() => store.stats(data.accounts.map((a) => accountPool(a.name))))
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The in-process scheduler store: slots in SlotPools, account state and sticky bindings in maps.
+ * Everything here runs synchronously on the one JavaScript thread, which is what makes each
+ * operation atomic. Right for one gateway instance; several share nothing (use the Redis store).
+ */
+import { Effect } from "effect"
+import { SlotPools } from "../slots.js"
+import {
+  accountPool,
+  type AccountView,
+  type Entry,
+  type FailureCount,
+  type OnGrant,
+  type SchedulerStore,
+  type View
+} from "./store.js"
+
+interface AccountState {
+  coolUntil: number
+  disabled: string | undefined
+  lastUsed: number
+  failures: number
+  failuresSince: number
+}
+
+interface Binding {
+  readonly account: string
+  readonly expiresAt: number
+}
+
+/** Sticky bindings are swept of expired entries when the map grows past this (amortised). */
+const STICKY_SWEEP_AT = 10_000
+
+export const makeMemoryStore = (): SchedulerStore => {
+  const slots = new SlotPools()
+  const accounts = new Map<string, AccountState>()
+  const sticky = new Map<string, Binding>()
+  let tick = 0
+  let sweepAt = STICKY_SWEEP_AT
+
+  const state = (name: string): AccountState => {
+    let s = accounts.get(name)
+    if (!s) accounts.set(name, s = { coolUntil: 0, disabled: undefined, lastUsed: 0, failures: 0, failuresSince: 0 })
+    return s
+  }
+
+  const bind = (session: string, account: string, ttlMillis: number) => {
+    sticky.set(session, { account, expiresAt: Date.now() + ttlMillis })
+    if (sticky.size >= sweepAt) {
+      const now = Date.now()
+      for (const [k, b] of sticky) if (b.expiresAt <= now) sticky.delete(k)
+      sweepAt = Math.max(STICKY_SWEEP_AT, sticky.size * 2)
+    }
+  }
+
+  const granted = (onGrant: OnGrant | undefined) => {
+    if (onGrant === undefined) return
+    state(onGrant.account).lastUsed = ++tick
+    if (onGrant.bind !== undefined) bind(onGrant.bind.session, onGrant.account, onGrant.bind.ttlMillis)
+  }
+
+  const enter = (pool: string, limit: number, queueLimit: number, onGrant: OnGrant | undefined) =>
+    Effect.map(slots.enter(pool, limit, queueLimit), (entry): Entry => {
+      if (entry._tag === "Granted") granted(onGrant)
+      if (entry._tag !== "Queued" || onGrant === undefined) return entry
+      return {
+        _tag: "Queued",
+        wait: (millis) => Effect.tap(entry.wait(millis), (held) => (held ? Effect.sync(() => granted(onGrant)) : Effect.void))
+      }
+    })
+
+  const coolDownNow = (name: string, millis: number) => {
+    const s = state(name)
+    s.coolUntil = Math.max(s.coolUntil, Date.now() + millis)
+  }
+
+  return {
+    enter,
+
+    view: (names, session) =>
+      Effect.sync((): View => {
+        const now = Date.now()
+        const views = names.map((name): AccountView => {
+          const s = accounts.get(name)
+          const pool = slots.stats(accountPool(name))
+          return {
+            inUse: pool.inUse,
+            waiting: pool.waiting,
+            coolUntil: s?.coolUntil ?? 0,
+            disabled: s?.disabled,
+            lastUsed: s?.lastUsed ?? 0
+          }
+        })
+        let bound: string | undefined
+        if (session !== undefined) {
+          const b = sticky.get(session)
+          if (b !== undefined && b.expiresAt > now) bound = b.account
+          else if (b !== undefined) sticky.delete(session)
+        }
+        return { now, accounts: views, sticky: bound }
+      }),
+
+    coolDown: (name, millis) => Effect.sync(() => coolDownNow(name, millis)),
+
+    disable: (name, fingerprint) =>
+      Effect.sync(() => {
+        state(name).disabled = fingerprint
+      }),
+
+    countFailure: (name, rule: FailureCount) =>
+      Effect.sync(() => {
+        const s = state(name)
+        const now = Date.now()
+        if (s.failures === 0 || now - s.failuresSince > rule.windowMillis) {
+          s.failures = 0
+          s.failuresSince = now
+        }
+        s.failures++
+        if (s.failures < rule.threshold) return false
+        s.failures = 0
+        coolDownNow(name, rule.cooldownMillis)
+        return true
+      }),
+
+    clearFailures: (name) =>
+      Effect.sync(() => {
+        const s = accounts.get(name)
+        if (s !== undefined) s.failures = 0
+      }),
+
+    unbind: (session, account) =>
+      Effect.sync(() => {
+        if (sticky.get(session)?.account === account) sticky.delete(session)
+      }),
+
+    reinstate: (name) =>
+      Effect.sync(() => {
+        const s = state(name)
+        s.disabled = undefined
+        s.coolUntil = 0
+        s.failures = 0
+      }),
+
+    stats: (include) =>
+      Effect.sync(() => {
+        const all = slots.all()
+        const listed = new Set(all.map((p) => p.pool))
+        for (const pool of include) if (!listed.has(pool)) all.push({ pool, inUse: 0, waiting: 0 })
+        return all
+      })
+  }
+}

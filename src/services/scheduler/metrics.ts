@@ -1,0 +1,32 @@
+/**
+ * The scheduler's metrics. Counters are bumped where things happen; the slot gauges are read from
+ * the store when /metrics is scraped (src/http/metrics.ts), so taking and giving back a slot costs
+ * nothing extra on the request path.
+ */
+import { Metric, MetricLabel } from "effect"
+
+export const failoversTotal = Metric.counter("modelgate_failovers_total", {
+  description: "Requests moved to another upstream account before anything reached the client, by reason",
+  incremental: true
+})
+
+export const cooldownsTotal = Metric.counter("modelgate_account_cooldowns_total", {
+  description: "Upstream accounts cooled down or taken out, by account and reason",
+  incremental: true
+})
+
+export const slotsInUse = Metric.gauge("modelgate_slots_in_use", {
+  description: "Concurrency slots held, by kind (account, key, user) and name"
+})
+
+export const slotQueueLength = Metric.gauge("modelgate_slot_queue_length", {
+  description: "Requests waiting for a concurrency slot, by kind (account, key, user) and name"
+})
+
+export const countFailover = (reason: string) =>
+  Metric.increment(Metric.taggedWithLabels(failoversTotal, [MetricLabel.make("reason", reason)]))
+
+export const countCooldown = (account: string, reason: string) =>
+  Metric.increment(
+    Metric.taggedWithLabels(cooldownsTotal, [MetricLabel.make("account", account), MetricLabel.make("reason", reason)])
+  )

@@ -1,0 +1,311 @@
+/**
+ * The Redis scheduler store: what several gateway instances share. Slots are leases (members of a
+ * sorted set scored by their expiry): the instance holding one renews it while the request lives,
+ * so the slots of a crashed instance drain by themselves within one lease time. Queues are sorted
+ * sets of waiters that refresh their own entry while they wait, so a crashed instance's waiters
+ * drain too. Scripts and layout: redisScripts.ts.
+ *
+ * Waiting is polling with a wake-up: a release publishes the pool's name when someone waits for it,
+ * and every instance wakes its local waiters for that pool at once; the poll (a few times a second)
+ * covers what no one announces (a lease that expired).
+ */
+import { randomBytes } from "node:crypto"
+import { Duration, Effect, Exit, type Scope } from "effect"
+import type { StoreError } from "../../domain/errors.js"
+import { openRedis, redisError, runScript, script } from "./redisClient.js"
+import { COOL_DOWN, COUNT_FAILURE, COUNT_LIVE, ENTER, RELEASE, RENEW, UNBIND, VIEW } from "./redisScripts.js"
+import { accountPool, type AccountView, type Entry, type PoolStats, type SchedulerStore } from "./store.js"
+
+export interface RedisStoreOptions {
+  readonly url: string
+  /** Every key starts with it: gateways sharing a prefix share slots, queues, sessions and cooldowns. */
+  readonly prefix: string
+  readonly leaseMillis: number
+}
+
+/** How often a waiter asks again when no release wakes it earlier. */
+const POLL_MILLIS = 250
+/** A waiter's queue entry lives this long past its last poll. */
+const WAITER_MILLIS = 3_000
+/** Leases renewed per script call. */
+const RENEW_BATCH = 500
+
+const scripts = {
+  enter: script(ENTER),
+  release: script(RELEASE),
+  renew: script(RENEW),
+  view: script(VIEW),
+  coolDown: script(COOL_DOWN),
+  countFailure: script(COUNT_FAILURE),
+  unbind: script(UNBIND),
+  countLive: script(COUNT_LIVE)
+}
+
+const GRANTED: Entry = { _tag: "Granted" }
+const FULL: Entry = { _tag: "Full" }
+
+const asNumber = (u: unknown): number => {
+  if (typeof u === "number") return u
+  if (typeof u === "string" && u !== "") {
+    const n = Number(u)
+    return Number.isFinite(n) ? n : 0
+  }
+  return 0
+}
+
+const asText = (u: unknown): string | undefined => (typeof u === "string" && u !== "" ? u : undefined)
+
+const asArray = (u: unknown): ReadonlyArray<unknown> => (Array.isArray(u) ? u : [])
+
+interface Waiter {
+  state: "waiting" | "holding" | "done"
+}
+
+export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<SchedulerStore, StoreError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { commands, subscriber } = yield* openRedis(options.url)
+    const P = options.prefix
+    const slotKey = (pool: string) => `${P}slot:${pool}`
+    const waitKey = (pool: string) => `${P}wait:${pool}`
+    const acctKey = (name: string) => `${P}acct:${name}`
+    const stickyKey = (session: string) => `${P}sticky:${session}`
+    const lruKey = `${P}lru`
+    const channel = `${P}released`
+    const lease = options.leaseMillis
+
+    const run = (what: string, s: (typeof scripts)[keyof typeof scripts], keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
+      Effect.tryPromise({ try: () => runScript(commands, s, keys, args), catch: (e) => redisError(what, e) })
+    const command = <A>(what: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (e) => redisError(what, e) })
+
+    // Ids unique across instances and restarts: a random instance tag and a counter.
+    const instance = randomBytes(6).toString("hex")
+    let seq = 0
+    const nextId = () => `${instance}:${(++seq).toString(36)}`
+
+    // Leases this instance holds (id -> slot key), renewed together by one fiber.
+    const leases = new Map<string, string>()
+    // Accounts whose failure count may be non-zero: only their successes need a write to clear it.
+    const failing = new Set<string>()
+    // Pools this instance has used: what /metrics reports (with figures from Redis, so cluster-wide).
+    const usedPools = new Set<string>()
+
+    // --- wake-ups --------------------------------------------------------------------------------
+    const wakers = new Map<string, Set<() => void>>()
+    subscriber.on("message", (_channel: string, pool: string) => {
+      const set = wakers.get(pool)
+      if (set) for (const wake of [...set]) wake()
+    })
+    yield* command("subscribe", () => subscriber.subscribe(channel))
+
+    /** Sleeps up to `millis`, or less when a slot of `pool` is released. */
+    const sleepOrWake = (pool: string, millis: number) =>
+      Effect.async<void>((resume) => {
+        let set = wakers.get(pool)
+        if (!set) wakers.set(pool, set = new Set())
+        const waiters = set
+        let fired = false
+        const stop = () => {
+          clearTimeout(timer)
+          waiters.delete(wake)
+          if (waiters.size === 0 && wakers.get(pool) === waiters) wakers.delete(pool)
+        }
+        const wake = () => {
+          if (fired) return
+          fired = true
+          stop()
+          resume(Effect.void)
+        }
+        const timer = setTimeout(wake, millis)
+        waiters.add(wake)
+        return Effect.sync(stop)
+      })
+
+    // --- leases ----------------------------------------------------------------------------------
+    const release = (id: string, pool: string) =>
+      Effect.suspend(() => {
+        leases.delete(id)
+        return run("slot release", scripts.release, [slotKey(pool), waitKey(pool)], [id, channel, pool])
+      }).pipe(
+        Effect.catchAll((e) =>
+          Effect.logWarning("Redis slot release failed; the lease expires by itself").pipe(
+            Effect.annotateLogs({ pool, error: e.message })
+          )
+        )
+      )
+
+    let renewing = true
+    const renewAll = Effect.suspend(() => {
+      if (leases.size === 0) return Effect.void
+      const all = [...leases]
+      const batches: Array<Effect.Effect<unknown, StoreError>> = []
+      for (let i = 0; i < all.length; i += RENEW_BATCH) {
+        const batch = all.slice(i, i + RENEW_BATCH)
+        batches.push(run("lease renewal", scripts.renew, batch.map(([, key]) => key), [lease, ...batch.map(([id]) => id)]))
+      }
+      return Effect.all(batches, { discard: true })
+    }).pipe(
+      Effect.tap(() =>
+        renewing ? Effect.void : Effect.sync(() => (renewing = true)).pipe(
+          Effect.zipRight(Effect.logInfo("Redis is back: slot leases renewed again"))
+        )
+      ),
+      Effect.catchAll((e) =>
+        renewing
+          ? Effect.sync(() => (renewing = false)).pipe(
+            Effect.zipRight(Effect.logError("Redis unreachable: slot leases cannot be renewed").pipe(
+              Effect.annotateLogs({ error: e.message })
+            ))
+          )
+          : Effect.void
+      )
+    )
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(Math.max(50, Math.floor(lease / 3)))), renewAll))
+    )
+
+    // --- queue places ------------------------------------------------------------------------------
+    const leave = (w: Waiter, id: string, pool: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const was = w.state
+        w.state = "done"
+        if (was === "holding") return release(id, pool)
+        if (was === "done") return Effect.void
+        return command("leave queue", () => commands.zrem(waitKey(pool), id)).pipe(
+          Effect.asVoid,
+          // The entry stops being refreshed and expires on its own.
+          Effect.catchAll(() => Effect.void)
+        )
+      })
+
+    const enter: SchedulerStore["enter"] = (pool, limit, queueLimit, onGrant) =>
+      Effect.uninterruptible(Effect.gen(function*() {
+        usedPools.add(pool)
+        const id = nextId()
+        const slot = slotKey(pool)
+        const bind = onGrant?.bind
+        const keys = [
+          slot,
+          waitKey(pool),
+          onGrant === undefined ? slot : acctKey(onGrant.account),
+          bind === undefined ? slot : stickyKey(bind.session),
+          lruKey
+        ]
+        const args = (poll: boolean) => [
+          limit,
+          id,
+          lease,
+          queueLimit,
+          poll ? 1 : 0,
+          onGrant === undefined ? 0 : 1,
+          onGrant?.account ?? "",
+          bind?.ttlMillis ?? 0,
+          WAITER_MILLIS
+        ]
+        const outcome = asNumber(yield* run("slot acquire", scripts.enter, keys, args(false)))
+        if (outcome === 1) {
+          leases.set(id, slot)
+          yield* Effect.addFinalizer(() => release(id, pool))
+          return GRANTED
+        }
+        if (outcome === -1) return FULL
+        const w: Waiter = { state: "waiting" }
+        yield* Effect.addFinalizer(() => leave(w, id, pool))
+        const pollArgs = args(true)
+        const poll = Effect.uninterruptible(
+          Effect.map(run("slot wait", scripts.enter, keys, pollArgs), (r) => {
+            if (asNumber(r) === 1 && w.state === "waiting") {
+              w.state = "holding"
+              leases.set(id, slot)
+            }
+          })
+        )
+        const wait = (millis: number): Effect.Effect<boolean, StoreError> =>
+          Effect.gen(function*() {
+            const deadline = Date.now() + millis
+            while (w.state === "waiting") {
+              const left = deadline - Date.now()
+              if (left <= 0) break
+              yield* sleepOrWake(pool, Math.min(left, POLL_MILLIS))
+              yield* poll
+            }
+            if (w.state === "holding") return true
+            yield* leave(w, id, pool)
+            return false
+          }).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? leave(w, id, pool) : Effect.void)))
+        return { _tag: "Queued", wait } satisfies Entry
+      }))
+
+    return {
+      enter,
+
+      view: (names, session) => {
+        const keys: Array<string> = []
+        for (const name of names) keys.push(acctKey(name), slotKey(accountPool(name)), waitKey(accountPool(name)))
+        if (session !== undefined) keys.push(stickyKey(session))
+        return Effect.map(run("account view", scripts.view, keys, [names.length, session === undefined ? 0 : 1]), (raw) => {
+          const r = asArray(raw)
+          const accounts = names.map((name, i): AccountView => {
+            const at = 1 + i * 6
+            if (asNumber(r[at + 5]) > 0) failing.add(name)
+            return {
+              coolUntil: asNumber(r[at]),
+              disabled: asText(r[at + 1]),
+              lastUsed: asNumber(r[at + 2]),
+              inUse: asNumber(r[at + 3]),
+              waiting: asNumber(r[at + 4])
+            }
+          })
+          return { now: asNumber(r[0]), accounts, sticky: session === undefined ? undefined : asText(r[1 + names.length * 6]) }
+        })
+      },
+
+      coolDown: (name, millis, reason) => Effect.asVoid(run("cooldown", scripts.coolDown, [acctKey(name)], [millis, reason])),
+
+      disable: (name, fingerprint, reason) =>
+        Effect.asVoid(command("take-out", () => commands.hset(acctKey(name), "disabled", fingerprint, "disabled_reason", reason))),
+
+      countFailure: (name, rule) =>
+        Effect.map(
+          run("failure count", scripts.countFailure, [acctKey(name)], [
+            rule.windowMillis,
+            rule.threshold,
+            rule.cooldownMillis,
+            rule.reason
+          ]),
+          (r) => {
+            const cooled = asNumber(r) === 1
+            if (cooled) failing.delete(name)
+            else failing.add(name)
+            return cooled
+          }
+        ),
+
+      clearFailures: (name) =>
+        Effect.suspend(() => {
+          if (!failing.delete(name)) return Effect.void
+          return Effect.asVoid(command("failure reset", () => commands.hdel(acctKey(name), "fails", "fails_since")))
+        }),
+
+      unbind: (session, account) => Effect.asVoid(run("sticky unbind", scripts.unbind, [stickyKey(session)], [account])),
+
+      reinstate: (name) =>
+        Effect.asVoid(command("reinstate", () =>
+          commands.hdel(acctKey(name), "disabled", "disabled_reason", "cool_until", "cool_reason", "fails", "fails_since")
+        )),
+
+      stats: (include) =>
+        Effect.suspend(() => {
+          const pools = [...new Set([...usedPools, ...include])]
+          if (pools.length === 0) return Effect.succeed([])
+          const keys = pools.flatMap((pool) => [slotKey(pool), waitKey(pool)])
+          return Effect.map(run("stats", scripts.countLive, keys, []), (raw) => {
+            const counts = asArray(raw)
+            return pools.map((pool, i): PoolStats => ({
+              pool,
+              inUse: asNumber(counts[i * 2]),
+              waiting: asNumber(counts[i * 2 + 1])
+            }))
+          })
+        })
+    } satisfies SchedulerStore
+  })

@@ -1,0 +1,100 @@
+/**
+ * What the scheduler keeps, and where: the contract between the one scheduling algorithm (core.ts)
+ * and its two stores, in-process (memoryStore.ts) and Redis (redisStore.ts). Every operation that
+ * several requests race on (taking a slot, joining a queue, counting failures) is one atomic step
+ * of the store, so the algorithm above never reads then writes.
+ *
+ * Times are the store's own clock (milliseconds since the epoch): the Redis store uses the Redis
+ * server's, so gateways with skewed clocks agree on cooldowns and leases.
+ */
+import type { Effect, Scope } from "effect"
+import type { StoreError } from "../../domain/errors.js"
+
+/** Slot pools: `account:<name>`, `key:<id>` (a key with its own limit) or `user:<name>`. */
+export const accountPool = (name: string) => `account:${name}`
+
+/**
+ * The outcome of asking for a slot. A granted slot, or a place in the queue, belongs to the scope
+ * it was asked in: closing the scope gives back whichever it holds.
+ */
+export type Entry =
+  | { readonly _tag: "Granted" }
+  /** No slot free, and no room in the queue (or no queueing was asked for). */
+  | { readonly _tag: "Full" }
+  | {
+    readonly _tag: "Queued"
+    /** Waits up to `millis` for the slot: true once it is held, false when the wait ran out. */
+    readonly wait: (millis: number) => Effect.Effect<boolean, StoreError>
+  }
+
+/** What to record when an account slot is granted, in the same atomic step. */
+export interface OnGrant {
+  /** Marks the account as just used (least-recently-used ordering). */
+  readonly account: string
+  /** Binds the session to the account for this long. */
+  readonly bind: { readonly session: string; readonly ttlMillis: number } | undefined
+}
+
+export interface AccountView {
+  readonly inUse: number
+  readonly waiting: number
+  /** 0 when not cooling down. */
+  readonly coolUntil: number
+  /** Set when taken out for an auth failure: the fingerprint of the credentials that failed. */
+  readonly disabled: string | undefined
+  /** A store-wide counter, higher is more recent; 0 = never. */
+  readonly lastUsed: number
+}
+
+export interface View {
+  readonly now: number
+  /** In the order the names were asked for. */
+  readonly accounts: ReadonlyArray<AccountView>
+  /** The account the session is bound to, if any. */
+  readonly sticky: string | undefined
+}
+
+export interface PoolStats {
+  readonly pool: string
+  readonly inUse: number
+  readonly waiting: number
+}
+
+export interface FailureCount {
+  readonly windowMillis: number
+  readonly threshold: number
+  readonly cooldownMillis: number
+  readonly reason: string
+}
+
+export interface SchedulerStore {
+  /**
+   * Takes a slot of `pool` (at most `limit` held at once), else a place in its queue when fewer than
+   * `queueLimit` wait (a negative limit never queues). Requests already waiting go first: a newcomer
+   * only takes a slot that no waiter is owed.
+   */
+  readonly enter: (
+    pool: string,
+    limit: number,
+    queueLimit: number,
+    onGrant: OnGrant | undefined
+  ) => Effect.Effect<Entry, StoreError, Scope.Scope>
+  readonly view: (accounts: ReadonlyArray<string>, session: string | undefined) => Effect.Effect<View, StoreError>
+  /** Cools the account down for `millis` from now; never shortens a longer cooldown. */
+  readonly coolDown: (account: string, millis: number, reason: string) => Effect.Effect<void, StoreError>
+  /** Takes the account out until an operator acts (`reinstate`, or new credentials). */
+  readonly disable: (account: string, fingerprint: string, reason: string) => Effect.Effect<void, StoreError>
+  /** Counts one failure; true when it reached the threshold and the account now cools down. */
+  readonly countFailure: (account: string, rule: FailureCount) => Effect.Effect<boolean, StoreError>
+  /** A success: the failure count starts again. */
+  readonly clearFailures: (account: string) => Effect.Effect<void, StoreError>
+  /** Drops the session's binding if it still points at `account`. */
+  readonly unbind: (session: string, account: string) => Effect.Effect<void, StoreError>
+  /** Clears a take-out, a cooldown and the failure count. */
+  readonly reinstate: (account: string) => Effect.Effect<void, StoreError>
+  /**
+   * Slots in use and requests waiting for the pools this instance has used, plus `include` (listed
+   * even when idle). Read without scanning the store's whole keyspace.
+   */
+  readonly stats: (include: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<PoolStats>, StoreError>
+}

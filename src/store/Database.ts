@@ -1,0 +1,72 @@
+/**
+ * Wiring the SQL store: open the database, run the migrations, sync the configuration, then build
+ * the Store that KeyRepo.layerSql and Quota.layerSql share. One SqlClient per process.
+ */
+import type { SqlClient } from "@effect/sql"
+import { Config, Effect, Either, Layer } from "effect"
+import { AppConfig, type AppConfigShape } from "../config/AppConfig.js"
+import { StoreError } from "../domain/errors.js"
+import { KeyRepo } from "../services/KeyRepo.js"
+import { Quota } from "../services/Quota.js"
+import { sqlClientLayer } from "./client.js"
+import { migrate } from "./migrate.js"
+import { Store, type StoreOptions } from "./Store.js"
+import { syncConfig } from "./sync.js"
+import { type DatabaseTarget, DEMO_SQLITE_FILE, describeTarget, parseDatabaseUrl, sqliteTarget } from "./target.js"
+
+/** A SqlClient for the target with the schema migrated (idempotent). */
+export const databaseLayer = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlClient, StoreError> =>
+  Layer.tap(sqlClientLayer(target), (ctx) => Effect.provide(migrate(), ctx))
+
+/** Writes the loaded configuration into the database (see sync.ts for the rules). */
+export const configSyncLayer: Layer.Layer<never, StoreError, SqlClient.SqlClient | AppConfig> = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const report = yield* syncConfig(config.data)
+    for (const note of report.notes) yield* Effect.logWarning(note)
+  })
+)
+
+/**
+ * The Store over a target, after migration and config sync. Build it once and hand the same value
+ * to both service layers: layers are shared by reference, so both then use one Store.
+ */
+export const storeLayer = (
+  target: DatabaseTarget,
+  options?: Partial<StoreOptions>
+): Layer.Layer<Store, StoreError, AppConfig> =>
+  (options === undefined ? Store.layer : Store.layerWith(options)).pipe(
+    Layer.provide(Layer.provideMerge(configSyncLayer, databaseLayer(target)))
+  )
+
+/** `servicesLayer` overrides for SQL-backed KeyRepo and Quota sharing one Store. */
+export const sqlServices = (target: DatabaseTarget, options?: Partial<StoreOptions>) => {
+  const store = storeLayer(target, options)
+  return {
+    keyRepo: KeyRepo.layerSql.pipe(Layer.provide(store)),
+    quota: Quota.layerSql.pipe(Layer.provide(store))
+  }
+}
+
+/**
+ * DATABASE_URL decides, except in demo mode (no config): the demo always uses ./data/demo.db so it
+ * never writes its public demo key into a database a real configuration will use.
+ */
+export const targetFor = (config: AppConfigShape): Effect.Effect<DatabaseTarget, StoreError> =>
+  Effect.gen(function*() {
+    const url = yield* Config.option(Config.string("DATABASE_URL")).pipe(
+      Effect.mapError((cause) => new StoreError({ message: "cannot read DATABASE_URL", cause }))
+    )
+    if (config.demoKey !== undefined) {
+      if (url._tag === "Some" && url.value !== "") {
+        yield* Effect.logWarning(`demo mode: DATABASE_URL is ignored, the demo uses ${DEMO_SQLITE_FILE}`)
+      }
+      return sqliteTarget(DEMO_SQLITE_FILE)
+    }
+    return yield* Either.mapLeft(
+      parseDatabaseUrl(url._tag === "Some" ? url.value : undefined),
+      (message) => new StoreError({ message })
+    )
+  })
+
+export { describeTarget }

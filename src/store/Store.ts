@@ -1,0 +1,244 @@
+/**
+ * Store: the SQL-backed state behind KeyRepo.layerSql and Quota.layerSql, shared so that a
+ * settlement can refresh what the key lookup and the eligibility check have cached.
+ *
+ * Hot path: a key lookup and the eligibility figures come from small in-process caches (TTL
+ * `cacheTtlMillis`), so a request normally costs no database round trip before the upstream call.
+ * Settlements write through: the rows a batch changed are read back (RETURNING) into the caches, and
+ * a key whose status flipped (quota used up) is dropped from the lookup cache. The TTL bounds how
+ * long a change made elsewhere (the CLI, another instance) takes to be seen.
+ */
+import { SqlClient } from "@effect/sql"
+import { Cache, Config, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedule, type Scope } from "effect"
+import { StoreError } from "../domain/errors.js"
+import type { Micros, Principal } from "../domain/model.js"
+import { costMicros } from "../domain/pricing.js"
+import type { SubscriptionFigures } from "../domain/subscription.js"
+import type { UsageSnapshot } from "../domain/usageReport.js"
+import type { DayRange, EligibilityFigures, Settlement } from "../services/Quota.js"
+import { dialectOf } from "./client.js"
+import { reportOrphans } from "./orphans.js"
+import { balanceOf, keyFigures, priceOverrides, principalByHash, subscriptionOf } from "./queries.js"
+import { loadSnapshot } from "./report.js"
+import { orStoreError } from "./rows.js"
+import { type Committed, makeWriter, type OpenMarker } from "./writer.js"
+
+export interface StoreShape {
+  readonly findPrincipal: (sha256: string) => Effect.Effect<Option.Option<Principal>, StoreError>
+  readonly figures: (principal: Principal) => Effect.Effect<EligibilityFigures, StoreError>
+  /** Exactly once per request id; resolves when the settlement is committed, with the cost charged (0 if seen before). */
+  readonly settle: (s: Settlement) => Effect.Effect<Micros, StoreError>
+  readonly track: (requestId: string, principal: Principal, model: string) => Effect.Effect<void, never, Scope.Scope>
+  readonly snapshot: (principal: Principal, range: DayRange, now: Date) => Effect.Effect<UsageSnapshot, StoreError>
+  /** Resolves when every settlement accepted so far is committed. */
+  readonly flush: Effect.Effect<void>
+}
+
+export interface StoreOptions {
+  readonly cacheTtlMillis: number
+  readonly cacheCapacity: number
+  /** Most settlements written in one transaction. */
+  readonly maxBatch: number
+  /** Log requests left open by an earlier process (the server does; the CLI must not). */
+  readonly reportOrphans: boolean
+  /** On PostgreSQL (shared by instances), an open request is only an orphan after this long. */
+  readonly orphanAfterMillis: number
+  /** How long shutdown waits for pending settlements to be written. */
+  readonly flushTimeoutMillis: number
+  /**
+   * A request's open marker is written once it has run this long. Shorter requests settle first
+   * and never cost a write for it; real upstream calls take longer, so they are covered.
+   */
+  readonly openMarkerDelayMillis: number
+}
+
+export const defaultStoreOptions: StoreOptions = {
+  cacheTtlMillis: 2_000,
+  cacheCapacity: 10_000,
+  maxBatch: 256,
+  reportOrphans: true,
+  orphanAfterMillis: 60 * 60_000,
+  flushTimeoutMillis: 30_000,
+  openMarkerDelayMillis: 100
+}
+
+const subKey = (user: string, group: string) => `${user}\u0000${group}`
+
+// Failed lookups are not cached: the next request asks the database again.
+const ttl = (millis: number) => (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.isSuccess(exit) ? Duration.millis(millis) : Duration.zero
+
+const make = (options: StoreOptions) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const prices = yield* priceOverrides.pipe(orStoreError("loading prices failed"))
+    const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+      Effect.provideService(effect, SqlClient.SqlClient, sql)
+    const cache = <K, V>(message: string, lookup: (k: K) => Effect.Effect<V, unknown, SqlClient.SqlClient>) =>
+      Cache.makeWith({
+        capacity: options.cacheCapacity,
+        lookup: (k: K) => withSql(lookup(k)).pipe(orStoreError(message)),
+        timeToLive: ttl(options.cacheTtlMillis)
+      })
+
+    const principals = yield* cache("looking up an API key failed", principalByHash)
+    const keys = yield* cache("reading a key's quota failed", keyFigures)
+    const balances = yield* cache("reading a balance failed", balanceOf)
+    const subscriptions = yield* cache("reading a subscription failed", (id: string) => {
+      const [user = "", group = ""] = id.split("\u0000")
+      return subscriptionOf(user, group)
+    })
+    const hashOfKey = new Map<string, string>()
+
+    const onCommit = (c: Committed) =>
+      Effect.gen(function*() {
+        for (const b of c.balances) yield* balances.set(b.user, b.balanceMicros)
+        for (const k of c.keys) {
+          yield* keys.set(k.id, Option.some({ status: k.status, quotaUsedMicros: k.quotaUsedMicros }))
+          const hash = hashOfKey.get(k.id)
+          if (hash === undefined) continue
+          const cached = yield* principals.getOptionComplete(hash)
+          // The status is part of what auth and /v1/usage read: a flip must not wait for the TTL.
+          if (Option.isSome(cached) && Option.isSome(cached.value) && cached.value.value.key.status !== k.status) {
+            yield* principals.invalidate(hash)
+          }
+        }
+        for (const s of c.subscriptions) {
+          const id = subKey(s.user, s.group)
+          const cached = yield* subscriptions.getOptionComplete(id)
+          if (Option.isSome(cached) && Option.isSome(cached.value)) {
+            yield* subscriptions.set(id, Option.some({ ...cached.value.value, spends: s.spends }))
+          }
+        }
+      })
+
+    // Requests tracked and not yet settled or ended, with whether their marker has been written.
+    const tracked = new Map<string, { readonly marker: OpenMarker; written: boolean }>()
+    const dueMarkers = () => {
+      const due: Array<OpenMarker> = []
+      const before = Date.now() - options.openMarkerDelayMillis
+      for (const entry of tracked.values()) {
+        if (!entry.written && entry.marker.at <= before) {
+          entry.written = true
+          due.push(entry.marker)
+        }
+      }
+      return due
+    }
+    const writer = yield* makeWriter({ maxBatch: options.maxBatch, onCommit, dueMarkers })
+    let closed = false
+
+    // Markers due while no settlement comes along to carry them are written on a tick.
+    yield* Effect.sync(() => {
+      const before = Date.now() - options.openMarkerDelayMillis
+      for (const entry of tracked.values()) {
+        if (!entry.written && entry.marker.at <= before) return writer.enqueue({ _tag: "Tick" })
+      }
+    }).pipe(
+      Effect.repeat(Schedule.spaced(Duration.millis(Math.max(10, options.openMarkerDelayMillis / 2)))),
+      Effect.forkScoped
+    )
+
+    if (options.reportOrphans) {
+      // SQLite belongs to one process: anything open from before this start is an orphan.
+      const startedAt = Date.now()
+      const firstCutoff = dialectOf(sql) === "sqlite" ? startedAt : startedAt - options.orphanAfterMillis
+      yield* withSql(reportOrphans(firstCutoff)).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("could not check for unsettled requests", cause))
+      )
+      yield* withSql(Effect.suspend(() => reportOrphans(Date.now() - options.orphanAfterMillis))).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("could not check for unsettled requests", cause)),
+        Effect.repeat(Schedule.spaced(Duration.millis(Math.max(60_000, options.orphanAfterMillis / 6)))),
+        Effect.delay(Duration.millis(Math.max(60_000, options.orphanAfterMillis / 6))),
+        Effect.forkScoped
+      )
+    }
+
+    // Registered after the writer fiber, so it runs first at shutdown: pending settlements are written.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        yield* writer.flush
+        closed = true
+        yield* writer.flush
+      }).pipe(
+        Effect.timeoutOption(Duration.millis(options.flushTimeoutMillis)),
+        Effect.flatMap((done) =>
+          Option.isNone(done) ? Effect.logError("shutdown: pending settlements were not all written in time") : Effect.void
+        )
+      )
+    )
+
+    const figures = (p: Principal): Effect.Effect<EligibilityFigures, StoreError> =>
+      Effect.gen(function*() {
+        const key = Option.getOrElse(
+          yield* keys.get(p.key.id),
+          () => ({ status: p.key.status, quotaUsedMicros: p.key.quotaUsedMicros })
+        )
+        const subscription: SubscriptionFigures | undefined = p.group.billing === "subscription"
+          ? Option.getOrUndefined(yield* subscriptions.get(subKey(p.user.name, p.group.name)))
+          : undefined
+        return {
+          keyStatus: key.status,
+          quotaUsedMicros: key.quotaUsedMicros,
+          balanceMicros: p.group.billing === "balance" ? yield* balances.get(p.user.name) : 0,
+          subscription
+        }
+      })
+
+    const settle = (s: Settlement): Effect.Effect<Micros, StoreError> =>
+      Effect.suspend(() => {
+        if (closed) {
+          return Effect.fail(new StoreError({ message: "the store has shut down; the settlement was not recorded" }))
+        }
+        const entry = tracked.get(s.requestId)
+        tracked.delete(s.requestId)
+        hashOfKey.set(s.principal.key.id, s.principal.key.sha256)
+        const cost = costMicros(s.model, s.usage, s.principal.group.rateMultiplier, prices)
+        return Effect.flatMap(Deferred.make<Micros, StoreError>(), (done) => {
+          writer.enqueue({ _tag: "Settle", settlement: s, cost, closesMarker: entry?.written === true, done })
+          return Deferred.await(done)
+        })
+      })
+
+    const track = (requestId: string, p: Principal, model: string) =>
+      Effect.suspend(() => {
+        if (closed) return Effect.void
+        tracked.set(requestId, { marker: { requestId, keyId: p.key.id, model, at: Date.now() }, written: false })
+        return Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            // Still here: the request ended without a settlement (an error, a refusal), nothing is owed.
+            const entry = tracked.get(requestId)
+            tracked.delete(requestId)
+            if (entry?.written === true && !closed) writer.enqueue({ _tag: "Close", requestId })
+          })
+        )
+      })
+
+    return {
+      findPrincipal: (sha256) => principals.get(sha256),
+      figures,
+      settle,
+      track,
+      snapshot: (p, range, now) => withSql(loadSnapshot(p, range, now)).pipe(orStoreError("reading usage failed")),
+      flush: writer.flush
+    } satisfies StoreShape
+  })
+
+/** Environment overrides: STORE_CACHE_TTL_MS, STORE_MAX_BATCH. */
+const optionsFromEnv = Config.all({
+  cacheTtlMillis: Config.integer("STORE_CACHE_TTL_MS").pipe(Config.withDefault(defaultStoreOptions.cacheTtlMillis)),
+  maxBatch: Config.integer("STORE_MAX_BATCH").pipe(Config.withDefault(defaultStoreOptions.maxBatch))
+}).pipe(Effect.map((env): StoreOptions => ({ ...defaultStoreOptions, ...env })))
+
+export class Store extends Context.Tag("modelgate/Store")<Store, StoreShape>() {
+  /** Over the provided SqlClient (already migrated), options from the environment. */
+  static readonly layer = Layer.scoped(
+    Store,
+    Effect.flatMap(
+      optionsFromEnv.pipe(Effect.mapError((cause) => new StoreError({ message: "invalid store settings", cause }))),
+      make
+    )
+  )
+  static readonly layerWith = (options: Partial<StoreOptions>) =>
+    Layer.scoped(Store, make({ ...defaultStoreOptions, ...options }))
+}

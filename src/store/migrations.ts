@@ -1,0 +1,152 @@
+/**
+ * The schema, as numbered migrations. Append new ones; never edit one that has shipped.
+ *
+ * Portable on purpose (SQLite and PostgreSQL run the same text): natural TEXT keys instead of
+ * dialect-specific identity columns, 0/1 INTEGERs instead of booleans (better-sqlite3 refuses JS
+ * booleans), instants as BIGINT epoch milliseconds, money as BIGINT micro-dollars, prices as BIGINT
+ * pico-dollars per token, multipliers as BIGINT parts per million, UTC days as 'YYYY-MM-DD' TEXT.
+ */
+export interface Migration {
+  readonly version: number
+  readonly name: string
+  readonly statements: ReadonlyArray<string>
+}
+
+const initial: Migration = {
+  version: 1,
+  name: "initial",
+  statements: [
+    `CREATE TABLE groups (
+      name TEXT PRIMARY KEY,
+      platform TEXT NOT NULL,
+      billing TEXT NOT NULL,
+      allow_image_generation INTEGER NOT NULL,
+      rate_multiplier_ppm BIGINT NOT NULL,
+      models TEXT,
+      moderation TEXT NOT NULL,
+      daily_limit_micros BIGINT,
+      weekly_limit_micros BIGINT,
+      monthly_limit_micros BIGINT,
+      in_config INTEGER NOT NULL,
+      updated_at BIGINT NOT NULL
+    )`,
+    // balance_touched: set by the first settlement or top-up; from then on the file's balance_usd
+    // (an initial balance) is no longer applied.
+    `CREATE TABLE users (
+      name TEXT PRIMARY KEY,
+      balance_micros BIGINT NOT NULL,
+      config_balance_micros BIGINT,
+      balance_touched INTEGER NOT NULL DEFAULT 0,
+      concurrency INTEGER NOT NULL,
+      in_config INTEGER NOT NULL,
+      created_at BIGINT NOT NULL,
+      updated_at BIGINT NOT NULL
+    )`,
+    // Window spend is (window start, micros); a start older than the current window means zero.
+    `CREATE TABLE subscriptions (
+      user_name TEXT NOT NULL REFERENCES users(name),
+      group_name TEXT NOT NULL REFERENCES groups(name),
+      status TEXT NOT NULL,
+      starts_at BIGINT,
+      expires_at BIGINT,
+      daily_start BIGINT NOT NULL DEFAULT 0,
+      daily_used_micros BIGINT NOT NULL DEFAULT 0,
+      weekly_start BIGINT NOT NULL DEFAULT 0,
+      weekly_used_micros BIGINT NOT NULL DEFAULT 0,
+      monthly_start BIGINT NOT NULL DEFAULT 0,
+      monthly_used_micros BIGINT NOT NULL DEFAULT 0,
+      in_config INTEGER NOT NULL,
+      updated_at BIGINT NOT NULL,
+      PRIMARY KEY (user_name, group_name)
+    )`,
+    // Only the SHA-256 of a key is stored, with a short visible prefix for listings.
+    `CREATE TABLE api_keys (
+      id TEXT PRIMARY KEY,
+      hash TEXT NOT NULL UNIQUE,
+      prefix TEXT NOT NULL,
+      user_name TEXT NOT NULL REFERENCES users(name),
+      group_name TEXT NOT NULL REFERENCES groups(name),
+      status TEXT NOT NULL,
+      disabled_by TEXT,
+      quota_micros BIGINT,
+      quota_used_micros BIGINT NOT NULL DEFAULT 0,
+      expires_at BIGINT,
+      concurrency INTEGER,
+      source TEXT NOT NULL,
+      created_at BIGINT NOT NULL,
+      updated_at BIGINT NOT NULL
+    )`,
+    `CREATE INDEX api_keys_user ON api_keys (user_name)`,
+    // The secret itself is never stored: only the name of the environment variable holding it.
+    `CREATE TABLE accounts (
+      name TEXT PRIMARY KEY,
+      platform TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      base_url TEXT NOT NULL,
+      secret_env TEXT,
+      groups TEXT NOT NULL,
+      priority INTEGER NOT NULL,
+      concurrency INTEGER NOT NULL,
+      model_mapping TEXT,
+      status TEXT NOT NULL,
+      cooldown_until BIGINT,
+      updated_at BIGINT NOT NULL
+    )`,
+    `CREATE TABLE prices (
+      model TEXT PRIMARY KEY,
+      input_pico BIGINT NOT NULL,
+      output_pico BIGINT NOT NULL,
+      cache_read_pico BIGINT NOT NULL,
+      cache_write_pico BIGINT NOT NULL,
+      updated_at BIGINT NOT NULL
+    )`,
+    // One row per settled request: the primary key is what makes settlement exactly-once.
+    `CREATE TABLE usage_events (
+      request_id TEXT PRIMARY KEY,
+      key_id TEXT NOT NULL,
+      user_name TEXT NOT NULL,
+      group_name TEXT NOT NULL,
+      model TEXT NOT NULL,
+      day TEXT NOT NULL,
+      at BIGINT NOT NULL,
+      input_tokens BIGINT NOT NULL,
+      output_tokens BIGINT NOT NULL,
+      cache_read_tokens BIGINT NOT NULL,
+      cache_creation_tokens BIGINT NOT NULL,
+      reasoning_tokens BIGINT NOT NULL,
+      cost_micros BIGINT NOT NULL,
+      charged_to TEXT NOT NULL
+    )`,
+    `CREATE INDEX usage_events_key_at ON usage_events (key_id, at)`,
+    // What /v1/usage reads: never a scan of usage_events.
+    `CREATE TABLE usage_daily (
+      key_id TEXT NOT NULL,
+      day TEXT NOT NULL,
+      model TEXT NOT NULL,
+      requests BIGINT NOT NULL,
+      input_tokens BIGINT NOT NULL,
+      output_tokens BIGINT NOT NULL,
+      cache_read_tokens BIGINT NOT NULL,
+      cache_creation_tokens BIGINT NOT NULL,
+      cost_micros BIGINT NOT NULL,
+      PRIMARY KEY (key_id, day, model)
+    )`,
+    // Requests that may owe a settlement. A row left behind after a crash names the request to reconcile.
+    `CREATE TABLE usage_open (
+      request_id TEXT PRIMARY KEY,
+      key_id TEXT NOT NULL,
+      model TEXT NOT NULL,
+      started_at BIGINT NOT NULL,
+      reported_at BIGINT
+    )`,
+    `CREATE TABLE balance_topups (
+      id TEXT PRIMARY KEY,
+      user_name TEXT NOT NULL REFERENCES users(name),
+      amount_micros BIGINT NOT NULL,
+      note TEXT,
+      at BIGINT NOT NULL
+    )`
+  ]
+}
+
+export const migrations: ReadonlyArray<Migration> = [initial]

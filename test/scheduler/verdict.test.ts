@@ -1,0 +1,139 @@
+/**
+ * src/services/scheduler/verdict.ts and rateLimitReset.ts: what an upstream failure does to the
+ * account, and when a rate limit lifts. A short burst must never be taken for an exhausted window.
+ */
+import { describe, expect, it } from "vitest"
+import { parseResetValue, rateLimitResetMillis } from "../../src/services/scheduler/rateLimitReset.js"
+import { defaultSchedulingSettings } from "../../src/services/scheduler/settings.js"
+import { failoverReason, verdictFor } from "../../src/services/scheduler/verdict.js"
+
+const NOW = Date.parse("2026-06-01T12:00:00Z")
+const policy = defaultSchedulingSettings
+
+const verdict = (status: number, headers: Record<string, string> = {}, code?: string) =>
+  verdictFor({ status, headers, code }, policy, NOW)
+
+describe("parseResetValue", () => {
+  it.each([
+    ["1s", 1_000],
+    ["6m0s", 360_000],
+    ["20ms", 20],
+    ["1h2m3s", 3_723_000],
+    ["0.5s", 500],
+    ["7", 7_000],
+    ["2.5", 2_500],
+    [String(NOW / 1000 + 90), 90_000],
+    [String(NOW + 1_500), 1_500],
+    ["2026-06-01T12:00:30Z", 30_000],
+    ["Mon, 01 Jun 2026 12:01:00 GMT", 60_000]
+  ])("%s -> %d ms", (raw, ms) => {
+    expect(parseResetValue(raw, NOW)).toBe(ms)
+  })
+
+  it("a time in the past is now; nonsense is unknown", () => {
+    expect(parseResetValue("2026-06-01T11:00:00Z", NOW)).toBe(0)
+    expect(parseResetValue("soon", NOW)).toBeUndefined()
+    expect(parseResetValue("", NOW)).toBeUndefined()
+  })
+})
+
+describe("rateLimitResetMillis", () => {
+  it("retry-after-ms, then retry-after, win over window headers", () => {
+    expect(rateLimitResetMillis({ "retry-after-ms": "1500", "retry-after": "9" }, NOW)).toBe(1_500)
+    expect(rateLimitResetMillis({ "retry-after": "2", "x-ratelimit-reset-tokens": "6m0s", "x-ratelimit-remaining-tokens": "0" }, NOW))
+      .toBe(2_000)
+  })
+
+  it("OpenAI: only an exhausted window holds the account back", () => {
+    // Requests ran out (reset 1 s); tokens still have room (their bucket refills fully in 6 min).
+    expect(rateLimitResetMillis({
+      "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-requests": "1s",
+      "x-ratelimit-remaining-tokens": "15000",
+      "x-ratelimit-reset-tokens": "6m0s"
+    }, NOW)).toBe(1_000)
+    // Tokens ran out: that window decides.
+    expect(rateLimitResetMillis({
+      "x-ratelimit-remaining-requests": "99",
+      "x-ratelimit-reset-requests": "1s",
+      "x-ratelimit-remaining-tokens": "0",
+      "x-ratelimit-reset-tokens": "6m0s"
+    }, NOW)).toBe(360_000)
+  })
+
+  it("no window marked exhausted: the soonest reset", () => {
+    expect(rateLimitResetMillis({ "x-ratelimit-reset-requests": "3s", "x-ratelimit-reset-tokens": "6m0s" }, NOW)).toBe(3_000)
+  })
+
+  it("Anthropic: per-window resets as dates; unified windows by status", () => {
+    expect(rateLimitResetMillis({
+      "anthropic-ratelimit-requests-remaining": "0",
+      "anthropic-ratelimit-requests-reset": "2026-06-01T12:00:20Z",
+      "anthropic-ratelimit-tokens-remaining": "100",
+      "anthropic-ratelimit-tokens-reset": "2026-06-01T12:00:05Z"
+    }, NOW)).toBe(20_000)
+    const fiveHours = String(NOW / 1000 + 4 * 3600)
+    expect(rateLimitResetMillis({
+      "anthropic-ratelimit-unified-status": "rejected",
+      "anthropic-ratelimit-unified-reset": fiveHours,
+      "anthropic-ratelimit-unified-5h-status": "rejected",
+      "anthropic-ratelimit-unified-5h-reset": fiveHours,
+      "anthropic-ratelimit-unified-7d-status": "allowed",
+      "anthropic-ratelimit-unified-7d-reset": String(NOW / 1000 + 5 * 86400)
+    }, NOW)).toBe(4 * 3_600_000)
+  })
+
+  it("nothing to go on: undefined", () => {
+    expect(rateLimitResetMillis({ "content-type": "application/json" }, NOW)).toBeUndefined()
+  })
+})
+
+describe("verdictFor", () => {
+  it("429: a short reset is a burst, a long one an exhausted window; no reset, the short default", () => {
+    expect(verdict(429, { "retry-after": "7" })).toEqual({ _tag: "CoolDown", millis: 7_000, reason: "rate_limit_burst" })
+    expect(verdict(429, {
+      "anthropic-ratelimit-unified-status": "rejected",
+      "anthropic-ratelimit-unified-reset": String(NOW / 1000 + 3 * 3600)
+    })).toEqual({ _tag: "CoolDown", millis: 3 * 3_600_000, reason: "rate_limit_window" })
+    expect(verdict(429)).toEqual({ _tag: "CoolDown", millis: policy.rateLimitDefaultSeconds * 1000, reason: "rate_limit_burst" })
+  })
+
+  it("429: at least a second, at most the configured maximum", () => {
+    expect(verdict(429, { "retry-after": "0" })).toMatchObject({ millis: 1_000 })
+    expect(verdict(429, { "retry-after": String(30 * 86400) })).toMatchObject({
+      millis: policy.rateLimitMaxSeconds * 1000,
+      reason: "rate_limit_window"
+    })
+  })
+
+  it("529 cools down briefly; 401/403/402 take the account out", () => {
+    expect(verdict(529)).toEqual({ _tag: "CoolDown", millis: policy.overloadSeconds * 1000, reason: "overloaded" })
+    expect(verdict(401)).toEqual({ _tag: "TakeOut", reason: "auth_failed" })
+    expect(verdict(403)).toEqual({ _tag: "TakeOut", reason: "auth_failed" })
+    expect(verdict(402)).toEqual({ _tag: "TakeOut", reason: "billing" })
+  })
+
+  it("5xx, 408 and transport failures are counted", () => {
+    expect(verdict(500)).toEqual({ _tag: "Count", reason: "server_error" })
+    expect(verdict(503)).toEqual({ _tag: "Count", reason: "server_error" })
+    expect(verdict(408)).toEqual({ _tag: "Count", reason: "timeout" })
+    expect(verdict(0, {}, "upstream_first_byte_timeout")).toEqual({ _tag: "Count", reason: "timeout" })
+    expect(verdict(0, {}, "upstream_unreachable")).toEqual({ _tag: "Count", reason: "unreachable" })
+  })
+
+  it("the request's own 4xx is ignored", () => {
+    for (const status of [400, 404, 413, 422]) expect(verdict(status)).toEqual({ _tag: "Ignore" })
+  })
+})
+
+describe("failoverReason", () => {
+  it("names what happened", () => {
+    expect(failoverReason(429, undefined)).toBe("rate_limited")
+    expect(failoverReason(529, undefined)).toBe("overloaded")
+    expect(failoverReason(401, undefined)).toBe("auth_failed")
+    expect(failoverReason(502, undefined)).toBe("server_error")
+    expect(failoverReason(0, "upstream_first_byte_timeout")).toBe("first_byte_timeout")
+    expect(failoverReason(0, "upstream_connect_timeout")).toBe("connect_timeout")
+    expect(failoverReason(0, "upstream_unreachable")).toBe("connect_error")
+  })
+})

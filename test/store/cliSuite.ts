@@ -1,0 +1,95 @@
+/**
+ * The admin CLI against a real database: a created key works and is printed once, listings never
+ * show it, disable sticks across config syncs, top-ups are exact, usage prints.
+ */
+import { Effect, Option } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sha256Hex } from "../../src/config/resolve.js"
+import { runCli } from "../../src/cli/run.js"
+import { KeyRepo } from "../../src/services/KeyRepo.js"
+import { type Backend, dataOf, openStore, type TestDatabase } from "./harness.js"
+import { storeConfig } from "./suite.js"
+
+const cli = async (db: TestDatabase, ...argv: Array<string>) => {
+  const out: Array<string> = []
+  const err: Array<string> = []
+  const code = await runCli(argv, { DATABASE_URL: db.url }, { out: (l) => out.push(l), err: (l) => err.push(l) })
+  return { code, out: out.join("\n"), err: err.join("\n") }
+}
+
+/** Opens the store (which syncs the config), reads a key, closes it again (SQLite: one writer at a time). */
+const lookup = async (db: TestDatabase, key: string) => {
+  const rt = openStore(db, dataOf(storeConfig()))
+  try {
+    return Option.getOrUndefined(await rt.runPromise(Effect.flatMap(KeyRepo, (r) => r.findByHash(sha256Hex(key)))))
+  } finally {
+    await rt.dispose()
+  }
+}
+
+export const cliSuite = (makeBackend: () => Backend) => {
+  let backend: Backend
+  beforeAll(() => {
+    backend = makeBackend()
+  })
+  afterAll(() => backend.cleanup())
+
+  describe("modelgate CLI", () => {
+    it("keys create prints a working key once; list shows only its prefix; disable sticks", async () => {
+      const db = await backend.fresh()
+      await lookup(db, "sk-store-alice-paid") // creates the schema and syncs users and groups
+
+      const created = await cli(db, "keys", "create", "--user", "alice", "--group", "paid", "--name", "cli-1", "--quota-usd", "2.5")
+      expect(created.code).toBe(0)
+      const key = /(sk-mg-[A-Za-z0-9_-]{20,})/.exec(created.out)?.[1]
+      expect(key).toBeDefined()
+      expect(created.out.split(key!).length).toBe(2) // printed exactly once
+
+      const found = await lookup(db, key!)
+      expect(found?.key).toMatchObject({ id: "cli-1", status: "active", quotaMicros: 2_500_000, userName: "alice" })
+
+      const listed = await cli(db, "keys", "list", "--user", "alice")
+      expect(listed.code).toBe(0)
+      expect(listed.out).toContain("cli-1")
+      expect(listed.out).toContain(found!.key.prefix)
+      expect(listed.out).not.toContain(key!)
+
+      expect((await cli(db, "keys", "disable", "cli-1")).code).toBe(0)
+      expect((await lookup(db, key!))?.key.status).toBe("disabled")
+      // A config key disabled from the CLI stays disabled when the file is synced again.
+      expect((await cli(db, "keys", "disable", "alice-paid")).code).toBe(0)
+      expect((await lookup(db, "sk-store-alice-paid"))?.key.status).toBe("disabled")
+    })
+
+    it("users topup adds the exact amount; usage prints per key and per key in detail", async () => {
+      const db = await backend.fresh()
+      await lookup(db, "sk-store-alice-paid")
+      const topup = await cli(db, "users", "topup", "alice", "12.345678", "--note", "invoice 7")
+      expect(topup.code).toBe(0)
+      expect(topup.out).toContain("balance is now 112.345678 USD")
+      expect((await lookup(db, "sk-store-alice-paid"))?.user.balanceMicros).toBe(112_345_678)
+
+      const summary = await cli(db, "usage")
+      expect(summary.code).toBe(0)
+      expect(summary.out).toMatch(/^KEY\s+USER\s+GROUP/)
+      expect(summary.out).toContain("alice-paid")
+      const detail = await cli(db, "usage", "--key", "alice-paid")
+      expect(detail.code).toBe(0)
+      expect(JSON.parse(detail.out)).toMatchObject({ mode: "unrestricted", balance: 112.345678 })
+    })
+
+    it("refuses bad input with exit 2 and unknown names with exit 1", async () => {
+      const db = await backend.fresh()
+      await lookup(db, "sk-store-alice-paid")
+      expect((await cli(db, "users", "topup", "alice", "1.2345678")).code).toBe(2)
+      expect((await cli(db, "keys", "create", "--user", "alice")).code).toBe(2)
+      expect((await cli(db, "keys", "frobnicate")).code).toBe(2)
+      expect((await cli(db, "usage", "--start-date", "2026-02-30", "--key", "alice-paid")).code).toBe(2)
+      const unknown = await cli(db, "keys", "create", "--user", "nobody", "--group", "paid")
+      expect(unknown.code).toBe(1)
+      expect(unknown.err).toContain("unknown user 'nobody'")
+      expect((await cli(db, "keys", "disable", "no-such-key")).code).toBe(1)
+      expect((await cli(db, "help")).out).toContain("modelgate keys create")
+    })
+  })
+}

@@ -1,0 +1,205 @@
+/**
+ * End to end on the SQL store: a real gateway (test/support/gateway.ts) over the simulator, its
+ * usage read back through /v1/usage, across a restart, under 200 parallel requests, and for a
+ * stream the client abandons half way.
+ */
+import { Effect, Stream } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { costMicros } from "../../src/domain/pricing.js"
+import { fromResponsesUsage } from "../../src/domain/usage.js"
+import { sqlServices } from "../../src/store/Database.js"
+import { simulatorUpstream } from "../../src/upstream/simulatorUpstream.js"
+import { Upstream } from "../../src/upstream/Upstream.js"
+import { startGateway, type TestGateway } from "../support/gateway.js"
+import type { Backend, TestDatabase } from "./harness.js"
+
+const config = {
+  groups: [
+    { name: "oa", platform: "openai" },
+    { name: "an", platform: "anthropic" }
+  ],
+  users: [{ name: "erin", balance_usd: 50, concurrency: 500 }],
+  keys: [
+    { key: "sk-e2e-openai-000001", user: "erin", group: "oa", name: "e2e-oa" },
+    { key: "sk-e2e-anthropic-0001", user: "erin", group: "an", name: "e2e-an" },
+    { key: "sk-e2e-quota-0000001", user: "erin", group: "oa", name: "e2e-quota", quota_usd: 0.000001 },
+    { key: "sk-e2e-disabled-00001", user: "erin", group: "oa", name: "e2e-disabled", status: "disabled" },
+    { key: "sk-e2e-expired-000001", user: "erin", group: "oa", name: "e2e-expired", expires_at: "2020-01-01T00:00:00Z" }
+  ],
+  accounts: [
+    { name: "sim-oa", platform: "openai", kind: "simulator", groups: ["oa"], concurrency: 500 },
+    { name: "sim-an", platform: "anthropic", kind: "simulator", groups: ["an"], concurrency: 500 }
+  ]
+}
+
+const OA = "sk-e2e-openai-000001"
+const AN = "sk-e2e-anthropic-0001"
+
+/** The simulator, one frame every 40 ms: slow enough to hang up on half way. */
+const slowUpstream = Upstream.layerTest((account, request) =>
+  Effect.map(simulatorUpstream.send(account, request), (response) => ({
+    ...response,
+    body: response.body.pipe(Stream.tap(() => Effect.sleep("40 millis")))
+  }))
+)
+
+const post = async (gw: TestGateway, key: string, body: unknown) => {
+  const res = await fetch(`${gw.url}/v1/responses`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  return { status: res.status, text: await res.text() }
+}
+
+interface Totals {
+  readonly requests: number
+  readonly input_tokens: number
+  readonly output_tokens: number
+  readonly cost: number
+}
+
+interface UsageBody {
+  readonly status: string
+  readonly mode: string
+  readonly balance?: number
+  readonly usage: { readonly today: Totals; readonly total: Totals }
+  readonly model_stats?: ReadonlyArray<{ readonly model: string; readonly requests: number }>
+}
+
+const usageOf = async (gw: TestGateway, key: string, query = "") => {
+  const res = await fetch(`${gw.url}/v1/usage${query}`, { headers: { authorization: `Bearer ${key}` } })
+  return { status: res.status, body: (await res.json()) as UsageBody & { error?: { code: string } } }
+}
+
+const micros = (usd: number) => Math.round(usd * 1_000_000)
+
+export const gatewaySuite = (makeBackend: () => Backend) => {
+  let backend: Backend
+  const open: Array<TestGateway> = []
+  const start = async (db: TestDatabase, slow = false) => {
+    const sql = sqlServices(db.target, { reportOrphans: false })
+    const gw = await startGateway({
+      config,
+      services: slow ? { ...sql, upstream: slowUpstream } : sql,
+      settings: { slotQueueLimit: 1000 }
+    })
+    open.push(gw)
+    return gw
+  }
+
+  beforeAll(() => {
+    backend = makeBackend()
+  })
+  afterAll(async () => {
+    for (const gw of open) await gw.close().catch(() => undefined)
+    await backend.cleanup()
+  })
+
+  describe("gateway on the SQL store", () => {
+    it("a served request shows in /v1/usage, and a restart keeps the figures", async () => {
+      const db = await backend.fresh()
+      const first = await start(db)
+      const answer = await post(first, OA, { model: "gpt-5.4", input: "Hello from the store test" })
+      expect(answer.status).toBe(200)
+      const cost = costMicros("gpt-5.4", fromResponsesUsage((JSON.parse(answer.text) as { usage: unknown }).usage), 1)
+      expect(cost).toBeGreaterThan(0)
+      const streamed = await post(first, AN, { model: "claude-sonnet-4-6", input: "Stream please", stream: true })
+      expect(streamed.status).toBe(200)
+      expect(streamed.text).toContain("response.completed")
+
+      const before = await usageOf(first, OA)
+      expect(before.status).toBe(200)
+      expect(before.body.usage.total.requests).toBe(1)
+      expect(before.body.usage.today.requests).toBe(1)
+      expect(micros(before.body.usage.total.cost)).toBe(cost)
+      expect(before.body.model_stats?.map((m) => m.model)).toEqual(["gpt-5.4"])
+      const beforeAn = await usageOf(first, AN)
+      expect(beforeAn.body.usage.total.requests).toBe(1)
+      await first.close()
+
+      const second = await start(db)
+      expect((await usageOf(second, OA)).body).toEqual(before.body)
+      expect((await usageOf(second, AN)).body).toEqual(beforeAn.body)
+    })
+
+    it("200 parallel requests on one key settle to exactly the sum of their costs", async () => {
+      const gw = await start(await backend.fresh())
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => post(gw, OA, { model: "gpt-5.4", input: `request ${i} ${"x".repeat(i * 3)}` }))
+      )
+      expect(answers.map((a) => a.status).filter((s) => s !== 200)).toEqual([])
+      const expected = answers.reduce(
+        (acc, a) => acc + costMicros("gpt-5.4", fromResponsesUsage((JSON.parse(a.text) as { usage: unknown }).usage), 1),
+        0
+      )
+      const { body } = await usageOf(gw, OA)
+      expect(body.usage.total.requests).toBe(200)
+      expect(micros(body.usage.total.cost)).toBe(expected)
+      expect(micros(body.balance ?? 0)).toBe(50_000_000 - expected)
+    })
+
+    it("a stream the client abandons half way still settles what was produced", async () => {
+      const gw = await start(await backend.fresh(), true)
+      const controller = new AbortController()
+      const res = await fetch(`${gw.url}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${OA}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-5.4", input: "Tell me a long story about databases", stream: true }),
+        signal: controller.signal
+      })
+      const reader = res.body!.getReader()
+      const decoder = new TextDecoder()
+      let seen = ""
+      while (!seen.includes("response.output_text.delta")) {
+        const chunk = await reader.read()
+        if (chunk.done) break
+        seen += decoder.decode(chunk.value)
+      }
+      expect(seen).not.toContain("response.completed")
+      controller.abort()
+
+      let body: UsageBody | undefined
+      for (let i = 0; i < 100; i++) {
+        body = (await usageOf(gw, OA)).body
+        if (body.usage.total.requests > 0) break
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(body?.usage.total.requests).toBe(1)
+      expect(body?.usage.total.output_tokens).toBeGreaterThan(0)
+      expect(body?.usage.total.cost).toBeGreaterThan(0)
+    })
+
+    it("/v1/usage: day ranges, malformed dates, and which key statuses may read it", async () => {
+      const gw = await start(await backend.fresh())
+      expect((await post(gw, OA, { model: "gpt-5.4", input: "hi" })).status).toBe(200)
+      const today = new Date().toISOString().slice(0, 10)
+      const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
+      const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+      expect((await usageOf(gw, OA, `?start_date=${today}&end_date=${today}`)).body.model_stats?.length).toBe(1)
+      expect((await usageOf(gw, OA, `?start_date=${tomorrow}&end_date=${tomorrow}`)).body.model_stats).toBeUndefined()
+      const past = await usageOf(gw, OA, `?end_date=${yesterday}`)
+      expect(past.body.model_stats).toBeUndefined()
+      expect(past.body.usage.total.requests).toBe(1) // today/total do not depend on the range
+      const bad = await usageOf(gw, OA, "?start_date=2026-02-30")
+      expect(bad.status).toBe(400)
+      expect(bad.body.error?.code).toBe("invalid_date")
+
+      // The tiny quota is used up by one request: the next is refused, /v1/usage still answers.
+      expect((await post(gw, "sk-e2e-quota-0000001", { model: "gpt-5.4", input: "hi" })).status).toBe(200)
+      expect((await post(gw, "sk-e2e-quota-0000001", { model: "gpt-5.4", input: "hi" })).status).toBe(402)
+      const exhausted = await usageOf(gw, "sk-e2e-quota-0000001")
+      expect(exhausted.status).toBe(200)
+      expect(exhausted.body).toMatchObject({ mode: "quota_limited", status: "quota_exhausted" })
+
+      const expired = await usageOf(gw, "sk-e2e-expired-000001")
+      expect(expired.status).toBe(200)
+      expect(expired.body.status).toBe("expired")
+      expect((await post(gw, "sk-e2e-expired-000001", { model: "gpt-5.4", input: "hi" })).status).toBe(403)
+
+      const disabled = await usageOf(gw, "sk-e2e-disabled-00001")
+      expect(disabled.status).toBe(401)
+      expect(disabled.body.error?.code).toBe("api_key_disabled")
+    })
+  })
+}

@@ -1,0 +1,153 @@
+/**
+ * The pure pieces under the store: DATABASE_URL rules, exact pricing, subscription windows, the
+ * shared eligibility rules, CLI money.
+ */
+import { Effect, Either, Exit, Redacted } from "effect"
+import { describe, expect, it } from "vitest"
+import { formatUsd, parseUsd } from "../../src/cli/money.js"
+import type { Principal } from "../../src/domain/model.js"
+import { costMicros, priceFor } from "../../src/domain/pricing.js"
+import { addSpend, emptySpends, usedIn, windowEnd, windowStart } from "../../src/domain/subscription.js"
+import { emptyUsage } from "../../src/domain/usage.js"
+import { eligibility } from "../../src/services/Quota.js"
+import { describeTarget, parseDatabaseUrl } from "../../src/store/target.js"
+
+describe("DATABASE_URL", () => {
+  const parse = (url: string | undefined) => Either.getOrThrow(parseDatabaseUrl(url))
+
+  it("defaults to ./data/modelgate.db and accepts sqlite: URLs and plain paths", () => {
+    expect(parse(undefined)).toEqual({ _tag: "Sqlite", filename: "./data/modelgate.db" })
+    expect(parse("")).toEqual({ _tag: "Sqlite", filename: "./data/modelgate.db" })
+    expect(parse("sqlite:data/x.db")).toEqual({ _tag: "Sqlite", filename: "data/x.db" })
+    expect(parse("sqlite:///var/lib/mg.db")).toEqual({ _tag: "Sqlite", filename: "/var/lib/mg.db" })
+    expect(parse("sqlite::memory:")).toEqual({ _tag: "Sqlite", filename: ":memory:" })
+    expect(parse("/srv/mg.db")).toEqual({ _tag: "Sqlite", filename: "/srv/mg.db" })
+  })
+
+  it("takes postgres:// and postgresql://, turns schema= into a search_path, never logs the password", () => {
+    const pg = parse("postgresql://u:secret@db:5432/mg?schema=tenant_1")
+    expect(pg._tag).toBe("Postgres")
+    if (pg._tag !== "Postgres") return
+    expect(Redacted.value(pg.url)).toContain("options=-c+search_path%3Dtenant_1")
+    expect(describeTarget(pg)).not.toContain("secret")
+    expect(String(pg.url)).not.toContain("secret")
+    expect(parse("postgres://db/mg")._tag).toBe("Postgres")
+  })
+
+  it("refuses other schemes and unsafe schema names", () => {
+    expect(Either.isLeft(parseDatabaseUrl("mysql://db/x"))).toBe(true)
+    expect(Either.isLeft(parseDatabaseUrl("postgres://db/x?schema=a;drop"))).toBe(true)
+  })
+})
+
+describe("pricing", () => {
+  it("prefers an exact override, then the longest prefix, then the bundled table", () => {
+    const overrides = [
+      { model: "gpt-5*", price: { input: 9, output: 9, cacheRead: 9, cacheWrite: 9 } },
+      { model: "gpt-5.4", price: { input: 1, output: 1, cacheRead: 1, cacheWrite: 1 } }
+    ]
+    expect(priceFor("gpt-5.4", overrides).input).toBe(1)
+    expect(priceFor("gpt-5.4-mini", overrides).input).toBe(9)
+    expect(priceFor("gpt-5.4-mini").input).toBe(0.25) // bundled: longest prefix gpt-5.4-mini* beats gpt-5*
+    expect(priceFor("claude-opus-4-7").output).toBe(25)
+    expect(priceFor("who-knows").input).toBe(3) // fallback: never free
+  })
+
+  it("computes in exact decimals and rounds once, half up", () => {
+    const round = [{ model: "m", price: { input: 1.15, output: 0, cacheRead: 0, cacheWrite: 0 } }]
+    // 10 x 1.15 = 11.5 micros; binary floats make it 11.499999999999998.
+    expect(costMicros("m", { ...emptyUsage, inputTokens: 10 }, 1, round)).toBe(12)
+    // 3 x 0.1 x 1.5 = 0.45 -> 0; the multiplier applies before the single rounding.
+    const tenth = [{ model: "m", price: { input: 0.1, output: 0, cacheRead: 0, cacheWrite: 0 } }]
+    expect(costMicros("m", { ...emptyUsage, inputTokens: 3 }, 1.5, tenth)).toBe(0)
+    expect(costMicros("m", { ...emptyUsage, inputTokens: 5 }, 1, tenth)).toBe(1)
+    // Fractional or negative token counts from an upstream never throw.
+    expect(costMicros("m", { ...emptyUsage, inputTokens: 10.7, outputTokens: -3 }, 1, tenth)).toBe(1)
+  })
+
+  it("charges cached input at the cache prices, not twice", () => {
+    const u = { ...emptyUsage, inputTokens: 1000, cacheReadTokens: 600, cacheCreationTokens: 100, outputTokens: 10 }
+    // claude-sonnet: 300 x 3 + 600 x 0.3 + 100 x 3.75 + 10 x 15 = 900 + 180 + 375 + 150
+    expect(costMicros("claude-sonnet-4-6", u, 1)).toBe(1605)
+  })
+})
+
+describe("subscription windows (UTC)", () => {
+  const at = Date.parse("2026-03-11T15:30:00Z") // a Wednesday
+
+  it("are the UTC day, the ISO week from Monday and the calendar month", () => {
+    expect(new Date(windowStart("daily", at)).toISOString()).toBe("2026-03-11T00:00:00.000Z")
+    expect(new Date(windowEnd("daily", at)).toISOString()).toBe("2026-03-12T00:00:00.000Z")
+    expect(new Date(windowStart("weekly", at)).toISOString()).toBe("2026-03-09T00:00:00.000Z")
+    expect(new Date(windowEnd("weekly", at)).toISOString()).toBe("2026-03-16T00:00:00.000Z")
+    expect(new Date(windowStart("monthly", at)).toISOString()).toBe("2026-03-01T00:00:00.000Z")
+    expect(new Date(windowEnd("monthly", Date.parse("2026-12-31T23:59:59Z"))).toISOString()).toBe("2027-01-01T00:00:00.000Z")
+    const sunday = Date.parse("2026-03-15T23:59:59Z")
+    expect(new Date(windowStart("weekly", sunday)).toISOString()).toBe("2026-03-09T00:00:00.000Z")
+  })
+
+  it("count spend in the current window only; a late cost for an old window is not added", () => {
+    let spends = addSpend(emptySpends, 100, at)
+    spends = addSpend(spends, 50, at + 3_600_000)
+    expect(usedIn("daily", spends, at)).toBe(150)
+    expect(usedIn("daily", spends, at + 86_400_000)).toBe(0)
+    expect(usedIn("weekly", spends, at + 86_400_000)).toBe(150)
+    spends = addSpend(spends, 7, at - 86_400_000)
+    expect(usedIn("daily", spends, at)).toBe(150)
+  })
+})
+
+describe("eligibility rules", () => {
+  const principal = (billing: "balance" | "subscription", quota?: number): Principal => ({
+    key: {
+      id: "k",
+      sha256: "0".repeat(64),
+      prefix: "sk-…",
+      userName: "u",
+      groupName: "g",
+      status: "active",
+      quotaMicros: quota,
+      quotaUsedMicros: 0,
+      expiresAt: undefined,
+      concurrency: undefined
+    },
+    user: { name: "u", balanceMicros: 0, concurrency: 1 },
+    group: {
+      name: "g",
+      platform: "openai",
+      billing,
+      allowImageGeneration: false,
+      rateMultiplier: 1,
+      models: undefined,
+      moderation: "off"
+    }
+  })
+  const outcome = (e: Effect.Effect<void, { readonly code: string }>) => {
+    const exit = Effect.runSyncExit(e)
+    return Exit.isSuccess(exit) ? "ok" : exit.cause._tag === "Fail" ? exit.cause.error.code : "defect"
+  }
+
+  it("key quota first, then balance or subscription", () => {
+    expect(outcome(eligibility(principal("balance", 10), { quotaUsedMicros: 10, balanceMicros: 5 }))).toBe("key_quota_exhausted")
+    expect(outcome(eligibility(principal("balance"), { quotaUsedMicros: 0, balanceMicros: 0 }))).toBe("insufficient_balance")
+    expect(outcome(eligibility(principal("balance"), { quotaUsedMicros: 0, balanceMicros: 1 }))).toBe("ok")
+    expect(outcome(eligibility(principal("balance"), { keyStatus: "quota_exhausted", quotaUsedMicros: 0, balanceMicros: 1 })))
+      .toBe("key_quota_exhausted")
+    expect(outcome(eligibility(principal("subscription"), { quotaUsedMicros: 0, balanceMicros: 0 }))).toBe("subscription_required")
+  })
+})
+
+describe("CLI money", () => {
+  it("parses USD as a decimal string and prints micro-dollars digit for digit", () => {
+    expect(parseUsd("12.345678", "x")).toBe(12_345_678)
+    expect(parseUsd("0.1", "x")).toBe(100_000)
+    expect(parseUsd("7", "x")).toBe(7_000_000)
+    expect(() => parseUsd("1.2345678", "x")).toThrow()
+    expect(() => parseUsd("-1", "x")).toThrow()
+    expect(() => parseUsd("1e3", "x")).toThrow()
+    expect(formatUsd(12_345_678)).toBe("12.345678")
+    expect(formatUsd(1_500_000)).toBe("1.50")
+    expect(formatUsd(-250_000)).toBe("-0.25")
+    expect(formatUsd(204)).toBe("0.000204")
+  })
+})
