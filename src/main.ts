@@ -2,7 +2,7 @@
  * Entry point: read config and settings, build the services, serve HTTP, drain on SIGTERM.
  */
 import { createServer } from "node:http"
-import { HttpServer } from "@effect/platform"
+import { HttpMiddleware, HttpServer } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
@@ -69,7 +69,10 @@ const ServicesLive = Layer.unwrapEffect(
 
 // The services are provided outside the HTTP server so they are released after it: the server
 // closes (in-flight streams end and settle), then the store writes what is pending and closes.
-const Main = Layer.mergeAll(serve, Banner, Drain).pipe(
+// No trace exporter is configured, so per-request spans would only cost CPU.
+const Serve = serve.pipe(HttpMiddleware.withTracerDisabledWhen(() => true))
+
+const Main = Layer.mergeAll(Serve, Banner, Drain).pipe(
   Layer.provide(HttpLive),
   Layer.provide(ServicesLive),
   Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),

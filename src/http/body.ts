@@ -3,6 +3,7 @@
  * body is counted as it arrives. Either way the client gets a 413 envelope, never a reset.
  */
 import { HttpServerRequest } from "@effect/platform"
+import { Readable } from "node:stream"
 import { Effect, Stream } from "effect"
 import { InvalidRequest, RequestTooLarge } from "../domain/errors.js"
 
@@ -13,26 +14,76 @@ import { InvalidRequest, RequestTooLarge } from "../domain/errors.js"
  */
 const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
 
-export const readBodyText = (limitBytes: number) =>
+const unreadable = () => new InvalidRequest({ code: "invalid_body", message: "Failed to read request body", param: null })
+
+/**
+ * The Node fast path: listen on the IncomingMessage directly. A request body is small and read
+ * once, so a Stream (with its fibers and chunk copies) costs more than the body itself.
+ */
+const readIncoming = (source: Readable, limitBytes: number) =>
+  Effect.async<string, RequestTooLarge | InvalidRequest>((resume) => {
+    let chunks: Array<Buffer> = []
+    let size = 0
+    const cleanup = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength
+      if (size <= limitBytes) chunks.push(chunk)
+      else chunks = [] // over the limit: keep nothing, only drain
+      if (size > limitBytes + DRAIN_LIMIT_BYTES) {
+        cleanup()
+        resume(Effect.fail(new RequestTooLarge({ limitBytes })))
+      }
+    }
+    const onEnd = () => {
+      cleanup()
+      resume(
+        size > limitBytes
+          ? Effect.fail(new RequestTooLarge({ limitBytes }))
+          : Effect.succeed(Buffer.concat(chunks, size).toString("utf8"))
+      )
+    }
+    const onError = () => {
+      cleanup()
+      resume(Effect.fail(unreadable()))
+    }
+    source.on("data", onData)
+    source.on("end", onEnd)
+    source.on("error", onError)
+    return Effect.sync(cleanup)
+  })
+
+/** Any other platform: the request's byte Stream. */
+const readStream = (request: HttpServerRequest.HttpServerRequest, limitBytes: number) =>
   Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const declared = Number(request.headers["content-length"] ?? "0")
-    if (declared > limitBytes) return yield* new RequestTooLarge({ limitBytes })
     let chunks: Array<Uint8Array> = []
     let size = 0
     yield* request.stream.pipe(
-      Stream.mapError(() => new InvalidRequest({ code: "invalid_body", message: "Failed to read request body", param: null })),
+      Stream.mapError(unreadable),
       Stream.runForEachWhile((chunk) =>
         Effect.sync(() => {
           size += chunk.byteLength
           if (size <= limitBytes) chunks.push(chunk)
-          else chunks = [] // over the limit: keep nothing, only drain
+          else chunks = []
           return size <= limitBytes + DRAIN_LIMIT_BYTES
         })
       )
     )
     if (size > limitBytes) return yield* new RequestTooLarge({ limitBytes })
     return Buffer.concat(chunks, size).toString("utf8")
+  })
+
+export const readBodyText = (limitBytes: number) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const declared = Number(request.headers["content-length"] ?? "0")
+    if (declared > limitBytes) return Effect.fail(new RequestTooLarge({ limitBytes }))
+    const source = request.source
+    return source instanceof Readable && !source.readableEnded
+      ? readIncoming(source, limitBytes)
+      : readStream(request, limitBytes)
   })
 
 export const parseJson = (text: string): Effect.Effect<unknown, InvalidRequest> => {

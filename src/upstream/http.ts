@@ -74,8 +74,14 @@ export const makeHttpUpstream = (settings: SettingsShape) =>
               }),
             catch: (e) => transportError(account, e)
           }),
-          // Closing the scope before the body was read to the end aborts the upstream request.
-          (res) => Effect.sync(() => res.body.destroy())
+          // Closing the scope before the body was read to the end aborts the upstream request. The
+          // abort surfaces as an 'error' on the body; with no reader left, a listener must take it, or
+          // Node treats it as unhandled and the process dies.
+          (res) =>
+            Effect.sync(() => {
+              res.body.on("error", ignore)
+              res.body.destroy()
+            })
         ).pipe(
           Effect.map((res) => ({
             status: res.statusCode,
@@ -85,3 +91,5 @@ export const makeHttpUpstream = (settings: SettingsShape) =>
         )
     }))
   )
+
+const ignore = (): void => {}
