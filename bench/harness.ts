@@ -100,19 +100,25 @@ export const spawnChild = (name: string, command: string, args: ReadonlyArray<st
 /**
  * Our own helpers exit when their stdin closes, but the gateway (and `npm start`) would outlive a
  * SIGKILLed bench. A tiny watchdog process kills the child's process group when this process is
- * gone, and exits by itself once the group is gone.
+ * gone (and removes the temp dir unless BENCH_KEEP=1), and exits by itself once the group is gone.
  */
 const WATCHDOG = `
-const [parent, group] = process.argv.slice(1).map(Number)
+const [parent, group] = process.argv.slice(1, 3).map(Number)
+const dir = process.argv[3]
 const alive = (pid) => { try { process.kill(pid, 0); return true } catch { return false } }
 setInterval(() => {
   if (!alive(-group)) process.exit(0)
-  if (!alive(parent)) { try { process.kill(-group, "SIGKILL") } catch {} process.exit(0) }
+  if (!alive(parent)) {
+    try { process.kill(-group, "SIGKILL") } catch {}
+    if (dir) setTimeout(() => { require("node:fs").rmSync(dir, { recursive: true, force: true }); process.exit(0) }, 500)
+    else process.exit(0)
+  }
 }, 250)
 `
 
 export const guard = (child: ChildProcess): void => {
-  const watchdog = spawn(process.execPath, ["-e", WATCHDOG, String(process.pid), String(child.pid)], { detached: true, stdio: "ignore" })
+  const args = ["-e", WATCHDOG, String(process.pid), String(child.pid), ...(tempDir !== undefined && !KEEP ? [tempDir] : [])]
+  const watchdog = spawn(process.execPath, args, { detached: true, stdio: "ignore" })
   watchdog.unref()
 }
 

@@ -15,11 +15,11 @@ const CLIENTS = 200
 const config = (upstreamUrl: string) => ({
   groups: [{ name: "oa", platform: "openai", models: ["gpt-5.4"] }],
   // Limits far below the number of clients: many wait for a key slot, and for an account slot.
-  users: [{ name: "alice", balance_usd: 1_000, concurrency: 8 }],
+  users: [{ name: "alice", balance_usd: 1_000, concurrency: 4 }],
   keys: [{ key: KEY, user: "alice", group: "oa", name: "aborts-key" }],
   accounts: [
-    { name: "acct-1", platform: "openai", base_url: `${upstreamUrl}/v1`, api_key_env: "UP_KEY", groups: ["oa"], concurrency: 2 },
-    { name: "acct-2", platform: "openai", base_url: `${upstreamUrl}/v1`, api_key_env: "UP_KEY", groups: ["oa"], concurrency: 2 }
+    { name: "acct-1", platform: "openai", base_url: `${upstreamUrl}/v1`, api_key_env: "UP_KEY", groups: ["oa"], concurrency: 1 },
+    { name: "acct-2", platform: "openai", base_url: `${upstreamUrl}/v1`, api_key_env: "UP_KEY", groups: ["oa"], concurrency: 1 }
   ]
 })
 
