@@ -18,7 +18,7 @@ import { responsesToMessages } from "../translate/request.js"
 import { messageToResponse } from "../translate/response.js"
 import { finishStream, initialStreamState, stepStream, type StreamEnding, streamUsage } from "../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../translate/types.js"
-import type { UpstreamRequest } from "../upstream/Upstream.js"
+import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
 import type { PathInput, PathPlan } from "./openaiPath.js"
 import { settleUsage } from "./settle.js"
 import type { Answer } from "./upstreamCall.js"
@@ -59,7 +59,7 @@ export const planMessages = (input: PathInput) =>
 
     const json = (answer: Answer) =>
       Effect.gen(function*() {
-        const text = yield* answer.response.body.pipe(Stream.decodeText(), Stream.runFold("", (acc, s) => acc + s))
+        const text = yield* readText(answer.response)
         const message = yield* Effect.try({
           try: () => JSON.parse(text) as AnthropicMessage,
           catch: () => new InvalidRequest({ code: "upstream_invalid_response", message: "Upstream answer was not JSON", param: null })

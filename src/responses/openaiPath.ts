@@ -5,16 +5,17 @@
  * the upstream call; this file builds its request and renders its answer (a PathPlan).
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Effect, Metric, Option, Stream } from "effect"
+import { Effect, Metric, Stream } from "effect"
 import type { UpstreamFailed } from "../domain/errors.js"
 import { type Account, type Principal, upstreamModel } from "../domain/model.js"
 import { fromResponsesUsage } from "../domain/usage.js"
 import { upstreamLatency } from "../http/metrics.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
-import { sseFrames } from "../sse/codec.js"
-import type { UpstreamRequest } from "../upstream/Upstream.js"
+import { SseDecoder, type SseFrame } from "../sse/codec.js"
+import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
+import { stripImageCalls } from "./policy.js"
 import { settleUsage } from "./settle.js"
 import type { Answer } from "./upstreamCall.js"
 import type { ResponsesRequest } from "./validate.js"
@@ -56,13 +57,11 @@ export const planOpenAI = (input: PathInput) =>
     const quota = yield* Quota
     const lifecycle = yield* Lifecycle
     const started = Date.now()
+    const stripImages = !principal.group.allowImageGeneration
 
     const json = (answer: Answer) =>
       Effect.gen(function*() {
-        const text = yield* answer.response.body.pipe(
-          Stream.decodeText(),
-          Stream.runFold("", (acc, s) => acc + s)
-        )
+        const text = yield* readText(answer.response)
         let body: Record<string, unknown> | undefined
         try {
           body = JSON.parse(text) as Record<string, unknown>
@@ -71,7 +70,10 @@ export const planOpenAI = (input: PathInput) =>
         }
         yield* Metric.update(upstreamLatency, Date.now() - started)
         yield* settleUsage(quota, requestId, principal, request.model, fromResponsesUsage(body?.["usage"]))
-        if (body !== undefined && body["model"] !== request.model) {
+        // Re-serialise only when something must change: the model name, or image items this
+        // group may not receive.
+        const stripped = stripImages && body !== undefined && stripImageCalls(body)
+        if (body !== undefined && (stripped || body["model"] !== request.model)) {
           body["model"] = request.model
           return HttpServerResponse.unsafeJson(body)
         }
@@ -79,23 +81,33 @@ export const planOpenAI = (input: PathInput) =>
       })
 
     const frames = (answer: Answer): Stream.Stream<string> => {
-      const state = new PassthroughStream(request.model)
+      const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })
       let ending: StreamEnding = {
         code: "server_error",
         message: "The upstream stream ended before the response was complete"
       }
-      return sseFrames(answer.response.body).pipe(
+      // One element per upstream chunk, not per frame: each Stream stage costs per element, and an
+      // upstream flushes one or a few events per chunk anyway.
+      const decoder = new SseDecoder()
+      const forward = (frames: ReadonlyArray<SseFrame>) => {
+        let out = ""
+        for (const frame of frames) out += state.onFrame(frame) ?? ""
+        return out
+      }
+      return answer.response.body.pipe(
+        Stream.map((chunk) => forward(decoder.push(chunk))),
+        Stream.concat(Stream.sync(() => forward(decoder.flush()))),
         Stream.interruptWhen(lifecycle.drainDeadline.pipe(
           Effect.tap(() => {
             ending = { code: "server_shutting_down", message: "The gateway is restarting; please retry" }
           })
         )),
-        Stream.filterMap((frame) => Option.fromNullable(state.onFrame(frame))),
         Stream.catchAll((e) => {
           ending = { code: "server_error", message: e.message }
           return Stream.empty
         }),
-        Stream.concat(Stream.sync(() => state.finish(ending)).pipe(Stream.filter((s) => s !== ""))),
+        Stream.concat(Stream.sync(() => state.finish(ending))),
+        Stream.filter((text) => text !== ""),
         Stream.ensuring(
           Effect.suspend(() =>
             Metric.update(upstreamLatency, Date.now() - started).pipe(

@@ -25,7 +25,7 @@ import { Scheduler, type UpstreamOutcome } from "../services/Scheduler.js"
 import { countFailover } from "../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
 import { failoverReason } from "../services/scheduler/verdict.js"
-import { Upstream, type UpstreamRequest, type UpstreamResponse } from "../upstream/Upstream.js"
+import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../upstream/Upstream.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
 
@@ -73,9 +73,10 @@ export const upstreamError = (status: number, headers: Readonly<Record<string, s
   return new UpstreamFailed({ status, code: "upstream_error", message: `Upstream request failed (HTTP ${status})` })
 }
 
-const readLimited = (body: Stream.Stream<Uint8Array, UpstreamFailed>) =>
-  body.pipe(
-    Stream.runFoldWhile("", (acc) => acc.length < ERROR_BODY_LIMIT, (acc, chunk) => acc + Buffer.from(chunk).toString("utf8")),
+/** An error answer is small; a hostile one is cut off rather than buffered whole. */
+const readLimited = (response: UpstreamResponse) =>
+  readText(response).pipe(
+    Effect.map((text) => text.slice(0, ERROR_BODY_LIMIT)),
     Effect.orElseSucceed(() => "")
   )
 
@@ -127,7 +128,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
         yield* scheduler.report(account, SUCCESS, input.session)
         return { account, response: sent }
       }
-      const body = yield* readLimited(sent.body)
+      const body = yield* readLimited(sent)
       yield* scheduler.report(account, { _tag: "Failure", status: sent.status, headers: sent.headers, code: undefined }, input.session)
       return yield* upstreamError(sent.status, sent.headers, body)
     })

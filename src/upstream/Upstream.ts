@@ -4,7 +4,7 @@
  * are errors. The answer body is a pull-based Stream tied to the caller's Scope, so closing the
  * scope (client gone, shutdown) aborts the upstream request.
  */
-import { Context, Effect, Layer, type Scope, type Stream } from "effect"
+import { Context, Effect, Layer, type Scope, Stream } from "effect"
 import { Settings } from "../config/AppConfig.js"
 import type { UpstreamFailed } from "../domain/errors.js"
 import type { Account } from "../domain/model.js"
@@ -23,7 +23,16 @@ export interface UpstreamResponse {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
   readonly body: Stream.Stream<Uint8Array, UpstreamFailed>
+  /**
+   * The whole body as text in one step, when the implementation can do that cheaper than through
+   * the Stream (a JSON answer is small and read at once). Use `readText`, which falls back.
+   */
+  readonly text?: Effect.Effect<string, UpstreamFailed>
 }
+
+/** The whole answer as text: the implementation's fast path if it has one, else the byte Stream. */
+export const readText = (response: UpstreamResponse): Effect.Effect<string, UpstreamFailed> =>
+  response.text ?? response.body.pipe(Stream.decodeText(), Stream.runFold("", (acc, s) => acc + s))
 
 export interface UpstreamShape {
   readonly send: (account: Account, request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamFailed, Scope.Scope>

@@ -1,7 +1,8 @@
 /**
  * The HTTP upstream: one undici Agent (keep-alive pool per origin) for the whole process.
  */
-import { Effect, Redacted, Stream } from "effect"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import { Effect, Redacted } from "effect"
 import { Agent, request } from "undici"
 import type { SettingsShape } from "../config/AppConfig.js"
 import { UpstreamFailed } from "../domain/errors.js"
@@ -86,7 +87,10 @@ export const makeHttpUpstream = (settings: SettingsShape) =>
           Effect.map((res) => ({
             status: res.statusCode,
             headers: flatHeaders(res.headers),
-            body: Stream.fromAsyncIterable(res.body as AsyncIterable<Uint8Array>, (e) => transportError(account, e))
+            // NodeStream reads the socket's chunks as they come (with backpressure) for a fraction
+            // of the cost of async iteration.
+            body: NodeStream.fromReadable<UpstreamFailed, Uint8Array>(() => res.body, (e) => transportError(account, e)),
+            text: Effect.tryPromise({ try: () => res.body.text(), catch: (e) => transportError(account, e) })
           }))
         )
     }))

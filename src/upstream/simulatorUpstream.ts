@@ -18,7 +18,8 @@ export const simulatorUpstream: UpstreamShape = {
         return {
           status: 200,
           headers: { "content-type": "application/json" },
-          body: Stream.succeed(encoder.encode(JSON.stringify(answer.json)))
+          body: Stream.sync(() => encoder.encode(JSON.stringify(answer.json))),
+          text: Effect.sync(() => JSON.stringify(answer.json))
         }
       }
       // One chunk per event, as a real upstream flushes them.
