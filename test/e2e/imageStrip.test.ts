@@ -8,47 +8,10 @@ import { Effect, Stream } from "effect"
 import OpenAI from "openai"
 import { Upstream } from "../../src/upstream/Upstream.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
+import { imageAnswer, sseText } from "../support/imageAnswer.js"
 
 const encoder = new TextEncoder()
-const usage = {
-  input_tokens: 4,
-  input_tokens_details: { cached_tokens: 0 },
-  output_tokens: 6,
-  output_tokens_details: { reasoning_tokens: 0 },
-  total_tokens: 10
-}
-const message = (id: string, text: string) => ({
-  id,
-  type: "message",
-  status: "completed",
-  role: "assistant",
-  content: [{ type: "output_text", text, annotations: [], logprobs: [] }]
-})
-const image = { id: "ig_1", type: "image_generation_call", status: "completed", result: "aGVsbG8=" }
-
-const answer = (model: string) => {
-  const base = { id: "resp_img", object: "response", created_at: 1, model, tools: [], tool_choice: "auto", parallel_tool_calls: true,
-    temperature: 1, top_p: 1, metadata: {}, instructions: null, error: null, incomplete_details: null }
-  const output = [message("msg_a", "Here you go. "), image, message("msg_b", "Done.")]
-  const events: Array<Record<string, unknown>> = []
-  const push = (e: Record<string, unknown>) => events.push({ ...e, sequence_number: events.length })
-  push({ type: "response.created", response: { ...base, status: "in_progress", output: [] } })
-  const text = (index: number, id: string, t: string) => {
-    push({ type: "response.output_item.added", output_index: index, item: { ...message(id, ""), status: "in_progress", content: [] } })
-    push({ type: "response.content_part.added", item_id: id, output_index: index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } })
-    push({ type: "response.output_text.delta", item_id: id, output_index: index, content_index: 0, delta: t, logprobs: [] })
-    push({ type: "response.output_text.done", item_id: id, output_index: index, content_index: 0, text: t, logprobs: [] })
-    push({ type: "response.content_part.done", item_id: id, output_index: index, content_index: 0, part: { type: "output_text", text: t, annotations: [], logprobs: [] } })
-    push({ type: "response.output_item.done", output_index: index, item: message(id, t) })
-  }
-  text(0, "msg_a", "Here you go. ")
-  push({ type: "response.output_item.added", output_index: 1, item: { ...image, status: "in_progress", result: null } })
-  push({ type: "response.image_generation_call.generating", item_id: "ig_1", output_index: 1 })
-  push({ type: "response.output_item.done", output_index: 1, item: image })
-  text(2, "msg_b", "Done.")
-  push({ type: "response.completed", response: { ...base, status: "completed", output, usage } })
-  return { json: { ...base, status: "completed", output, usage }, events }
-}
+const answer = (model: string) => imageAnswer(model)
 
 const imageUpstream = Upstream.layerTest((_account, request) =>
   Effect.sync(() => {
@@ -57,7 +20,7 @@ const imageUpstream = Upstream.layerTest((_account, request) =>
       ? {
         status: 200,
         headers: { "content-type": "text/event-stream" },
-        body: Stream.fromIterable(events.map((e) => encoder.encode(`event: ${String(e["type"])}\ndata: ${JSON.stringify(e)}\n\n`)))
+        body: Stream.fromIterable(events.map((e) => encoder.encode(sseText([e]))))
       }
       : { status: 200, headers: { "content-type": "application/json" }, body: Stream.succeed(encoder.encode(JSON.stringify(json))) }
   })

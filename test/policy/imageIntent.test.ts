@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { stripImageCalls, wantsImageGeneration } from "../../src/responses/policy.js"
 import { PassthroughStream } from "../../src/responses/passthroughStream.js"
 import { SseDecoder } from "../../src/sse/codec.js"
+import { image, imageAnswer, message, sseText } from "../support/imageAnswer.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
 
 describe("image-generation intent", () => {
@@ -32,51 +33,10 @@ describe("image-generation intent", () => {
   it.each(noIntent)("%s is not", (_, body) => expect(wantsImageGeneration(body)).toBe(false))
 })
 
-const text = (id: string, t: string) => ({
-  id,
-  type: "message",
-  status: "completed",
-  role: "assistant",
-  content: [{ type: "output_text", text: t, annotations: [], logprobs: [] }]
-})
-const usage = {
-  input_tokens: 5,
-  input_tokens_details: { cached_tokens: 0 },
-  output_tokens: 9,
-  output_tokens_details: { reasoning_tokens: 0 },
-  total_tokens: 14
-}
-const image = { id: "ig_1", type: "image_generation_call", status: "completed", result: "aGVsbG8=" }
-
 /** An upstream stream: text item 0, an unrequested image item 1, text item 2. */
-const upstreamEvents = (): Array<Record<string, unknown>> => {
-  const base = { id: "resp_1", object: "response", created_at: 1, model: "gpt-5.4-upstream", output: [] as Array<unknown> }
-  const events: Array<Record<string, unknown>> = []
-  const push = (e: Record<string, unknown>) => events.push({ ...e, sequence_number: events.length })
-  push({ type: "response.created", response: { ...base, status: "in_progress" } })
-  const textItem = (index: number, id: string, t: string) => {
-    push({ type: "response.output_item.added", output_index: index, item: { ...text(id, ""), status: "in_progress", content: [] } })
-    push({ type: "response.content_part.added", item_id: id, output_index: index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } })
-    push({ type: "response.output_text.delta", item_id: id, output_index: index, content_index: 0, delta: t, logprobs: [] })
-    push({ type: "response.output_text.done", item_id: id, output_index: index, content_index: 0, text: t, logprobs: [] })
-    push({ type: "response.content_part.done", item_id: id, output_index: index, content_index: 0, part: { type: "output_text", text: t, annotations: [], logprobs: [] } })
-    push({ type: "response.output_item.done", output_index: index, item: text(id, t) })
-  }
-  textItem(0, "msg_a", "Before. ")
-  push({ type: "response.output_item.added", output_index: 1, item: { ...image, status: "in_progress", result: null } })
-  push({ type: "response.image_generation_call.generating", item_id: "ig_1", output_index: 1 })
-  push({ type: "response.image_generation_call.partial_image", item_id: "ig_1", output_index: 1, partial_image_b64: "aGk=" })
-  push({ type: "response.output_item.done", output_index: 1, item: image })
-  textItem(2, "msg_b", "After.")
-  push({
-    type: "response.completed",
-    response: { ...base, status: "completed", output: [text("msg_a", "Before. "), image, text("msg_b", "After.")], usage }
-  })
-  return events
-}
+const upstreamEvents = () => imageAnswer("gpt-5.4-upstream", "Before. ", "After.").events
 
-const sse = (events: ReadonlyArray<Record<string, unknown>>) =>
-  new TextEncoder().encode(events.map((e) => `event: ${String(e["type"])}\ndata: ${JSON.stringify(e)}\n\n`).join(""))
+const sse = (events: ReadonlyArray<Record<string, unknown>>) => new TextEncoder().encode(sseText(events))
 
 const runThrough = (stream: PassthroughStream) => {
   const decoder = new SseDecoder()
@@ -102,9 +62,9 @@ describe("image items removed for groups without image capability", () => {
   })
 
   it("a JSON answer loses its image items", () => {
-    const body: Record<string, unknown> = { output: [text("msg_a", "x"), image] }
+    const body: Record<string, unknown> = { output: [message("msg_a", "x"), image] }
     expect(stripImageCalls(body)).toBe(true)
-    expect(body["output"]).toEqual([text("msg_a", "x")])
+    expect(body["output"]).toEqual([message("msg_a", "x")])
     expect(stripImageCalls(body)).toBe(false)
   })
 })
