@@ -30,14 +30,24 @@ export const costMicrosTotal = Metric.counter("modelgate_cost_micro_usd_total", 
   incremental: true
 })
 
-export const recordRequest = (route: string, status: number, code: string) =>
-  Metric.increment(
-    Metric.taggedWithLabels(requestsTotal, [
-      MetricLabel.make("route", route),
-      MetricLabel.make("status", String(status)),
-      MetricLabel.make("code", code)
-    ])
-  )
+// Tagging a metric builds and hashes a new key; the combinations are few, so build each once.
+const requestCounters = new Map<string, Effect.Effect<void>>()
+
+export const recordRequest = (route: string, status: number, code: string): Effect.Effect<void> => {
+  const id = `${route} ${status} ${code}`
+  let increment = requestCounters.get(id)
+  if (increment === undefined) {
+    increment = Metric.increment(
+      Metric.taggedWithLabels(requestsTotal, [
+        MetricLabel.make("route", route),
+        MetricLabel.make("status", String(status)),
+        MetricLabel.make("code", code)
+      ])
+    )
+    requestCounters.set(id, increment)
+  }
+  return increment
+}
 
 const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
 
