@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import OpenAI from "openai"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
-import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, type TestGateway } from "../support/gateway.js"
+import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, startWithFakeUpstream, type TestGateway } from "../support/gateway.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
 import { call, eventModel, expectEnvelope, postResponses, readEvents, type SseEvent, waitFor } from "./helpers.js"
 
@@ -41,15 +41,12 @@ describe("passthrough over a socket with the openai SDK", () => {
   let upstream: FakeUpstream
   let gw: TestGateway
   let client: OpenAI
+  let close: () => Promise<void>
   beforeAll(async () => {
-    upstream = await startFakeUpstream()
-    gw = await startGateway({ config: fakeUpstreamConfig(upstream.url), env: fakeUpstreamEnv })
+    ;({ upstream, gw, close } = await startWithFakeUpstream())
     client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY, maxRetries: 0 })
   })
-  afterAll(async () => {
-    await gw.close()
-    await upstream.close()
-  })
+  afterAll(() => close())
 
   it("models.list() returns the group's models", async () => {
     const page = await client.models.list()
@@ -341,14 +338,11 @@ describe("passthrough failover and upstream errors", () => {
 describe("passthrough: events seen by the upstream and the client line up", () => {
   let upstream: FakeUpstream
   let gw: TestGateway
+  let close: () => Promise<void>
   beforeAll(async () => {
-    upstream = await startFakeUpstream()
-    gw = await startGateway({ config: fakeUpstreamConfig(upstream.url), env: fakeUpstreamEnv })
+    ;({ upstream, gw, close } = await startWithFakeUpstream())
   })
-  afterAll(async () => {
-    await gw.close()
-    await upstream.close()
-  })
+  afterAll(() => close())
 
   it("non-lifecycle events reach the client unchanged and in order", async () => {
     const input = "compare what the upstream sent with what the client got"

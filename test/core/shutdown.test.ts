@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Lifecycle } from "../../src/services/Lifecycle.js"
-import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
-import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, type TestGateway } from "../support/gateway.js"
+import type { FakeUpstream } from "../support/fakeUpstream.js"
+import { startWithFakeUpstream, type TestGateway } from "../support/gateway.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
 import { call, readEvents, waitFor } from "./helpers.js"
 
@@ -15,14 +15,11 @@ const KEY = "sk-test-openai-0001"
 describe("graceful shutdown", () => {
   let upstream: FakeUpstream
   let gw: TestGateway
+  let close: () => Promise<void>
   beforeAll(async () => {
-    upstream = await startFakeUpstream()
-    gw = await startGateway({ config: fakeUpstreamConfig(upstream.url), env: fakeUpstreamEnv })
+    ;({ upstream, gw, close } = await startWithFakeUpstream())
   })
-  afterAll(async () => {
-    await gw.close()
-    await upstream.close()
-  })
+  afterAll(() => close())
 
   it("a running stream ends with response.failed server_shutting_down at the drain deadline", async () => {
     upstream.setFault({ _tag: "SlowEvents", delayMs: 60 })

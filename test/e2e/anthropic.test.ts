@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import OpenAI from "openai"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
-import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
-import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, type TestGateway } from "../support/gateway.js"
+import type { FakeUpstream } from "../support/fakeUpstream.js"
+import { startWithFakeUpstream, type TestGateway } from "../support/gateway.js"
 
 const KEY = "sk-test-anthropic-0001"
 const weatherTool = {
@@ -23,15 +23,12 @@ describe("anthropic-backed group through the gateway", () => {
   let gw: TestGateway
   let client: OpenAI
 
+  let close: () => Promise<void>
   beforeAll(async () => {
-    upstream = await startFakeUpstream()
-    gw = await startGateway({ config: fakeUpstreamConfig(upstream.url), env: fakeUpstreamEnv })
+    ;({ upstream, gw, close } = await startWithFakeUpstream())
     client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY, maxRetries: 0 })
   })
-  afterAll(async () => {
-    await gw.close()
-    await upstream.close()
-  })
+  afterAll(() => close())
 
   const lastUpstream = () => upstream.requests[upstream.requests.length - 1]!
 

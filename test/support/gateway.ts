@@ -10,6 +10,7 @@ import { AppConfig, Settings, type SettingsShape } from "../../src/config/AppCon
 import { decodeConfig } from "../../src/config/load.js"
 import type { GatewayData } from "../../src/config/resolve.js"
 import { gatewayLayer, type ServiceOverrides, type Services } from "../../src/server.js"
+import { startFakeUpstream } from "./fakeUpstream.js"
 
 export interface TestGateway {
   readonly url: string
@@ -71,3 +72,17 @@ export const fakeUpstreamConfig = (upstreamUrl: string) => ({
 })
 
 export const fakeUpstreamEnv = { FAKE_OPENAI_KEY: "sk-upstream-openai", FAKE_ANTHROPIC_KEY: "sk-ant-upstream" }
+
+/** A fake upstream and a gateway whose accounts point at it (fakeUpstreamConfig), closed together. */
+export const startWithFakeUpstream = async () => {
+  const upstream = await startFakeUpstream()
+  const gw = await startGateway({ config: fakeUpstreamConfig(upstream.url), env: fakeUpstreamEnv })
+  return {
+    upstream,
+    gw,
+    close: async () => {
+      await gw.close()
+      await upstream.close()
+    }
+  }
+}
