@@ -212,11 +212,16 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
         yield* Effect.addFinalizer(() => leave(w, id, pool))
         const pollArgs = args(true)
         const poll = Effect.uninterruptible(
-          Effect.map(run("slot wait", scripts.enter, keys, pollArgs), (r) => {
-            if (asNumber(r) === 1 && w.state === "waiting") {
+          Effect.flatMap(run("slot wait", scripts.enter, keys, pollArgs), (r) => {
+            if (asNumber(r) !== 1) return Effect.void
+            if (w.state === "waiting") {
               w.state = "holding"
               leases.set(id, slot)
+              return Effect.void
             }
+            // Granted after the waiter already left (its scope closed while this poll ran): the
+            // slot is nobody's, give it back or it stays taken until its lease runs out.
+            return release(id, pool)
           })
         )
         const wait = (millis: number): Effect.Effect<boolean, StoreError> =>
