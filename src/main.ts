@@ -1,30 +1,20 @@
 /**
  * Entry point: read config and settings, build the services, serve HTTP, drain on SIGTERM.
  */
-import { createServer } from "node:http"
-import { HttpMiddleware, HttpServer } from "@effect/platform"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, Settings } from "./config/AppConfig.js"
-import { serve, servicesLayer } from "./server.js"
+import { GatewayServer } from "./http/GatewayServer.js"
+import { servicesLayer } from "./server.js"
 import { Lifecycle } from "./services/Lifecycle.js"
 import { Scheduler } from "./services/Scheduler.js"
 import { describeTarget, sqlServices, targetFor } from "./store/Database.js"
-
-const HttpLive = NodeHttpServer.layerConfig(createServer, {
-  port: Config.port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1"))
-})
 
 /** Prints how to try the demo when no config was given. */
 const Banner = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const server = yield* HttpServer.HttpServer
-    const address = server.address._tag === "TcpAddress"
-      ? `http://${server.address.hostname}:${server.address.port}`
-      : "the configured socket"
+    const address = (yield* GatewayServer).url
     yield* Effect.logInfo("modelgate listening").pipe(
       Effect.annotateLogs({ address, config: config.source, groups: config.data.groups.size, accounts: config.data.accounts.length })
     )
@@ -69,11 +59,8 @@ const ServicesLive = Layer.unwrapEffect(
 
 // The services are provided outside the HTTP server so they are released after it: the server
 // closes (in-flight streams end and settle), then the store writes what is pending and closes.
-// No trace exporter is configured, so per-request spans would only cost CPU.
-const Serve = serve.pipe(HttpMiddleware.withTracerDisabledWhen(() => true))
-
-const Main = Layer.mergeAll(Serve, Banner, Drain).pipe(
-  Layer.provide(HttpLive),
+const Main = Layer.mergeAll(Banner, Drain).pipe(
+  Layer.provideMerge(GatewayServer.layerConfig),
   Layer.provide(ServicesLive),
   Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),
   Layer.provide(Logger.json),

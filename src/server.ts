@@ -2,10 +2,9 @@
  * Building the gateway from layers. Every service has a default; pass your own layer for any of
  * them to `servicesLayer` (see README "Composing your own layers").
  */
-import { HttpServer } from "@effect/platform"
 import { Layer } from "effect"
 import type { AppConfig, Settings } from "./config/AppConfig.js"
-import { app } from "./http/app.js"
+import { GatewayServer, type ListenOptions } from "./http/GatewayServer.js"
 import { KeyRepo } from "./services/KeyRepo.js"
 import { Lifecycle } from "./services/Lifecycle.js"
 import { Moderation } from "./services/Moderation.js"
@@ -41,9 +40,9 @@ export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Ser
     Lifecycle.layer
   )
 
-/** The app served on whatever HttpServer is provided (Node in main, port 0 in tests). */
-export const serve = HttpServer.serve(app)
-
-/** The gateway on an HttpServer, with its services exposed too (for tests and embedding). */
-export const gatewayLayer = (overrides: ServiceOverrides = {}) =>
-  serve.pipe(Layer.provideMerge(servicesLayer(overrides)))
+/**
+ * The gateway listening on `listen` (default: a free port on 127.0.0.1), with its services exposed
+ * too (for tests and embedding). `GatewayServer` says where it listens.
+ */
+export const gatewayLayer = (overrides: ServiceOverrides = {}, listen: ListenOptions = { port: 0, host: "127.0.0.1" }) =>
+  GatewayServer.layer(listen).pipe(Layer.provideMerge(servicesLayer(overrides)))

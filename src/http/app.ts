@@ -1,72 +1,80 @@
 /**
- * The application around the router: a request id on every response, every failure mapped to the
- * envelope in one place (typed errors exhaustively, defects as 500s that do not leak internals),
- * one log line and one metric per request.
+ * One request, start to end: dispatch it, map every failure to the envelope in one place (typed
+ * errors exhaustively, defects as 500s that do not leak internals), write the reply, then one log
+ * line and one metric. The request's scope spans the whole reply, so what a handler acquires
+ * (slots, the upstream connection) is released once the last byte is written, or the client left.
  */
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import type { RouteNotFound } from "@effect/platform/HttpServerError"
+import type { ServerResponse } from "node:http"
 import { Cause, Effect, Exit } from "effect"
 import type { GatewayError } from "../domain/errors.js"
-import { newRequestId } from "../domain/ids.js"
-import { RequestId } from "./context.js"
-import {
-  type Envelope,
-  envelopeOf,
-  envelopeResponse,
-  internalError,
-  routeNotFound,
-  type RouteRefused
-} from "./envelope.js"
+import { type Envelope, envelopeOf, envelopeReply, internalError, type RouteRefused } from "./envelope.js"
 import { recordRequest } from "./metrics.js"
-import { router } from "./routes.js"
-
-const routeLabel = (path: string): string => {
-  if (path.includes("/responses")) return "responses"
-  if (path === "/v1/models" || path === "/antigravity/models") return "models"
-  if (path === "/v1/usage") return "usage"
-  if (path === "/health" || path === "/metrics") return path.slice(1)
-  return "unknown"
-}
+import type { Reply, SseSink, TextReply } from "./reply.js"
+import { SSE_HEADERS } from "./reply.js"
+import type { ClientRequest } from "./request.js"
+import { dispatch, routeName } from "./routes.js"
 
 /** The error channel the app may carry: adding an error the envelope does not know fails here. */
-const toEnvelope = (e: GatewayError | RouteNotFound | RouteRefused, method: string, path: string): Envelope =>
-  e._tag === "RouteNotFound" ? routeNotFound(method, path) : e._tag === "RouteRefused" ? e.envelope : envelopeOf(e)
+const toEnvelope = (e: GatewayError | RouteRefused): Envelope => e._tag === "RouteRefused" ? e.envelope : envelopeOf(e)
 
-const handle = (requestId: string) => Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const path = request.url.split("?")[0] ?? request.url
-  const started = Date.now()
-  const exit = yield* router.pipe(Effect.provideService(RequestId, requestId), Effect.exit)
+const writeText = (res: ServerResponse, requestId: string, reply: TextReply): void => {
+  res.writeHead(reply.status, {
+    ...reply.headers,
+    "content-type": reply.contentType,
+    "content-length": Buffer.byteLength(reply.body),
+    "x-request-id": requestId
+  })
+  res.end(reply.body)
+}
 
-  let response: HttpServerResponse.HttpServerResponse
-  let code = "ok"
-  if (Exit.isSuccess(exit)) {
-    response = exit.value
-  } else if (Cause.isInterruptedOnly(exit.cause)) {
-    return yield* Effect.failCause(exit.cause) // the client went away; nobody to answer
-  } else {
-    const failure = Cause.failureOption(exit.cause)
-    const envelope = failure._tag === "Some"
-      ? toEnvelope(failure.value, request.method, path)
-      : internalError(requestId)
-    if (failure._tag === "None") yield* Effect.logError("unhandled defect", exit.cause)
-    code = envelope.code
-    response = envelopeResponse(envelope)
+const sinkOf = (res: ServerResponse): SseSink => ({
+  write: (text) => res.write(text),
+  onDrain: (callback) => {
+    res.once("drain", callback)
   }
-  yield* recordRequest(routeLabel(path), response.status, code)
-  yield* Effect.logInfo("request").pipe(
-    Effect.annotateLogs({
-      method: request.method,
-      path,
-      status: response.status,
-      code,
-      duration_ms: Date.now() - started
-    })
-  )
-  return HttpServerResponse.setHeader(response, "x-request-id", requestId)
 })
 
-export const app = Effect.suspend(() => {
-  const requestId = newRequestId()
-  return Effect.annotateLogs(handle(requestId), "request_id", requestId)
-})
+const writeReply = (res: ServerResponse, requestId: string, reply: Reply): Effect.Effect<void> => {
+  if (reply._tag === "Text") return Effect.sync(() => writeText(res, requestId, reply))
+  return Effect.suspend(() => {
+    // Headers go out with the first frame: one write instead of two.
+    res.writeHead(200, { ...SSE_HEADERS, "x-request-id": requestId })
+    return Effect.ensuring(reply.run(sinkOf(res)), Effect.sync(() => res.end()))
+  })
+}
+
+/** Serves one request on `res`. Never fails: by the time it ends, the client has its answer. */
+export const serveRequest = (request: ClientRequest, res: ServerResponse) => {
+  const started = Date.now()
+  let status = 200
+  let code = "ok"
+  const answer = Effect.exit(dispatch(request)).pipe(
+    Effect.flatMap((exit) => {
+      if (Exit.isSuccess(exit)) {
+        if (exit.value._tag === "Text") status = exit.value.status
+        return writeReply(res, request.id, exit.value)
+      }
+      if (Cause.isInterruptedOnly(exit.cause)) return Effect.failCause(exit.cause) // the client went away
+      const failure = Cause.failureOption(exit.cause)
+      const envelope = failure._tag === "Some" ? toEnvelope(failure.value) : internalError(request.id)
+      status = envelope.status
+      code = envelope.code
+      const write = Effect.sync(() => writeText(res, request.id, envelopeReply(envelope)))
+      return failure._tag === "Some" ? write : Effect.zipRight(Effect.logError("unhandled defect", exit.cause), write)
+    }),
+    Effect.scoped
+  )
+  return answer.pipe(
+    Effect.zipRight(Effect.suspend(() => recordRequest(routeName(request.path), status, code))),
+    Effect.zipRight(Effect.suspend(() =>
+      Effect.logInfo("request").pipe(Effect.annotateLogs({
+        method: request.method,
+        path: request.path,
+        status,
+        code,
+        duration_ms: Date.now() - started
+      }))
+    )),
+    Effect.annotateLogs("request_id", request.id)
+  )
+}

@@ -3,15 +3,13 @@
  * x-goog-api-key), resolve it by hash, apply the key-status rules. Keys in the URL are refused so
  * they never end up in access logs.
  */
-import { HttpServerRequest } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
 import { sha256Hex } from "../config/resolve.js"
 import { InvalidRequest, PermissionDenied, Unauthenticated } from "../domain/errors.js"
 import { KeyRepo } from "../services/KeyRepo.js"
+import type { ClientRequest, Headers } from "./request.js"
 
-type HeaderBag = Readonly<Record<string, string | undefined>>
-
-export const presentedKey = (headers: HeaderBag, url: string): Either.Either<string, InvalidRequest | Unauthenticated> => {
+export const presentedKey = (headers: Headers, url: string): Either.Either<string, InvalidRequest | Unauthenticated> => {
   const q = url.indexOf("?")
   if (q >= 0) {
     const params = new URLSearchParams(url.slice(q + 1))
@@ -50,9 +48,8 @@ export interface AuthOptions {
   readonly allowExpired: boolean
 }
 
-export const authenticate = (options: AuthOptions) =>
+export const authenticate = (request: ClientRequest, options: AuthOptions) =>
   Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
     const key = yield* presentedKey(request.headers, request.url)
     const repo = yield* KeyRepo
     const found = yield* repo.findByHash(sha256Hex(key))

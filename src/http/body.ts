@@ -2,14 +2,14 @@
  * Reading a JSON body under a size limit. The declared length is checked before reading; a chunked
  * body is counted as it arrives. Either way the client gets a 413 envelope, never a reset.
  */
-import { HttpServerRequest } from "@effect/platform"
-import { Readable } from "node:stream"
-import { Effect, Stream } from "effect"
+import type { Readable } from "node:stream"
+import { Effect } from "effect"
 import { InvalidRequest, RequestTooLarge } from "../domain/errors.js"
+import type { ClientRequest } from "./request.js"
 
 /**
  * Past the limit the rest of a chunked body is still read and dropped: ending the read early makes
- * the platform destroy the request, and the client would see a reset instead of the 413. A client
+ * Node destroy the request, and the client would see a reset instead of the 413. A client
  * that keeps sending this much more is cut off.
  */
 const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
@@ -17,8 +17,8 @@ const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
 const unreadable = () => new InvalidRequest({ code: "invalid_body", message: "Failed to read request body", param: null })
 
 /**
- * The Node fast path: listen on the IncomingMessage directly. A request body is small and read
- * once, so a Stream (with its fibers and chunk copies) costs more than the body itself.
+ * Listens on the IncomingMessage directly. A request body is small and read once, so a Stream
+ * (with its fibers and chunk copies) costs more than the body itself.
  */
 const readIncoming = (source: Readable, limitBytes: number) =>
   Effect.async<string, RequestTooLarge | InvalidRequest>((resume) => {
@@ -56,35 +56,11 @@ const readIncoming = (source: Readable, limitBytes: number) =>
     return Effect.sync(cleanup)
   })
 
-/** Any other platform: the request's byte Stream. */
-const readStream = (request: HttpServerRequest.HttpServerRequest, limitBytes: number) =>
-  Effect.gen(function*() {
-    let chunks: Array<Uint8Array> = []
-    let size = 0
-    yield* request.stream.pipe(
-      Stream.mapError(unreadable),
-      Stream.runForEachWhile((chunk) =>
-        Effect.sync(() => {
-          size += chunk.byteLength
-          if (size <= limitBytes) chunks.push(chunk)
-          else chunks = []
-          return size <= limitBytes + DRAIN_LIMIT_BYTES
-        })
-      )
-    )
-    if (size > limitBytes) return yield* new RequestTooLarge({ limitBytes })
-    return Buffer.concat(chunks, size).toString("utf8")
-  })
-
-export const readBodyText = (limitBytes: number) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const declared = Number(request.headers["content-length"] ?? "0")
-    if (declared > limitBytes) return Effect.fail(new RequestTooLarge({ limitBytes }))
-    const source = request.source
-    return source instanceof Readable && !source.readableEnded
-      ? readIncoming(source, limitBytes)
-      : readStream(request, limitBytes)
-  })
+export const readBodyText = (request: ClientRequest, limitBytes: number): Effect.Effect<string, RequestTooLarge | InvalidRequest> => {
+  const declared = Number(request.headers["content-length"] ?? "0")
+  if (declared > limitBytes) return Effect.fail(new RequestTooLarge({ limitBytes }))
+  return request.body.readableEnded ? Effect.succeed("") : readIncoming(request.body, limitBytes)
+}
 
 export const parseJson = (text: string): Effect.Effect<unknown, InvalidRequest> => {
   if (text.trim() === "") {

@@ -2,9 +2,9 @@
  * The one place errors become responses. `envelopes` has an entry per GatewayError tag, so a new
  * error class that is not mapped here fails to compile.
  */
-import { HttpServerResponse } from "@effect/platform"
 import { Data } from "effect"
 import { type GatewayError, upstreamRefusedRequest } from "../domain/errors.js"
+import { json, type TextReply } from "./reply.js"
 
 export interface Envelope {
   readonly status: number
@@ -143,9 +143,9 @@ export const internalError = (requestId: string): Envelope => ({
 
 export const envelopeBody = (e: Envelope) => ({ error: { type: e.type, message: e.message, code: e.code, param: e.param } })
 
-export const envelopeResponse = (e: Envelope): HttpServerResponse.HttpServerResponse => {
+export const envelopeReply = (e: Envelope): TextReply => {
   const headers: Record<string, string> = {}
   if (e.retryAfterSeconds !== undefined) headers["retry-after"] = String(Math.max(0, Math.ceil(e.retryAfterSeconds)))
   if (e.noRetry) headers["x-should-retry"] = "false"
-  return HttpServerResponse.unsafeJson(envelopeBody(e), { status: e.status, headers })
+  return json(envelopeBody(e), e.status, headers)
 }

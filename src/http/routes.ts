@@ -1,83 +1,82 @@
 /**
- * The route table, exactly as DESIGN.md lists it. Wrong methods on known paths answer 405; a
- * WebSocket upgrade on a responses path answers 426 so clients fall back to HTTP at once.
+ * The route table, exactly as DESIGN.md lists it. A path is matched by a map lookup (the responses
+ * aliases also by prefix, for subpaths such as `/compact`); no router library is needed for a
+ * table this size. Wrong methods on known paths answer 405; a WebSocket upgrade on a responses path
+ * answers 426 so clients fall back to HTTP at once.
  */
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import type { GatewayError } from "../domain/errors.js"
 import { responsesHandler } from "../responses/handler.js"
-import { methodNotAllowed, RouteRefused } from "./envelope.js"
+import { methodNotAllowed, RouteRefused, routeNotFound } from "./envelope.js"
 import { prometheusText } from "./metrics.js"
 import { antigravityModelsHandler, modelsHandler } from "./models.js"
+import { json, type Reply, text } from "./reply.js"
+import type { ClientRequest } from "./request.js"
 import { usageHandler } from "./usage.js"
 
-export const RESPONSES_PATHS = [
-  "/v1/responses",
-  "/v1/responses/*",
-  "/responses",
-  "/responses/*",
-  "/backend-api/codex/responses",
-  "/backend-api/codex/responses/*"
-] as const
+/** The paths that serve the Responses API; each also serves its subpaths (`<path>/...`). */
+export const RESPONSES_PATHS = ["/v1/responses", "/responses", "/backend-api/codex/responses"] as const
 
-const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
-type Method = typeof METHODS[number]
+/** The label the request metrics carry: one per endpoint, not per path. */
+export type RouteName = "responses" | "models" | "usage" | "health" | "metrics" | "unknown"
 
-const notAllowed = (allowed: ReadonlyArray<string>) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) =>
-    new RouteRefused({ envelope: methodNotAllowed(req.method, req.url.split("?")[0] ?? req.url, allowed) }))
+const health = () => Effect.succeed(json({ status: "ok" }))
 
-const upgradeRequired = Effect.flatMap(HttpServerRequest.HttpServerRequest, (req) =>
-  new RouteRefused({
-    envelope: req.headers["upgrade"]?.toLowerCase() === "websocket"
-      ? {
-        status: 426,
-        type: "invalid_request_error",
-        code: "websocket_not_supported",
-        message: "The Responses WebSocket transport is not available on this gateway; use HTTP POST",
-        param: null,
-        noRetry: true
-      }
-      : methodNotAllowed(req.method, req.url.split("?")[0] ?? req.url, ["POST"])
-  }))
+const metrics = () => Effect.map(prometheusText, (body) => text(body, "text/plain; version=0.0.4"))
 
-const [r1, r2, r3, r4, r5, r6] = RESPONSES_PATHS
+type Handlers = typeof responsesHandler | typeof modelsHandler | typeof antigravityModelsHandler | typeof usageHandler
+/** What the handlers need between them: the services, the config, and the request's Scope. */
+type HandlerContext = Effect.Effect.Context<ReturnType<Handlers>> | Effect.Effect.Context<typeof prometheusText>
 
-const served = HttpRouter.empty.pipe(
-  HttpRouter.post(r1, responsesHandler),
-  HttpRouter.post(r2, responsesHandler),
-  HttpRouter.post(r3, responsesHandler),
-  HttpRouter.post(r4, responsesHandler),
-  HttpRouter.post(r5, responsesHandler),
-  HttpRouter.post(r6, responsesHandler),
-  HttpRouter.get("/v1/models", modelsHandler),
-  HttpRouter.get("/antigravity/models", antigravityModelsHandler),
-  HttpRouter.get("/v1/usage", usageHandler),
-  HttpRouter.get("/health", HttpServerResponse.unsafeJson({ status: "ok" })),
-  HttpRouter.get(
-    "/metrics",
-    Effect.map(prometheusText, (text) => HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4" }))
-  )
-)
+export type Handler = (request: ClientRequest) => Effect.Effect<Reply, GatewayError | RouteRefused, HandlerContext>
 
-/** Every other method on a known path: 405 (GET on a responses path: 426 for WebSocket upgrades). */
-const refused = (() => {
-  let router: HttpRouter.HttpRouter<RouteRefused> = HttpRouter.empty
-  const known: ReadonlyArray<readonly [string, ReadonlyArray<Method>]> = [
-    ...RESPONSES_PATHS.map((p) => [p, ["POST"]] as const),
-    ["/v1/models", ["GET"]],
-    ["/antigravity/models", ["GET"]],
-    ["/v1/usage", ["GET"]],
-    ["/health", ["GET"]],
-    ["/metrics", ["GET"]]
-  ]
-  for (const [path, allowed] of known) {
-    for (const method of METHODS) {
-      if (allowed.includes(method)) continue
-      const handler = method === "GET" && path.includes("responses") ? upgradeRequired : notAllowed(allowed)
-      router = HttpRouter.route(method)(path as HttpRouter.PathInput, handler)(router)
-    }
+interface Route {
+  readonly name: RouteName
+  readonly method: "GET" | "POST"
+  readonly handle: Handler
+}
+
+const exact = new Map<string, Route>([
+  ["/v1/models", { name: "models", method: "GET", handle: modelsHandler }],
+  ["/antigravity/models", { name: "models", method: "GET", handle: antigravityModelsHandler }],
+  ["/v1/usage", { name: "usage", method: "GET", handle: usageHandler }],
+  ["/health", { name: "health", method: "GET", handle: health }],
+  ["/metrics", { name: "metrics", method: "GET", handle: metrics }]
+])
+
+const responsesRoute: Route = { name: "responses", method: "POST", handle: responsesHandler }
+
+const isResponsesPath = (path: string): boolean => {
+  for (const p of RESPONSES_PATHS) {
+    if (path === p || (path.startsWith(p) && path.charCodeAt(p.length) === 47 /* "/" */)) return true
   }
-  return router
-})()
+  return false
+}
 
-export const router = HttpRouter.concat(served, refused)
+const findRoute = (path: string): Route | undefined => exact.get(path) ?? (isResponsesPath(path) ? responsesRoute : undefined)
+
+export const routeName = (path: string): RouteName => findRoute(path)?.name ?? "unknown"
+
+const websocketRefused = new RouteRefused({
+  envelope: {
+    status: 426,
+    type: "invalid_request_error",
+    code: "websocket_not_supported",
+    message: "The Responses WebSocket transport is not available on this gateway; use HTTP POST",
+    param: null,
+    noRetry: true
+  }
+})
+
+/** The handler for a request, or the refusal of it (404 unknown path, 405 wrong method, 426 WebSocket). */
+export const dispatch: Handler = (request) => {
+  const route = findRoute(request.path)
+  if (route === undefined) {
+    return Effect.fail(new RouteRefused({ envelope: routeNotFound(request.method, request.path) }))
+  }
+  if (request.method === route.method) return route.handle(request)
+  if (route.name === "responses" && request.method === "GET" && request.headers["upgrade"]?.toLowerCase() === "websocket") {
+    return Effect.fail(websocketRefused)
+  }
+  return Effect.fail(new RouteRefused({ envelope: methodNotAllowed(request.method, request.path, [route.method]) }))
+}

@@ -1,10 +1,11 @@
 /** GET /v1/usage: the calling key's quota, balance and usage; readable by expired and exhausted keys. */
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { InvalidRequest } from "../domain/errors.js"
 import { addDays, dayOf, parseDay, usageReport } from "../domain/usageReport.js"
 import { Quota } from "../services/Quota.js"
 import { authenticate } from "./auth.js"
+import { json } from "./reply.js"
+import type { ClientRequest } from "./request.js"
 
 const DEFAULT_RANGE_DAYS = 30
 
@@ -17,9 +18,8 @@ const dayParam = (params: URLSearchParams, name: string) => {
     : Effect.succeed(day)
 }
 
-export const usageHandler = Effect.gen(function*() {
-  const principal = yield* authenticate({ allowExpired: true })
-  const request = yield* HttpServerRequest.HttpServerRequest
+export const usageHandler = (request: ClientRequest) => Effect.gen(function*() {
+  const principal = yield* authenticate(request, { allowExpired: true })
   const params = new URLSearchParams(request.url.split("?")[1] ?? "")
   const now = new Date()
   const to = (yield* dayParam(params, "end_date")) ?? dayOf(now)
@@ -32,5 +32,5 @@ export const usageHandler = Effect.gen(function*() {
     })
   }
   const snapshot = yield* (yield* Quota).snapshot(principal, { from, to }, now)
-  return HttpServerResponse.unsafeJson(usageReport(snapshot, now))
+  return json(usageReport(snapshot, now))
 })

@@ -6,16 +6,15 @@
  * that must wait gets its SSE response at once and waits inside it (keep-alives, then the answer or
  * a response.failed). When slots are free nothing waits and no extra fiber or timer is made.
  */
-import { HttpServerRequest } from "@effect/platform"
 import { Effect, Metric, MetricLabel } from "effect"
 import { Settings } from "../config/AppConfig.js"
 import { ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import type { Group } from "../domain/model.js"
 import { authenticate } from "../http/auth.js"
 import { parseJson, readBodyText } from "../http/body.js"
-import { RequestId } from "../http/context.js"
 import { moderationFlagged } from "../http/metrics.js"
-import { sseResponse } from "../http/sse.js"
+import { sse } from "../http/reply.js"
+import type { ClientRequest } from "../http/request.js"
 import { Moderation } from "../services/Moderation.js"
 import { Quota } from "../services/Quota.js"
 import { Scheduler } from "../services/Scheduler.js"
@@ -28,9 +27,8 @@ import { type Answer, type CallError, type CallInput, type CallStep, makeUpstrea
 import { validateResponsesBody } from "./validate.js"
 import { waitingStream } from "./waitingStream.js"
 
-/** What follows `/responses` in the path, without the query: `""` or e.g. `/compact`. */
-export const responsesSubpath = (url: string): string => {
-  const path = url.split("?")[0] ?? ""
+/** What follows `/responses` in the path: `""` or e.g. `/compact`. */
+export const responsesSubpath = (path: string): string => {
   const at = path.indexOf("/responses")
   return at < 0 ? "" : path.slice(at + "/responses".length).replace(/\/+$/, "")
 }
@@ -62,15 +60,14 @@ const moderate = (group: Group, body: Record<string, unknown>) =>
     })
   })
 
-export const responsesHandler = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const requestId = yield* RequestId
+export const responsesHandler = (request: ClientRequest) => Effect.gen(function*() {
+  const requestId = request.id
   const settings = yield* Settings
   const scheduler = yield* Scheduler
   const quota = yield* Quota
 
-  const principal = yield* authenticate({ allowExpired: false })
-  const rawBody = yield* readBodyText(settings.maxBodyBytes)
+  const principal = yield* authenticate(request, { allowExpired: false })
+  const rawBody = yield* readBodyText(request, settings.maxBodyBytes)
   const validated = yield* Effect.flatMap(parseJson(rawBody), validateResponsesBody)
 
   // A group with its own model list decides alone; only otherwise do its accounts matter here.
@@ -90,7 +87,7 @@ export const responsesHandler = Effect.gen(function*() {
   // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
   yield* quota.track(requestId, principal, validated.model)
 
-  const input = { requestId, principal, request: validated, rawBody, subpath: responsesSubpath(request.url) }
+  const input = { requestId, principal, request: validated, rawBody, subpath: responsesSubpath(request.path) }
   const plan = principal.group.platform === "openai" ? yield* planOpenAI(input) : yield* planMessages(input)
   const call = yield* makeUpstreamCaller
   const callInput: CallInput = {
@@ -107,19 +104,19 @@ export const responsesHandler = Effect.gen(function*() {
   if (validated.stream) {
     const lifecycle = yield* Lifecycle
     const waitInStream = (prepare: Effect.Effect<Answer, CallError>) =>
-      sseResponse(waitingStream({
+      sse(waitingStream({
         model: validated.model,
         requestId,
         keepAliveMillis: settings.scheduling.keepAliveMillis,
         prepare,
-        frames: plan.frames,
+        stream: plan.stream,
         drainDeadline: lifecycle.drainDeadline
       }))
     if (keySlot._tag === "Queued") {
       return waitInStream(Effect.flatMap(keySlot.wait, () => Effect.flatMap(call(callInput, false), answerOf)))
     }
     const step = yield* call(callInput, true)
-    return step._tag === "Answered" ? sseResponse(plan.frames(step.answer)) : waitInStream(step.resume)
+    return step._tag === "Answered" ? sse(plan.stream(step.answer)) : waitInStream(step.resume)
   }
 
   if (keySlot._tag === "Queued") yield* keySlot.wait

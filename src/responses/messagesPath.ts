@@ -4,15 +4,15 @@
  * (`src/translate`); this file wires it to the drain signal and settlement, as a PathPlan the
  * handler runs around the upstream call.
  */
-import { HttpServerResponse } from "@effect/platform"
-import { Effect, Either, Metric, Option, Stream } from "effect"
+import { Effect, Either, Metric, Option } from "effect"
 import { InvalidRequest } from "../domain/errors.js"
 import { newId } from "../domain/ids.js"
 import { type Account, upstreamModel } from "../domain/model.js"
 import { upstreamLatency } from "../http/metrics.js"
+import { json as jsonReply, type SseReply } from "../http/reply.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
-import { encodeEvent, sseFrames } from "../sse/codec.js"
+import { encodeEvent, SseDecoder, type SseFrame } from "../sse/codec.js"
 import { toolNameMap } from "../translate/names.js"
 import { responsesToMessages } from "../translate/request.js"
 import { messageToResponse } from "../translate/response.js"
@@ -21,6 +21,7 @@ import type { AnthropicMessage, AnthropicStreamEvent } from "../translate/types.
 import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
 import type { PathInput, PathPlan } from "./openaiPath.js"
 import { settleUsage } from "./settle.js"
+import { logPumpDefect, type PumpEnd, pumpUpstream } from "./ssePump.js"
 import type { Answer } from "./upstreamCall.js"
 
 const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> => {
@@ -67,32 +68,38 @@ export const planMessages = (input: PathInput) =>
         const { response, usage } = messageToResponse(message, ctx)
         yield* Metric.update(upstreamLatency, Date.now() - started)
         yield* settleUsage(quota, requestId, principal, request.model, usage)
-        return HttpServerResponse.unsafeJson(response)
+        return jsonReply(response)
       })
 
-    const frames = (answer: Answer): Stream.Stream<string> => {
+    const stream = (answer: Answer): SseReply["run"] => (sink) => {
       let state = initialStreamState(ctx)
-      // How the stream ended if the upstream did not finish it: decided by whichever cause came first.
-      let ending: StreamEnding = { _tag: "Eof" }
-      return sseFrames(answer.response.body).pipe(
-        Stream.filterMap((frame) => parseEvent(frame.data)),
-        Stream.map((event) => {
-          const [next, out] = stepStream(state, event)
+      const decoder = new SseDecoder()
+      const translate = (frames: ReadonlyArray<SseFrame>) => {
+        let out = ""
+        for (const frame of frames) {
+          const event = parseEvent(frame.data)
+          if (Option.isNone(event)) continue
+          const [next, events] = stepStream(state, event.value)
           state = next
-          return out.map(encodeEvent).join("")
-        }),
-        Stream.interruptWhen(lifecycle.drainDeadline.pipe(
-          Effect.tap(() => {
-            ending = { _tag: "Failed", code: "server_shutting_down", message: "The gateway is restarting; please retry" }
-          })
-        )),
-        Stream.catchAll((e) => {
-          ending = { _tag: "Failed", code: "server_error", message: e.message }
-          return Stream.empty
-        }),
-        Stream.concat(Stream.sync(() => finishStream(state, ending).map(encodeEvent).join(""))),
-        Stream.filter((s) => s !== ""),
-        Stream.ensuring(
+          for (const e of events) out += encodeEvent(e)
+        }
+        return out
+      }
+      // How the stream ended if the upstream did not finish it (finishStream ignores it otherwise).
+      const close = (end: PumpEnd) => {
+        const tail = end._tag === "Ended" ? translate(decoder.flush()) : ""
+        const ending: StreamEnding = end._tag === "Ended"
+          ? { _tag: "Eof" }
+          : end._tag === "Draining"
+          ? { _tag: "Failed", code: "server_shutting_down", message: "The gateway is restarting; please retry" }
+          : { _tag: "Failed", code: "server_error", message: end.message }
+        const out = tail + finishStream(state, ending).map(encodeEvent).join("")
+        if (out !== "") sink.write(out)
+        return logPumpDefect(end)
+      }
+      return pumpUpstream(answer.response, sink, (chunk) => translate(decoder.push(chunk)), lifecycle).pipe(
+        Effect.flatMap(close),
+        Effect.ensuring(
           Effect.suspend(() =>
             Metric.update(upstreamLatency, Date.now() - started).pipe(
               Effect.zipRight(settleUsage(quota, requestId, principal, request.model, streamUsage(state)))
@@ -102,5 +109,5 @@ export const planMessages = (input: PathInput) =>
       )
     }
 
-    return { build, json, frames } satisfies PathPlan
+    return { build, json, stream } satisfies PathPlan
   })

@@ -4,12 +4,12 @@
  * requested model name. Streams flow frame by frame; nothing is buffered whole. The handler runs
  * the upstream call; this file builds its request and renders its answer (a PathPlan).
  */
-import { HttpServerResponse } from "@effect/platform"
-import { Effect, Metric, Stream } from "effect"
+import { Effect, Metric } from "effect"
 import type { UpstreamFailed } from "../domain/errors.js"
 import { type Account, type Principal, upstreamModel } from "../domain/model.js"
 import { fromResponsesUsage } from "../domain/usage.js"
 import { upstreamLatency } from "../http/metrics.js"
+import { json as jsonReply, rawJson, type SseReply, type TextReply } from "../http/reply.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
 import { SseDecoder, type SseFrame } from "../sse/codec.js"
@@ -17,6 +17,7 @@ import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { stripImageCalls } from "./policy.js"
 import { settleUsage } from "./settle.js"
+import { logPumpDefect, type PumpEnd, pumpUpstream } from "./ssePump.js"
 import type { Answer } from "./upstreamCall.js"
 import type { ResponsesRequest } from "./validate.js"
 
@@ -46,10 +47,22 @@ const buildRequest = (input: PathInput) => (account: Account): UpstreamRequest =
 export interface PathPlan {
   readonly build: (account: Account) => UpstreamRequest
   /** A non-stream answer as the client's JSON response (usage settled). */
-  readonly json: (answer: Answer) => Effect.Effect<HttpServerResponse.HttpServerResponse, UpstreamFailed>
-  /** A stream answer as SSE frames: never fails, always ends with a terminal event, settles usage. */
-  readonly frames: (answer: Answer) => Stream.Stream<string>
+  readonly json: (answer: Answer) => Effect.Effect<TextReply, UpstreamFailed>
+  /** A stream answer written as SSE frames: never fails, always ends with a terminal event, settles usage. */
+  readonly stream: (answer: Answer) => SseReply["run"]
 }
+
+const UNFINISHED: StreamEnding = {
+  code: "server_error",
+  message: "The upstream stream ended before the response was complete"
+}
+
+const endingOf = (end: PumpEnd): StreamEnding =>
+  end._tag === "Draining"
+    ? { code: "server_shutting_down", message: "The gateway is restarting; please retry" }
+    : end._tag === "Failed"
+    ? { code: "server_error", message: end.message }
+    : UNFINISHED
 
 export const planOpenAI = (input: PathInput) =>
   Effect.gen(function*() {
@@ -75,40 +88,28 @@ export const planOpenAI = (input: PathInput) =>
         const stripped = stripImages && body !== undefined && stripImageCalls(body)
         if (body !== undefined && (stripped || body["model"] !== request.model)) {
           body["model"] = request.model
-          return HttpServerResponse.unsafeJson(body)
+          return jsonReply(body)
         }
-        return HttpServerResponse.text(text, { contentType: "application/json" })
+        return rawJson(text)
       })
 
-    const frames = (answer: Answer): Stream.Stream<string> => {
+    const stream = (answer: Answer): SseReply["run"] => (sink) => {
       const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })
-      let ending: StreamEnding = {
-        code: "server_error",
-        message: "The upstream stream ended before the response was complete"
-      }
-      // One element per upstream chunk, not per frame: each Stream stage costs per element, and an
-      // upstream flushes one or a few events per chunk anyway.
       const decoder = new SseDecoder()
       const forward = (frames: ReadonlyArray<SseFrame>) => {
         let out = ""
         for (const frame of frames) out += state.onFrame(frame) ?? ""
         return out
       }
-      return answer.response.body.pipe(
-        Stream.map((chunk) => forward(decoder.push(chunk))),
-        Stream.concat(Stream.sync(() => forward(decoder.flush()))),
-        Stream.interruptWhen(lifecycle.drainDeadline.pipe(
-          Effect.tap(() => {
-            ending = { code: "server_shutting_down", message: "The gateway is restarting; please retry" }
-          })
-        )),
-        Stream.catchAll((e) => {
-          ending = { code: "server_error", message: e.message }
-          return Stream.empty
-        }),
-        Stream.concat(Stream.sync(() => state.finish(ending))),
-        Stream.filter((text) => text !== ""),
-        Stream.ensuring(
+      const close = (end: PumpEnd) => {
+        // A complete stream already carries its terminal event; `finish` only adds one if not.
+        const tail = end._tag === "Ended" ? forward(decoder.flush()) + state.finish(UNFINISHED) : state.finish(endingOf(end))
+        if (tail !== "") sink.write(tail)
+        return logPumpDefect(end)
+      }
+      return pumpUpstream(answer.response, sink, (chunk) => forward(decoder.push(chunk)), lifecycle).pipe(
+        Effect.flatMap(close),
+        Effect.ensuring(
           Effect.suspend(() =>
             Metric.update(upstreamLatency, Date.now() - started).pipe(
               Effect.zipRight(settleUsage(quota, requestId, principal, request.model, state.usageSoFar()))
@@ -118,5 +119,5 @@ export const planOpenAI = (input: PathInput) =>
       )
     }
 
-    return { build: buildRequest(input), json, frames } satisfies PathPlan
+    return { build: buildRequest(input), json, stream } satisfies PathPlan
   })

@@ -5,13 +5,13 @@
  * (wait timed out, no account, upstream failed, shutdown) the client gets a `response.created` +
  * `response.failed` pair, never a bare cut.
  *
- * Only the waiting path builds this (one fiber, one timer); a request whose slot is free at once
- * never does. Slots stay owned by the request's scope, so they are given back however it ends.
+ * Only the waiting path builds this (one timer); a request whose slot is free at once never does. Slots stay owned by the request's scope, so they are given back however it ends.
  */
-import { Cause, Effect, Exit, Fiber, Schedule, Stream } from "effect"
+import { Cause, Effect, Exit, Fiber } from "effect"
 import type { GatewayError } from "../domain/errors.js"
 import { newId } from "../domain/ids.js"
 import { envelopeOf } from "../http/envelope.js"
+import type { SseReply } from "../http/reply.js"
 import { encodeEvent, keepAliveComment } from "../sse/codec.js"
 
 /** A Responses stream that failed before it produced anything: `response.created`, then `response.failed`. */
@@ -50,14 +50,14 @@ export interface WaitingStreamOptions<A> {
   readonly keepAliveMillis: number
   /** Waits for the slot(s) and calls upstream. */
   readonly prepare: Effect.Effect<A, GatewayError>
-  /** The answer's frames, once prepared. */
-  readonly frames: (value: A) => Stream.Stream<string>
+  /** Writes the answer's frames, once prepared. */
+  readonly stream: (value: A) => SseReply["run"]
   /** Completes when running streams must end (shutdown). */
   readonly drainDeadline: Effect.Effect<void>
 }
 
-export const waitingStream = <A>(options: WaitingStreamOptions<A>): Stream.Stream<string> => {
-  const outcome: Effect.Effect<Outcome<A>> = Effect.exit(options.prepare).pipe(
+export const waitingStream = <A>(options: WaitingStreamOptions<A>): SseReply["run"] => (sink) => {
+  const prepared: Effect.Effect<Outcome<A>> = Effect.exit(options.prepare).pipe(
     Effect.flatMap((exit): Effect.Effect<Outcome<A>> => {
       if (Exit.isSuccess(exit)) return Effect.succeed({ _tag: "Ready", value: exit.value })
       const failure = Cause.failureOption(exit.cause)
@@ -70,22 +70,28 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): Stream.Strea
         code: "internal_error",
         message: `Internal error; quote request id ${options.requestId} when reporting it`
       })
-    }),
-    Effect.race(Effect.as(options.drainDeadline, SHUTTING_DOWN)),
-    // The stream body runs outside the handler's log annotations: carry the request id along.
-    Effect.annotateLogs("request_id", options.requestId)
-  )
-  return Stream.unwrapScoped(
-    Effect.map(Effect.forkScoped(outcome), (fiber) => {
-      const keepAlives = Stream.make(keepAliveComment).pipe(
-        Stream.concat(Stream.fromSchedule(Schedule.spaced(options.keepAliveMillis)).pipe(Stream.as(keepAliveComment))),
-        Stream.interruptWhen(Fiber.await(fiber))
-      )
-      const rest = Stream.unwrap(
-        Effect.map(Fiber.join(fiber), (o) =>
-          o._tag === "Ready" ? options.frames(o.value) : Stream.make(failedResponseFrames(options.model, o.code, o.message)))
-      )
-      return Stream.concat(keepAlives, rest)
     })
   )
+  // The wait runs in a fiber of its own scope: however this ends (answer, shutdown, the client
+  // left), closing that scope interrupts the wait and waits for it to give back what it holds
+  // before the request's scope closes. A plain race would leave it running past the request.
+  const outcome = Effect.scoped(
+    Effect.flatMap(Effect.forkScoped(prepared), (fiber) =>
+      Effect.race(Fiber.join(fiber), Effect.as(options.drainDeadline, SHUTTING_DOWN)))
+  )
+  // Keep-alives from a plain timer while waiting: one write each, stopped however the wait ends.
+  const waiting = Effect.acquireUseRelease(
+    Effect.sync(() => {
+      sink.write(keepAliveComment)
+      return setInterval(() => sink.write(keepAliveComment), options.keepAliveMillis)
+    }),
+    () => outcome,
+    (timer) => Effect.sync(() => clearInterval(timer))
+  )
+  return Effect.flatMap(waiting, (o) =>
+    o._tag === "Ready"
+      ? options.stream(o.value)(sink)
+      : Effect.sync(() => {
+        sink.write(failedResponseFrames(options.model, o.code, o.message))
+      }))
 }

@@ -4,6 +4,7 @@
  * are errors. The answer body is a pull-based Stream tied to the caller's Scope, so closing the
  * scope (client gone, shutdown) aborts the upstream request.
  */
+import type { Readable } from "node:stream"
 import { Context, Effect, Layer, type Scope, Stream } from "effect"
 import { Settings } from "../config/AppConfig.js"
 import type { UpstreamFailed } from "../domain/errors.js"
@@ -28,6 +29,14 @@ export interface UpstreamResponse {
    * the Stream (a JSON answer is small and read at once). Use `readText`, which falls back.
    */
   readonly text?: Effect.Effect<string, UpstreamFailed>
+  /**
+   * The body as the Node stream it is, when it is one (the HTTP upstream): the SSE pump reads it
+   * with plain listeners, which costs a tenth of a Stream per chunk. `failure` maps its errors.
+   */
+  readonly readable?: {
+    readonly stream: Readable
+    readonly failure: (cause: unknown) => UpstreamFailed
+  }
 }
 
 /** The whole answer as text: the implementation's fast path if it has one, else the byte Stream. */

@@ -90,7 +90,8 @@ export const makeHttpUpstream = (settings: SettingsShape) =>
             // NodeStream reads the socket's chunks as they come (with backpressure) for a fraction
             // of the cost of async iteration.
             body: NodeStream.fromReadable<UpstreamFailed, Uint8Array>(() => res.body, (e) => transportError(account, e)),
-            text: Effect.tryPromise({ try: () => res.body.text(), catch: (e) => transportError(account, e) })
+            text: Effect.tryPromise({ try: () => res.body.text(), catch: (e) => transportError(account, e) }),
+            readable: { stream: res.body, failure: (e: unknown) => transportError(account, e) }
           }))
         )
     }))

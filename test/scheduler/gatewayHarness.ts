@@ -3,12 +3,10 @@
  * lines must carry the request id and reason), a Redis scheduler option, and helpers to read the
  * scheduler's slot figures and watch how many upstream requests run at once.
  */
-import { createServer } from "node:http"
-import { HttpServer } from "@effect/platform"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { AppConfig, defaultSettings, Settings, type SettingsShape } from "../../src/config/AppConfig.js"
 import type { GatewayData } from "../../src/config/resolve.js"
+import { GatewayServer } from "../../src/http/GatewayServer.js"
 import { gatewayLayer, type ServiceOverrides } from "../../src/server.js"
 import { type PoolStats, Scheduler } from "../../src/services/Scheduler.js"
 import type { SchedulingSettings } from "../../src/services/scheduler/settings.js"
@@ -59,16 +57,14 @@ export const startSchedulingGateway = async (options: GatewayOptions): Promise<S
     ? undefined
     : Scheduler.layerRedis({ url: REDIS_URL, prefix: options.redisPrefix })
   const layer = gatewayLayer({ ...options.services, ...(scheduler === undefined ? {} : { scheduler }) }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(AppConfig.layer(data, "test")),
     Layer.provide(settings),
     Layer.provide(Logger.replace(Logger.defaultLogger, capture))
   )
   const runtime = ManagedRuntime.make(layer)
-  const server = await runtime.runPromise(HttpServer.HttpServer)
-  if (server.address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+  const server = await runtime.runPromise(GatewayServer)
   return {
-    url: `http://127.0.0.1:${server.address.port}`,
+    url: server.url,
     data,
     logs,
     run: (effect) => runtime.runPromise(effect),

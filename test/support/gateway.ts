@@ -2,20 +2,18 @@
  * Starts a real gateway on 127.0.0.1:<random port> from a config object and optional service
  * overrides, for tests that talk to it over a socket (curl-like fetch, or the openai SDK).
  */
-import { createServer } from "node:http"
-import { HttpServer } from "@effect/platform"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Either, Layer, ManagedRuntime } from "effect"
 import { AppConfig, Settings, type SettingsShape } from "../../src/config/AppConfig.js"
 import { decodeConfig } from "../../src/config/load.js"
 import type { GatewayData } from "../../src/config/resolve.js"
+import { GatewayServer } from "../../src/http/GatewayServer.js"
 import { gatewayLayer, type ServiceOverrides, type Services } from "../../src/server.js"
 import { startFakeUpstream } from "./fakeUpstream.js"
 
 export interface TestGateway {
   readonly url: string
   readonly data: GatewayData
-  readonly runtime: ManagedRuntime.ManagedRuntime<Services | HttpServer.HttpServer, unknown>
+  readonly runtime: ManagedRuntime.ManagedRuntime<Services | GatewayServer, unknown>
   readonly close: () => Promise<void>
 }
 
@@ -30,15 +28,12 @@ export const startGateway = async (options: {
 }): Promise<TestGateway> => {
   const data = testData(options.config, options.env)
   const layer = gatewayLayer(options.services).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(AppConfig.layer(data, "test")),
     Layer.provide(Settings.layer(options.settings))
   )
   const runtime = ManagedRuntime.make(layer)
-  const server = await runtime.runPromise(HttpServer.HttpServer)
-  const address = server.address
-  if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
-  return { url: `http://127.0.0.1:${address.port}`, data, runtime, close: () => runtime.dispose() }
+  const server = await runtime.runPromise(GatewayServer)
+  return { url: server.url, data, runtime, close: () => runtime.dispose() }
 }
 
 /** A config with one group per platform, both on local fake upstream accounts. */

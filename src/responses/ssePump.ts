@@ -1,0 +1,108 @@
+/**
+ * Moves an upstream SSE answer to the client: each upstream chunk is turned into client frames by
+ * `onChunk` (the passthrough rewrite or the Messages translation, both synchronous) and written to
+ * the client at once. While the client's buffer is full the upstream is paused, so a slow client
+ * slows its own upstream instead of filling the gateway's memory.
+ *
+ * It ends when the upstream body ends, fails, or the drain deadline passes, and says which; it
+ * never fails. Interrupting it (the client left) stops reading; the request scope then aborts the
+ * upstream request.
+ */
+import { Cause, Effect, Stream } from "effect"
+import type { SseSink } from "../http/reply.js"
+import type { LifecycleShape } from "../services/Lifecycle.js"
+import type { UpstreamResponse } from "../upstream/Upstream.js"
+
+export type PumpEnd =
+  | { readonly _tag: "Ended" }
+  | { readonly _tag: "Failed"; readonly message: string; readonly defect?: unknown }
+  | { readonly _tag: "Draining" }
+
+const ENDED: PumpEnd = { _tag: "Ended" }
+const DRAINING: PumpEnd = { _tag: "Draining" }
+
+/** The Node fast path: listeners on the upstream body, no fiber work per chunk. */
+const pumpReadable = (
+  readable: NonNullable<UpstreamResponse["readable"]>,
+  sink: SseSink,
+  onChunk: (chunk: Uint8Array) => string,
+  lifecycle: LifecycleShape
+) =>
+  Effect.async<PumpEnd>((resume) => {
+    const source = readable.stream
+    let done = false
+    const finish = (end: PumpEnd) => {
+      if (done) return
+      done = true
+      cleanup()
+      resume(Effect.succeed(end))
+    }
+    const resumeSource = () => {
+      if (!done) source.resume()
+    }
+    const onData = (chunk: Uint8Array) => {
+      let out: string
+      try {
+        out = onChunk(chunk)
+      } catch (defect) {
+        // A bug in the rewrite: thrown from a listener it would take the process down.
+        return finish({ _tag: "Failed", message: "The gateway failed to forward the stream", defect })
+      }
+      if (out !== "" && !sink.write(out)) {
+        source.pause()
+        sink.onDrain(resumeSource)
+      }
+    }
+    const onEnd = () => finish(ENDED)
+    const onError = (e: unknown) => finish({ _tag: "Failed", message: readable.failure(e).message })
+    const onClose = () => finish({ _tag: "Failed", message: "The upstream connection closed mid-answer" })
+    const stopDrainWatch = lifecycle.onDrainDeadline(() => finish(DRAINING))
+    function cleanup() {
+      stopDrainWatch()
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+      source.off("close", onClose)
+    }
+    source.on("data", onData)
+    source.once("end", onEnd)
+    source.once("error", onError)
+    source.once("close", onClose)
+    return Effect.sync(() => {
+      done = true
+      cleanup()
+    })
+  })
+
+/** Any other upstream (simulator, test layers): its byte Stream, with the same backpressure. */
+const pumpStream = (
+  response: UpstreamResponse,
+  sink: SseSink,
+  onChunk: (chunk: Uint8Array) => string,
+  lifecycle: LifecycleShape
+): Effect.Effect<PumpEnd> =>
+  response.body.pipe(
+    Stream.runForEach((chunk) => {
+      const out = onChunk(chunk)
+      return out === "" || sink.write(out) ? Effect.void : Effect.async<void>((resume) => sink.onDrain(() => resume(Effect.void)))
+    }),
+    Effect.as(ENDED),
+    Effect.catchAll((e): Effect.Effect<PumpEnd> => Effect.succeed({ _tag: "Failed", message: e.message })),
+    Effect.race(Effect.as(lifecycle.drainDeadline, DRAINING))
+  )
+
+export const pumpUpstream = (
+  response: UpstreamResponse,
+  sink: SseSink,
+  onChunk: (chunk: Uint8Array) => string,
+  lifecycle: LifecycleShape
+): Effect.Effect<PumpEnd> =>
+  response.readable !== undefined
+    ? pumpReadable(response.readable, sink, onChunk, lifecycle)
+    : pumpStream(response, sink, onChunk, lifecycle)
+
+/** A pump that stopped on a bug in the rewrite still ended the client's stream; the bug is logged here. */
+export const logPumpDefect = (end: PumpEnd): Effect.Effect<void> =>
+  end._tag === "Failed" && end.defect !== undefined
+    ? Effect.logError("stream rewrite failed", Cause.die(end.defect))
+    : Effect.void
