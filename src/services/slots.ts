@@ -6,6 +6,7 @@
  * passes it on.
  */
 import { Deferred, Duration, Effect, FiberId, type Scope } from "effect"
+import { addFinalizer } from "../lib/scope.js"
 import type { Entry, PoolStats } from "./scheduler/store.js"
 
 interface Waiter {
@@ -94,13 +95,13 @@ export class SlotPools {
         const p = this.pool(id)
         if (p.inUse < limit && p.waiters.length === 0) {
           p.inUse++
-          return Effect.as(Effect.addFinalizer(() => Effect.sync(() => this.release(p))), GRANTED)
+          return Effect.as(addFinalizer(() => Effect.sync(() => this.release(p))), GRANTED)
         }
         if (p.waiters.length >= queueLimit) return Effect.succeed(FULL)
         const w: Waiter = { turn: Deferred.unsafeMake<void>(FiberId.none), state: "waiting" }
         p.waiters.push(w)
         const queued: Entry = { _tag: "Queued", wait: (millis) => this.await(p, w, millis) }
-        return Effect.as(Effect.addFinalizer(() => Effect.sync(() => this.leave(p, w))), queued)
+        return Effect.as(addFinalizer(() => Effect.sync(() => this.leave(p, w))), queued)
       })
     )
   }

@@ -15,6 +15,7 @@ import type { Micros, Principal } from "../domain/model.js"
 import { costMicros } from "../domain/pricing.js"
 import type { SubscriptionFigures } from "../domain/subscription.js"
 import type { UsageSnapshot } from "../domain/usageReport.js"
+import { addFinalizer } from "../lib/scope.js"
 import type { DayRange, EligibilityFigures, Settlement } from "../services/Quota.js"
 import { dialectOf } from "./client.js"
 import { reportOrphans } from "./orphans.js"
@@ -204,7 +205,7 @@ const make = (options: StoreOptions) =>
       Effect.suspend(() => {
         if (closed) return Effect.void
         tracked.set(requestId, { marker: { requestId, keyId: p.key.id, model, at: Date.now() }, written: false })
-        return Effect.addFinalizer(() =>
+        return addFinalizer(() =>
           Effect.sync(() => {
             // Still here: the request ended without a settlement (an error, a refusal), nothing is owed.
             const entry = tracked.get(requestId)

@@ -7,6 +7,7 @@ import { Agent, request } from "undici"
 import type { SettingsShape } from "../config/AppConfig.js"
 import { UpstreamFailed } from "../domain/errors.js"
 import type { Account } from "../domain/model.js"
+import { addFinalizer } from "../lib/scope.js"
 import type { UpstreamShape } from "./Upstream.js"
 
 const ANTHROPIC_VERSION = "2023-06-01"
@@ -59,30 +60,37 @@ export const makeHttpUpstream = (settings: SettingsShape) =>
   ).pipe(
     Effect.map((agent): UpstreamShape => ({
       send: (account, req) =>
-        Effect.acquireRelease(
-          Effect.tryPromise({
-            try: (signal) =>
-              request(`${account.baseUrl}${req.path}`, {
-                method: "POST",
-                dispatcher: agent,
-                signal,
-                headers: {
-                  "content-type": "application/json",
-                  accept: req.stream ? "text/event-stream" : "application/json",
-                  ...authHeaders(account)
-                },
-                body: req.body
-              }),
-            catch: (e) => transportError(account, e)
-          }),
-          // Closing the scope before the body was read to the end aborts the upstream request. The
-          // abort surfaces as an 'error' on the body; with no reader left, a listener must take it, or
-          // Node treats it as unhandled and the process dies.
-          (res) =>
-            Effect.sync(() => {
-              res.body.on("error", ignore)
-              res.body.destroy()
-            })
+        // The call itself stays interruptible (a client that leaves while the upstream has not
+        // answered aborts it through the signal); once it has answered, its body is ours to
+        // release with the request's scope.
+        Effect.uninterruptibleMask((restore) =>
+          Effect.tap(
+            restore(Effect.tryPromise({
+              try: (signal) =>
+                request(`${account.baseUrl}${req.path}`, {
+                  method: "POST",
+                  dispatcher: agent,
+                  signal,
+                  headers: {
+                    "content-type": "application/json",
+                    accept: req.stream ? "text/event-stream" : "application/json",
+                    ...authHeaders(account)
+                  },
+                  body: req.body
+                }),
+              catch: (e) => transportError(account, e)
+            })),
+            // Closing the scope before the body was read to the end aborts the upstream request. The
+            // abort surfaces as an 'error' on the body; with no reader left, a listener must take it, or
+            // Node treats it as unhandled and the process dies.
+            (res) =>
+              addFinalizer(() =>
+                Effect.sync(() => {
+                  res.body.on("error", ignore)
+                  res.body.destroy()
+                })
+              )
+          )
         ).pipe(
           Effect.map((res) => ({
             status: res.statusCode,

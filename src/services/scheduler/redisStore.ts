@@ -12,6 +12,7 @@
 import { randomBytes } from "node:crypto"
 import { Duration, Effect, Exit, type Scope } from "effect"
 import type { StoreError } from "../../domain/errors.js"
+import { addFinalizer } from "../../lib/scope.js"
 import { openRedis, redisError, runScript, script } from "./redisClient.js"
 import { COOL_DOWN, COUNT_FAILURE, COUNT_LIVE, ENTER, RELEASE, RENEW, UNBIND, VIEW } from "./redisScripts.js"
 import { accountPool, type AccountView, type Entry, type PoolStats, type SchedulerStore } from "./store.js"
@@ -204,12 +205,12 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
         const outcome = asNumber(yield* run("slot acquire", scripts.enter, keys, args(false)))
         if (outcome === 1) {
           leases.set(id, slot)
-          yield* Effect.addFinalizer(() => release(id, pool))
+          yield* addFinalizer(() => release(id, pool))
           return GRANTED
         }
         if (outcome === -1) return FULL
         const w: Waiter = { state: "waiting" }
-        yield* Effect.addFinalizer(() => leave(w, id, pool))
+        yield* addFinalizer(() => leave(w, id, pool))
         const pollArgs = args(true)
         const poll = Effect.uninterruptible(
           Effect.flatMap(run("slot wait", scripts.enter, keys, pollArgs), (r) => {
