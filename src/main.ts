@@ -5,6 +5,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, Settings } from "./config/AppConfig.js"
 import { GatewayServer } from "./http/GatewayServer.js"
+import * as JsonLogger from "./observability/logger.js"
 import { servicesLayer } from "./server.js"
 import { Lifecycle } from "./services/Lifecycle.js"
 import { Scheduler } from "./services/Scheduler.js"
@@ -63,7 +64,7 @@ const Main = Layer.mergeAll(Banner, Drain).pipe(
   Layer.provideMerge(GatewayServer.layerConfig),
   Layer.provide(ServicesLive),
   Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),
-  Layer.provide(Logger.json),
+  Layer.provide(JsonLogger.layer),
   Layer.provide(LogLevelLive)
 )
 

@@ -8,6 +8,18 @@ import type { TokenUsage } from "../domain/usage.js"
 import { costMicrosTotal, tokensTotal } from "../http/metrics.js"
 import type { QuotaShape } from "../services/Quota.js"
 
+// Tagging a metric builds and hashes a new key on every call: build each label's counter once.
+const counterFor = (cache: Map<string, Metric.Metric.Counter<number>>, base: Metric.Metric.Counter<number>, label: string, value: string) => {
+  let counter = cache.get(value)
+  if (counter === undefined) {
+    counter = Metric.taggedWithLabels(base, [MetricLabel.make(label, value)])
+    cache.set(value, counter)
+  }
+  return counter
+}
+const tokensByModel = new Map<string, Metric.Metric.Counter<number>>()
+const costByGroup = new Map<string, Metric.Metric.Counter<number>>()
+
 export const settleUsage = (
   quota: QuotaShape,
   requestId: string,
@@ -17,13 +29,10 @@ export const settleUsage = (
 ): Effect.Effect<void> =>
   quota.settle({ requestId, principal, model, usage, at: new Date() }).pipe(
     Effect.tap((cost) =>
-      Effect.all([
-        Metric.incrementBy(
-          Metric.taggedWithLabels(tokensTotal, [MetricLabel.make("model", model)]),
-          usage.inputTokens + usage.outputTokens
-        ),
-        Metric.incrementBy(Metric.taggedWithLabels(costMicrosTotal, [MetricLabel.make("group", principal.group.name)]), cost)
-      ], { discard: true })
+      Effect.zipRight(
+        Metric.incrementBy(counterFor(tokensByModel, tokensTotal, "model", model), usage.inputTokens + usage.outputTokens),
+        Metric.incrementBy(counterFor(costByGroup, costMicrosTotal, "group", principal.group.name), cost)
+      )
     ),
     Effect.catchAllCause((cause) =>
       Effect.logError("settlement failed; reconcile this request", cause).pipe(
