@@ -259,12 +259,26 @@ export interface Gateway {
 }
 
 /**
- * Starts the gateway in its production configuration: `node [nodeArgs] --import tsx src/main.ts`,
- * the generated config, its default store (SQLite) in the temp dir, stdout/stderr (its JSON logs)
+ * How the gateway process runs: `bundle` is what `npm start` runs (`node scripts/start.mjs`, the
+ * esbuild bundle, rebuilt first if src/ changed), without the npm and sh processes in front;
+ * `tsx` compiles src/ on the fly, which keeps one file per module in CPU profiles.
+ */
+export type GatewayRunner = "bundle" | "tsx"
+
+const runnerArgs = (runner: GatewayRunner): ReadonlyArray<string> =>
+  runner === "bundle" ? ["scripts/start.mjs"] : ["--import", "tsx", "src/main.ts"]
+
+/**
+ * Starts the gateway in its production configuration: `node [nodeArgs] scripts/start.mjs`, the
+ * generated config, its default store (SQLite) in the temp dir, stdout/stderr (its JSON logs)
  * appended to a file, and the DEFAULT log level: LOG_LEVEL is removed from its environment so
  * nobody hides the logging cost by accident.
  */
-export const startGateway = async (upstreamUrl: string, nodeArgs: ReadonlyArray<string> = []): Promise<Gateway> => {
+export const startGateway = async (
+  upstreamUrl: string,
+  nodeArgs: ReadonlyArray<string> = [],
+  runner: GatewayRunner = "bundle"
+): Promise<Gateway> => {
   const dir = makeTempDir()
   const configPath = join(dir, "modelgate.yaml")
   const logPath = join(dir, "gateway.log")
@@ -284,7 +298,7 @@ export const startGateway = async (upstreamUrl: string, nodeArgs: ReadonlyArray<
   delete env["LOG_LEVEL"]
   const logFd = openSync(logPath, "a")
   const spawnedAt = performance.now()
-  const child = spawnChild("gateway", process.execPath, [...nodeArgs, "--import", "tsx", "src/main.ts"], {
+  const child = spawnChild("gateway", process.execPath, [...nodeArgs, ...runnerArgs(runner)], {
     stdio: ["ignore", logFd, logFd],
     env
   })

@@ -82,7 +82,8 @@ const main = async (scenario: Scenario): Promise<void> => {
 
   const fake = await startFakeUpstream()
   const load = await startLoad()
-  const gw = await startGateway(fake.info.url, nodeArgs)
+  // tsx, not the bundle: one file per module, so the summary can tell effect from our code.
+  const gw = await startGateway(fake.info.url, nodeArgs, "tsx")
   log(`gateway (pid ${gw.pid}) up in ${gw.startMs.toFixed(0)} ms, ${alloc ? `inspector on ${inspectPort}` : `profiling into ${dir}`}`)
 
   await load.run({ op: "cannon", url: gw.url, connections: 32, amount: 2000, requests: [scenario.gatewayRequest] })

@@ -1,0 +1,152 @@
+// `npm start`: run the gateway from a bundle, rebuilt only when the source changed.
+//
+// Why: `tsx src/main.ts` transpiles every TypeScript file and Node then resolves and loads hundreds
+// of small ESM files from node_modules (effect, @effect/*) on every start: about 2.5 s on 2 cores.
+// One esbuild bundle of src/ and its pure-JS dependencies loads in a fraction of that. The bundle
+// (.build/main.mjs, git-ignored) is rebuilt whenever anything under src/, the lock file, the
+// package/tsconfig files or this script is newer than it, so `npm ci && npm start` needs no extra
+// step and never runs stale code. esbuild only strips types: `npm run typecheck` still checks them.
+//
+// The bundle is imported into this process (no child process), so argv (`--config`), the
+// environment and signals (SIGTERM drains) reach src/main.ts exactly as before.
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const outDir = join(root, ".build")
+const bundle = join(outDir, "main.mjs")
+const inputs = ["src", "package-lock.json", "package.json", "tsconfig.json", "scripts/start.mjs"]
+
+// Loaded from node_modules instead of bundled: native addons (found at run time through
+// `bindings` / node-gyp-build), ioredis (reads its package.json through __dirname, which a bundle
+// does not have) and pg (only loaded with a postgres:// DATABASE_URL). Never list a package that
+// imports effect: it would get a second copy of effect next to the bundled one.
+const external = ["better-sqlite3", "msgpackr-extract", "pg", "pg-native", "ioredis"]
+
+/** Newest mtime under `path` (directories count too, so a deleted file also triggers a rebuild). */
+const newest = (path) => {
+  let stat
+  try {
+    stat = statSync(path)
+  } catch {
+    return 0
+  }
+  let m = stat.mtimeMs
+  if (stat.isDirectory()) for (const name of readdirSync(path)) m = Math.max(m, newest(join(path, name)))
+  return m
+}
+
+const mtime = (path) => {
+  try {
+    return statSync(path).mtimeMs
+  } catch {
+    return -1
+  }
+}
+
+// The source map keeps only the mappings into our own files. With all of node_modules (esbuild
+// follows effect's own maps back to its .ts sources) it is ~2.5 MB and Node spends ~200 ms of
+// every start decoding it; src/ alone is a tenth of that and costs little.
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+const vlq = (n) => {
+  let v = n < 0 ? (-n << 1) | 1 : n << 1
+  let out = ""
+  do {
+    const digit = v & 31
+    v >>>= 5
+    out += B64[v > 0 ? digit | 32 : digit]
+  } while (v > 0)
+  return out
+}
+const onlyOwnSources = (json) => {
+  const map = JSON.parse(json)
+  const keep = map.sources.map((source) => !source.includes("node_modules/"))
+  const field = [0, 0, 0, 0, 0]
+  const abs = [0, 0, 0, 0] // source, line, column, name: running values across the whole map
+  const out = [0, 0, 0, 0]
+  map.mappings = map.mappings.split(";").map((line) => {
+    let column = 0
+    let outColumn = 0
+    const kept = []
+    for (const segment of line === "" ? [] : line.split(",")) {
+      let n = 0
+      for (let i = 0; i < segment.length;) {
+        let value = 0
+        let shift = 0
+        let digit
+        do {
+          digit = B64.indexOf(segment[i++])
+          value += (digit & 31) * 2 ** shift
+          shift += 5
+        } while (digit & 32)
+        field[n++] = value % 2 === 1 ? -(value - 1) / 2 : value / 2
+      }
+      column += field[0]
+      if (n === 1) continue
+      for (let k = 1; k < n; k++) abs[k - 1] += field[k]
+      if (!keep[abs[0]]) continue
+      let text = vlq(column - outColumn)
+      outColumn = column
+      for (let k = 0; k < n - 1; k++) {
+        text += vlq(abs[k] - out[k])
+        out[k] = abs[k]
+      }
+      kept.push(text)
+    }
+    return kept.join(",")
+  }).join(";")
+  return JSON.stringify(map)
+}
+
+const build = async () => {
+  const esbuild = await import("esbuild").catch(() => undefined)
+  if (esbuild === undefined) {
+    process.stderr.write("modelgate: esbuild is missing; run `npm ci` (with the dev dependencies)\n")
+    process.exit(1)
+  }
+  const startedAt = new Date()
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: ["src/main.ts"],
+    outfile: bundle,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external,
+    // Bundled CommonJS dependencies (ws, undici, ...) call require(); ESM has none.
+    banner: { js: "import { createRequire as __modelgateRequire } from \"node:module\"; const require = __modelgateRequire(import.meta.url);" },
+    sourcemap: "linked",
+    sourcesContent: false, // the map points at the files on disk
+    legalComments: "none",
+    logLevel: "error",
+    write: false
+  }).catch(() => process.exit(1)) // esbuild has already printed the errors
+  await esbuild.stop() // its service process would otherwise live as long as the server
+  // Write to per-process temp names, then rename: a concurrent start sees the old or the new
+  // bundle, never half a file. The map goes first so a new bundle always finds its map.
+  mkdirSync(outDir, { recursive: true })
+  const mapFirst = (file) => (file.path.endsWith(".map") ? 0 : 1)
+  const files = [...result.outputFiles].sort((a, b) => mapFirst(a) - mapFirst(b))
+  for (const file of files) {
+    const tmp = `${file.path}.${process.pid}.tmp`
+    writeFileSync(tmp, file.path.endsWith(".map") ? onlyOwnSources(file.text) : file.contents)
+    // Stamp it with the build's start time: a source edited during the build is newer, so the
+    // next start rebuilds.
+    utimesSync(tmp, startedAt, startedAt)
+    try {
+      renameSync(tmp, file.path)
+    } catch (e) {
+      rmSync(tmp, { force: true })
+      throw e
+    }
+  }
+}
+
+const built = mtime(bundle)
+if (built < 0 || inputs.some((input) => newest(join(root, input)) > built)) await build()
+
+// Stack traces point at src/*.ts (the same as with tsx).
+process.setSourceMapsEnabled(true)
+await import(pathToFileURL(bundle).href)
