@@ -10,18 +10,21 @@
  */
 import { Cause, Effect, HashMap, Layer, Logger } from "effect"
 
-const messageText = (message: unknown): string => {
-  if (typeof message === "string") return message
-  if (Array.isArray(message)) return message.map((m) => (typeof m === "string" ? m : safeJson(m))).join(" ")
-  return safeJson(message)
+/** `value` as JSON text; what JSON cannot hold (circular, undefined, functions) as a JSON string. */
+const jsonValue = (value: unknown): string => {
+  try {
+    const json = JSON.stringify(value)
+    if (json !== undefined) return json
+  } catch {
+    // circular
+  }
+  return JSON.stringify(String(value))
 }
 
-const safeJson = (value: unknown): string => {
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
-  }
+const messageText = (message: unknown): string => {
+  if (typeof message === "string") return message
+  if (Array.isArray(message)) return message.map((m) => (typeof m === "string" ? m : jsonValue(m))).join(" ")
+  return jsonValue(message)
 }
 
 /** A log line for `message`, `annotations` and `cause`, ending in a newline. */
@@ -32,7 +35,7 @@ export const formatLine = (options: Logger.Logger.Options<unknown>): string => {
   if (HashMap.size(options.annotations) > 0) {
     let annotations = ""
     for (const [key, value] of options.annotations) {
-      annotations += `${annotations === "" ? "" : ","}${JSON.stringify(key)}:${safeJson(value)}`
+      annotations += `${annotations === "" ? "" : ","}${JSON.stringify(key)}:${jsonValue(value)}`
     }
     line += `,"annotations":{${annotations}}`
   }

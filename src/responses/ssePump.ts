@@ -56,7 +56,7 @@ const pumpReadable = (
     const onEnd = () => finish(ENDED)
     const onError = (e: unknown) => finish({ _tag: "Failed", message: readable.failure(e).message })
     const onClose = () => finish({ _tag: "Failed", message: "The upstream connection closed mid-answer" })
-    const stopDrainWatch = lifecycle.onDrainDeadline(() => finish(DRAINING))
+    let stopDrainWatch = () => {}
     function cleanup() {
       stopDrainWatch()
       source.off("data", onData)
@@ -68,6 +68,9 @@ const pumpReadable = (
     source.once("end", onEnd)
     source.once("error", onError)
     source.once("close", onClose)
+    // Last: past the deadline already, this finishes at once (and cleans up) before returning.
+    stopDrainWatch = lifecycle.onDrainDeadline(() => finish(DRAINING))
+    if (done) stopDrainWatch()
     return Effect.sync(() => {
       done = true
       cleanup()
@@ -82,12 +85,19 @@ const pumpStream = (
   lifecycle: LifecycleShape
 ): Effect.Effect<PumpEnd> =>
   response.body.pipe(
-    Stream.runForEach((chunk) => {
-      const out = onChunk(chunk)
+    Stream.runForEach((chunk): Effect.Effect<void, PumpEnd> => {
+      let out: string
+      try {
+        out = onChunk(chunk)
+      } catch (defect) {
+        return Effect.fail({ _tag: "Failed", message: "The gateway failed to forward the stream", defect })
+      }
       return out === "" || sink.write(out) ? Effect.void : Effect.async<void>((resume) => sink.onDrain(() => resume(Effect.void)))
     }),
     Effect.as(ENDED),
-    Effect.catchAll((e): Effect.Effect<PumpEnd> => Effect.succeed({ _tag: "Failed", message: e.message })),
+    Effect.catchAll((e): Effect.Effect<PumpEnd> =>
+      Effect.succeed(e._tag === "UpstreamFailed" ? { _tag: "Failed", message: e.message } : e)
+    ),
     Effect.race(Effect.as(lifecycle.drainDeadline, DRAINING))
   )
 
