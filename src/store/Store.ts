@@ -9,7 +9,7 @@
  * long a change made elsewhere (the CLI, another instance) takes to be seen.
  */
 import { SqlClient } from "@effect/sql"
-import { Cache, Config, Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedule, type Scope } from "effect"
+import { Config, Context, Deferred, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
 import type { Micros, Principal } from "../domain/model.js"
 import { costMicros } from "../domain/pricing.js"
@@ -22,6 +22,7 @@ import { reportOrphans } from "./orphans.js"
 import { balanceOf, keyFigures, priceOverrides, principalByHash, subscriptionOf } from "./queries.js"
 import { loadSnapshot } from "./report.js"
 import { orStoreError } from "./rows.js"
+import { TtlCache } from "./ttlCache.js"
 import { type Committed, makeWriter, type OpenMarker } from "./writer.js"
 
 export interface StoreShape {
@@ -65,10 +66,6 @@ export const defaultStoreOptions: StoreOptions = {
 
 const subKey = (user: string, group: string) => `${user}\u0000${group}`
 
-// Failed lookups are not cached: the next request asks the database again.
-const ttl = (millis: number) => (exit: Exit.Exit<unknown, unknown>) =>
-  Exit.isSuccess(exit) ? Duration.millis(millis) : Duration.zero
-
 const make = (options: StoreOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -76,39 +73,35 @@ const make = (options: StoreOptions) =>
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.provideService(effect, SqlClient.SqlClient, sql)
     const cache = <K, V>(message: string, lookup: (k: K) => Effect.Effect<V, unknown, SqlClient.SqlClient>) =>
-      Cache.makeWith({
-        capacity: options.cacheCapacity,
-        lookup: (k: K) => withSql(lookup(k)).pipe(orStoreError(message)),
-        timeToLive: ttl(options.cacheTtlMillis)
-      })
+      new TtlCache((k: K) => withSql(lookup(k)).pipe(orStoreError(message)), options.cacheTtlMillis, options.cacheCapacity)
 
-    const principals = yield* cache("looking up an API key failed", principalByHash)
-    const keys = yield* cache("reading a key's quota failed", keyFigures)
-    const balances = yield* cache("reading a balance failed", balanceOf)
-    const subscriptions = yield* cache("reading a subscription failed", (id: string) => {
+    const principals = cache("looking up an API key failed", principalByHash)
+    const keys = cache("reading a key's quota failed", keyFigures)
+    const balances = cache("reading a balance failed", balanceOf)
+    const subscriptions = cache("reading a subscription failed", (id: string) => {
       const [user = "", group = ""] = id.split("\u0000")
       return subscriptionOf(user, group)
     })
     const hashOfKey = new Map<string, string>()
 
     const onCommit = (c: Committed) =>
-      Effect.gen(function*() {
-        for (const b of c.balances) yield* balances.set(b.user, b.balanceMicros)
+      Effect.sync(() => {
+        for (const b of c.balances) balances.set(b.user, b.balanceMicros)
         for (const k of c.keys) {
-          yield* keys.set(k.id, Option.some({ status: k.status, quotaUsedMicros: k.quotaUsedMicros }))
+          keys.set(k.id, Option.some({ status: k.status, quotaUsedMicros: k.quotaUsedMicros }))
           const hash = hashOfKey.get(k.id)
           if (hash === undefined) continue
-          const cached = yield* principals.getOptionComplete(hash)
+          const cached = principals.peek(hash)?.value
           // The status is part of what auth and /v1/usage read: a flip must not wait for the TTL.
-          if (Option.isSome(cached) && Option.isSome(cached.value) && cached.value.value.key.status !== k.status) {
-            yield* principals.invalidate(hash)
+          if (cached !== undefined && Option.isSome(cached) && cached.value.key.status !== k.status) {
+            principals.invalidate(hash)
           }
         }
         for (const s of c.subscriptions) {
           const id = subKey(s.user, s.group)
-          const cached = yield* subscriptions.getOptionComplete(id)
-          if (Option.isSome(cached) && Option.isSome(cached.value)) {
-            yield* subscriptions.set(id, Option.some({ ...cached.value.value, spends: s.spends }))
+          const cached = subscriptions.peek(id)?.value
+          if (cached !== undefined && Option.isSome(cached)) {
+            subscriptions.set(id, Option.some({ ...cached.value, spends: s.spends }))
           }
         }
       })
