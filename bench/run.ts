@@ -5,7 +5,7 @@
  * Processes (each its own process group, all killed on exit, Ctrl-C or error):
  *   fake upstream  bench/fakeUpstream.ts: precomputed Responses / Messages bodies, JSON and SSE
  *   bare proxy     bench/bareProxy.ts: ~30 lines of node:http keep-alive forwarding (the floor)
- *   gateway        node --import tsx src/main.ts, generated YAML config, default log level
+ *   gateway        node scripts/start.mjs (the npm start bundle), generated YAML config, default log level
  *   load           bench/load.ts: autocannon (closed loop) and a paced open-loop client
  *
  * For each of passthrough JSON / passthrough SSE / translated JSON / translated SSE, and each target
@@ -346,7 +346,7 @@ const main = async (): Promise<void> => {
   // Stop everything but the load child, then time `npm start` on a quiet machine.
   await stopChild(gateway)
   await stopChild(bare.child)
-  // Start-up: `npm start` (npm -> sh -> tsx -> node) until /health answers, three times, on a
+  // Start-up: `npm start` (npm -> sh -> node scripts/start.mjs) until /health answers, three times, on a
   // database of its own (the first start creates and migrates it, the next two reopen it).
   log("start-up: npm start -> /health, 3 times")
   const startups: Array<number> = []
@@ -517,7 +517,7 @@ const main = async (): Promise<void> => {
     `method: ${ROUNDS} interleaved rounds, medians; saturation = autocannon ${CONNECTIONS} connections x ${SAT_SECONDS}s; ` +
       `paced = ${PACED_RATE} req/s open loop x ${PACED_SECONDS}s; streams carry ${fake.info.events.responses} (Responses) / ${fake.info.events.messages} (Messages) events`
   )
-  out.push(`gateway: node --import tsx src/main.ts, LOG_LEVEL unset (default Info): ${f(logLines / Math.max(1, gatewayRequests), 2)} log lines, ${fInt(logBytes / Math.max(1, gatewayRequests))} bytes per request, to a file`)
+  out.push(`gateway: node scripts/start.mjs (the bundle npm start runs), LOG_LEVEL unset (default Info): ${f(logLines / Math.max(1, gatewayRequests), 2)} log lines, ${fInt(logBytes / Math.max(1, gatewayRequests))} bytes per request, to a file`)
   out.push("")
   out.push(
     table(
@@ -534,10 +534,10 @@ const main = async (): Promise<void> => {
     `gateway RSS: at start ${mb(rssAtStart)}, after warm-up ${mb(rssAfterWarmup)}, steady (after ${requestsBeforeSoak.toLocaleString("en-US")} requests) ${mb(rssSteady)}; ` +
       `peak during the rounds ${mb(rssRoundsPeak)}; soak of ${SOAK_REQUESTS.toLocaleString("en-US")} more: median first/last quarter ${mb(rssFirstQuarter)} / ${mb(rssLastQuarter)}, ` +
       `troughs first/last quarter ${mb(rssFirstTrough)} / ${mb(rssLastTrough)}, peak ${mb(rssMax)}, ` +
-      `at the end ${mb(rssAfterSoak)}, +1 s idle ${mb(rssAfterIdle)} (bare proxy, also under tsx: ${mb(rssBare)}). ` +
+      `at the end ${mb(rssAfterSoak)}, +1 s idle ${mb(rssAfterIdle)} (bare proxy, under tsx: ${mb(rssBare)}). ` +
       `Soak: ${fInt(soak.rps)} req/s mixed, ${fInt(((soakCpu1 - soakCpu0) / Math.max(1, soak.ok2xx)) * 1e6)} µs CPU/req, ${soak.non2xx + soak.errors} errors`
   )
-  out.push(`start-up: npm start -> /health ${startups.map((x) => fInt(x)).join(", ")} ms (median ${fInt(startupMedian)}); node --import tsx src/main.ts ${fInt(gatewayStartMs)} ms (first start of the run)`)
+  out.push(`start-up: npm start -> /health ${startups.map((x) => fInt(x)).join(", ")} ms (median ${fInt(startupMedian)}); node scripts/start.mjs ${fInt(gatewayStartMs)} ms (first start of the run, including a rebuild if src/ changed)`)
   out.push("")
   out.push(table(["target", "limit", "measured", ""], checks.map((c) => [c.target, c.limit, c.value, c.pass ? "PASS" : "FAIL"]), 1))
   const issueChecks = checks.filter((c) => c.extra !== true)
@@ -554,7 +554,7 @@ const main = async (): Promise<void> => {
       pacedRate: PACED_RATE,
       pacedSeconds: PACED_SECONDS,
       soakRequests: SOAK_REQUESTS,
-      gatewayCommand: "node --import tsx src/main.ts",
+      gatewayCommand: "node scripts/start.mjs",
       gatewayLogLevel: "default (Info): LOG_LEVEL removed from the gateway's environment",
       streamEvents: fake.info.events,
       upstreamBodyBytes: fake.info.bytes
