@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The admin command line (`npx modelgate help`). In a checkout with dev dependencies it runs the
-// TypeScript source through tsx, as `npm start` does, so it never runs a stale build; in an
+// TypeScript source through tsx (like `npm run dev`), so it never runs a stale build; in an
 // install without them (production) it runs the compiled dist/.
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
