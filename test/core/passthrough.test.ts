@@ -224,6 +224,30 @@ describe("passthrough over a socket with the openai SDK", () => {
     expect(usageAfter.output_tokens).toBeGreaterThan(usageBefore.output_tokens)
   })
 
+  it("a client that leaves before the upstream answers aborts the upstream request at once", async () => {
+    // The upstream would sit on the request for 3 s; the client gives up after 150 ms.
+    upstream.setFaults([{ _tag: "HangBeforeHeaders", ms: 3_000 }])
+    const abortedBefore = upstream.aborted()
+    const controller = new AbortController()
+    const left = fetch(`${gw.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-5.4", input: "a question the client stops waiting for" }),
+      signal: controller.signal
+    }).catch(() => "aborted")
+    await waitFor(() => upstream.inFlight() === 1)
+    const leftAt = Date.now()
+    controller.abort()
+    expect(await left).toBe("aborted")
+    await waitFor(() => upstream.aborted() === abortedBefore + 1 && upstream.inFlight() === 0, 2_000)
+    // Well before the upstream would have answered: the gateway did not hold on to it.
+    expect(Date.now() - leftAt).toBeLessThan(1_500)
+    // And the gateway serves the next request normally.
+    upstream.setFaults([])
+    const next = await postResponses(gw.url, KEY, { model: "gpt-5.4", input: "hi" })
+    expect(next.status).toBe(200)
+  })
+
   it("before any byte, an upstream 400 comes back as a 400 with the upstream's message", async () => {
     upstream.setFaults([{
       _tag: "Status",
