@@ -54,7 +54,7 @@ export const serveRequest = (request: ClientRequest, res: ServerResponse) => {
         if (exit.value._tag === "Text") status = exit.value.status
         return writeReply(res, request.id, exit.value)
       }
-      if (Cause.isInterruptedOnly(exit.cause)) return Effect.failCause(exit.cause) // the client went away
+      if (Cause.isInterruptedOnly(exit.cause)) return Effect.failCause(exit.cause) // the client went away: nobody to answer
       const failure = Cause.failureOption(exit.cause)
       const envelope = failure._tag === "Some" ? toEnvelope(failure.value) : internalError(request.id)
       status = envelope.status
@@ -64,9 +64,14 @@ export const serveRequest = (request: ClientRequest, res: ServerResponse) => {
     }),
     Effect.scoped
   )
-  return answer.pipe(
-    Effect.zipRight(Effect.suspend(() => recordRequest(routeName(request.path), status, code))),
-    Effect.zipRight(Effect.suspend(() =>
+  // Once the reply is written, or the client left before it was (logged as 499, as nginx does).
+  const done = (exit: Exit.Exit<void, unknown>) => {
+    if (Exit.isFailure(exit) && Cause.isInterrupted(exit.cause)) {
+      status = 499
+      code = "client_closed_request"
+    }
+    return Effect.zipRight(
+      recordRequest(routeName(request.path), status, code),
       Effect.logInfo("request").pipe(Effect.annotateLogs({
         method: request.method,
         path: request.path,
@@ -74,7 +79,10 @@ export const serveRequest = (request: ClientRequest, res: ServerResponse) => {
         code,
         duration_ms: Date.now() - started
       }))
-    )),
+    )
+  }
+  return answer.pipe(
+    Effect.onExit(done),
     Effect.annotateLogs("request_id", request.id)
   )
 }

@@ -84,6 +84,12 @@ const abortSuite = (name: string, redisPrefix: () => string | undefined) => {
       watching = false
       await watcher
       expect(seen).toEqual({ key: true, account: true })
+      // Every request a client left is in the access log, as a 499.
+      await waitFor(() => gw.logs.filter((l) => l.message === "request").length >= CLIENTS / 2)
+      const logged = gw.logs.filter((l) => l.message === "request")
+      expect(logged.map((l) => [l.annotations["status"], l.annotations["code"]])).toEqual(
+        logged.map(() => [499, "client_closed_request"])
+      )
       await waitFor(async () => allFree(await gw.stats()), 10_000)
       await waitFor(() => upstream.inFlight() === 0, 10_000)
       upstream.setFault(undefined)
