@@ -64,14 +64,24 @@ export const serveRequest = (request: ClientRequest, res: ServerResponse) => {
     }),
     Effect.scoped
   )
-  // Once the reply is written, or the client left before it was (logged as 499, as nginx does).
+  // Once the reply is written, or the client left before it was (logged as 499, as nginx does), or
+  // writing it hit a bug: the client still gets a 500, or a cut if the answer had begun.
   const done = (exit: Exit.Exit<void, unknown>) => {
+    let bug: Effect.Effect<void> = Effect.void
     if (Exit.isFailure(exit) && Cause.isInterrupted(exit.cause)) {
       status = 499
       code = "client_closed_request"
+    } else if (Exit.isFailure(exit)) {
+      const envelope = internalError(request.id)
+      status = envelope.status
+      code = envelope.code
+      bug = Effect.zipRight(
+        Effect.logError("unhandled defect while writing the response", exit.cause),
+        Effect.sync(() => (res.headersSent ? res.destroy() : writeText(res, request.id, envelopeReply(envelope))))
+      )
     }
     return Effect.zipRight(
-      recordRequest(routeName(request.path), status, code),
+      Effect.zipRight(bug, recordRequest(routeName(request.path), status, code)),
       Effect.logInfo("request").pipe(Effect.annotateLogs({
         method: request.method,
         path: request.path,
@@ -83,6 +93,8 @@ export const serveRequest = (request: ClientRequest, res: ServerResponse) => {
   }
   return answer.pipe(
     Effect.onExit(done),
+    // Already answered and logged by `done`; a client that left ends the fiber as interrupted.
+    Effect.catchAllCause(() => Effect.void),
     Effect.annotateLogs("request_id", request.id)
   )
 }
