@@ -3,7 +3,7 @@
  * database named by --database or DATABASE_URL (default ./data/modelgate.db), applies any pending
  * migrations, runs one command and exits. It does not sync the config file: the gateway does at start.
  */
-import { Cause, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
+import { Cause, Effect, Either, Exit, Logger, LogLevel } from "effect"
 import { databaseLayer } from "../store/Database.js"
 import { parseDatabaseUrl } from "../store/target.js"
 import { type Args, parseArgs, UsageError } from "./args.js"

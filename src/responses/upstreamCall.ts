@@ -9,7 +9,7 @@
  * at once with an SSE response and wait inside it (keep-alives while it waits): the call returns
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
-import { Duration, Effect, ExecutionStrategy, Exit, Metric, Scope, Stream } from "effect"
+import { Duration, Effect, ExecutionStrategy, Exit, Metric, Scope } from "effect"
 import { Settings } from "../config/AppConfig.js"
 import {
   type NoAvailableAccount,

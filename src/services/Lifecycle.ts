@@ -2,7 +2,7 @@
  * Lifecycle: the shutdown signal streams listen to. On SIGTERM the server stops accepting; running
  * streams may finish until the drain deadline, when this fires and they end with response.failed.
  */
-import { Context, Deferred, Effect, Layer } from "effect"
+import { Context, Deferred, Effect, FiberId, Layer } from "effect"
 
 export interface LifecycleShape {
   /** Completes when running streams must end now. */
@@ -17,39 +17,59 @@ export interface LifecycleShape {
   readonly beginShutdown: (drainSeconds: number) => Effect.Effect<void>
 }
 
-const make = Effect.map(Deferred.make<void>(), (deadline): LifecycleShape => {
+/** A one-shot signal, to await as an Effect or to watch with a callback. */
+export class DrainSignal {
+  private readonly deferred = Deferred.unsafeMake<void>(FiberId.none)
+  private readonly callbacks = new Set<() => void>()
+  private fired = false
+
+  readonly await: Effect.Effect<void> = Deferred.await(this.deferred)
+
+  /** Calls back when fired (at once if it has been); returns the unsubscribe. */
+  watch(callback: () => void): () => void {
+    if (this.fired) {
+      callback()
+      return () => {}
+    }
+    this.callbacks.add(callback)
+    return () => {
+      this.callbacks.delete(callback)
+    }
+  }
+
+  /** How many callbacks are waiting. */
+  get watchers(): number {
+    return this.callbacks.size
+  }
+
+  fire(): void {
+    if (this.fired) return
+    this.fired = true
+    for (const callback of this.callbacks) callback()
+    this.callbacks.clear()
+    Deferred.unsafeDone(this.deferred, Effect.void)
+  }
+}
+
+/** A Lifecycle whose drain deadline is `signal`; beginShutdown fires it after the drain time. */
+export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
   let started = false
-  let passed = false
-  const callbacks = new Set<() => void>()
-  const fire = Effect.sync(() => {
-    passed = true
-    for (const callback of callbacks) callback()
-    callbacks.clear()
-  })
   return {
-    drainDeadline: Deferred.await(deadline),
-    onDrainDeadline: (callback) => {
-      if (passed) {
-        callback()
-        return () => {}
-      }
-      callbacks.add(callback)
-      return () => callbacks.delete(callback)
-    },
+    drainDeadline: signal.await,
+    onDrainDeadline: (callback) => signal.watch(callback),
     beginShutdown: (drainSeconds) =>
       Effect.suspend(() => {
         if (started) return Effect.void
         started = true
         return Effect.sleep(`${drainSeconds} seconds`).pipe(
-          Effect.zipRight(fire),
-          Effect.zipRight(Deferred.succeed(deadline, undefined)),
+          Effect.zipRight(Effect.sync(() => signal.fire())),
           Effect.forkDaemon,
           Effect.asVoid
         )
       })
   }
-})
+}
 
 export class Lifecycle extends Context.Tag("modelgate/Lifecycle")<Lifecycle, LifecycleShape>() {
-  static readonly layer = Layer.effect(Lifecycle, make)
+  static readonly layer = Layer.sync(Lifecycle, () => lifecycleOf(new DrainSignal()))
 }

@@ -7,7 +7,7 @@
 import { Effect, Exit, Fiber, type Layer, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import type { GatewayData } from "../../src/config/resolve.js"
-import type { NoAvailableAccount, RateLimited, StoreError } from "../../src/domain/errors.js"
+import type { NoAvailableAccount, RateLimited } from "../../src/domain/errors.js"
 import type { Account } from "../../src/domain/model.js"
 import {
   type AccountTicket,

@@ -5,11 +5,11 @@
  */
 import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Stream } from "effect"
+import { Effect, Exit, Fiber, Stream } from "effect"
 import { UpstreamFailed } from "../../src/domain/errors.js"
 import type { SseSink } from "../../src/http/reply.js"
 import { type PumpEnd, pumpUpstream } from "../../src/responses/ssePump.js"
-import { Lifecycle, type LifecycleShape } from "../../src/services/Lifecycle.js"
+import { DrainSignal, Lifecycle, lifecycleOf, type LifecycleShape } from "../../src/services/Lifecycle.js"
 import type { UpstreamResponse } from "../../src/upstream/Upstream.js"
 
 const bytes = (text: string) => new TextEncoder().encode(text)
@@ -55,30 +55,8 @@ const makeSink = () => {
 
 /** A Lifecycle whose deadline the test fires by hand, counting who watches it. */
 const makeLifecycle = () => {
-  const callbacks = new Set<() => void>()
-  const deadline = Effect.runSync(Deferred.make<void>())
-  let passed = false
-  const shape: LifecycleShape = {
-    drainDeadline: Deferred.await(deadline),
-    onDrainDeadline: (callback) => {
-      if (passed) {
-        callback()
-        return () => {}
-      }
-      callbacks.add(callback)
-      return () => {
-        callbacks.delete(callback)
-      }
-    },
-    beginShutdown: () => Effect.void
-  }
-  const fire = () => {
-    passed = true
-    for (const callback of [...callbacks]) callback()
-    callbacks.clear()
-    Effect.runSync(Deferred.succeed(deadline, undefined))
-  }
-  return { shape, fire, watchers: () => callbacks.size }
+  const signal = new DrainSignal()
+  return { shape: lifecycleOf(signal), fire: () => signal.fire(), watchers: () => signal.watchers }
 }
 
 const failure = (e: unknown) =>
