@@ -5,12 +5,15 @@
  * request before any handler runs; this costs about 5 µs over bare node:http (docs/performance.md).
  *
  * A client that goes away before its response is finished interrupts the request's fiber, which
- * releases what the request holds (slots, the upstream connection) and settles what it used.
+ * releases what the request holds (slots, the upstream connection) and settles what it used. On
+ * shutdown the server stops accepting, lets running requests finish until the drain deadline
+ * (Lifecycle), and then cuts what is still open.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Config, Context, Effect, FiberId, Layer, Runtime } from "effect"
 import { newRequestId } from "../domain/ids.js"
+import { Lifecycle } from "../services/Lifecycle.js"
 import { serveRequest } from "./app.js"
 import type { ClientRequest, Headers } from "./request.js"
 
@@ -30,6 +33,13 @@ export interface ListenOptions {
 type AppContext = Effect.Effect.Context<ReturnType<typeof serveRequest>>
 
 const clientGone = FiberId.make(-1, 0)
+
+/**
+ * After the drain deadline, how long streams get to flush their closing `response.failed` before
+ * every connection still open is cut, so that nothing (a JSON answer still waiting on a slow
+ * upstream) holds the shutdown up past DRAIN_SECONDS.
+ */
+const CUT_AFTER_DEADLINE_MILLIS = 1_000
 
 const toClientRequest = (req: IncomingMessage): ClientRequest => {
   const url = req.url ?? "/"
@@ -77,6 +87,18 @@ const make = (options: ListenOptions) =>
         if (!res.writableFinished) fiber.unsafeInterruptAsFork(clientGone)
       })
     })
+    // Watching the deadline is released after the server has closed (finalizers run last first).
+    const lifecycle = yield* Lifecycle
+    let cut: NodeJS.Timeout | undefined
+    const stopWatching = lifecycle.onDrainDeadline(() => {
+      cut = setTimeout(() => server.closeAllConnections(), CUT_AFTER_DEADLINE_MILLIS).unref()
+    })
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        stopWatching()
+        clearTimeout(cut)
+      })
+    )
     yield* Effect.acquireRelease(listen(server, options), () => close(server))
     const address = server.address() as AddressInfo
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address

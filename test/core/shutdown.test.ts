@@ -58,3 +58,29 @@ describe("graceful shutdown", () => {
     upstream.setFault(undefined)
   })
 })
+
+describe("shutdown past the drain deadline", () => {
+  it("cuts a request still waiting on its upstream, so shutdown takes DRAIN_SECONDS and a second, not longer", async () => {
+    const { upstream, gw, close } = await startWithFakeUpstream()
+    try {
+      // The upstream would take 8 s to answer; the drain deadline is 0.2 s away.
+      upstream.setFault({ _tag: "HangBeforeHeaders", ms: 8_000 })
+      const answer = fetch(`${gw.url}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-5.4", input: "a question asked just before a restart" })
+      }).then((r) => r.status, () => "cut")
+      await waitFor(() => upstream.inFlight() === 1)
+      const started = Date.now()
+      await gw.runtime.runPromise(Effect.flatMap(Lifecycle, (l) => l.beginShutdown(0.2)))
+      await gw.close()
+      const took = Date.now() - started
+      expect(await answer).toBe("cut")
+      expect(took).toBeGreaterThanOrEqual(1_000)
+      expect(took).toBeLessThan(3_000)
+      await waitFor(() => upstream.inFlight() === 0)
+    } finally {
+      await close()
+    }
+  })
+})
