@@ -12,16 +12,16 @@ import { upstreamLatency } from "../http/metrics.js"
 import { json as jsonReply, type SseReply } from "../http/reply.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
-import { encodeEvent, SseDecoder, type SseFrame } from "../sse/codec.js"
+import { encodeEvent } from "../sse/codec.js"
 import { toolNameMap } from "../translate/names.js"
 import { responsesToMessages } from "../translate/request.js"
 import { messageToResponse } from "../translate/response.js"
-import { finishStream, initialStreamState, stepStream, type StreamEnding, streamUsage } from "../translate/stream.js"
+import { finishStream, initialStreamState, stepStream, streamUsage } from "../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../translate/types.js"
 import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
 import type { PathInput, PathPlan } from "./openaiPath.js"
 import { settleUsage } from "./settle.js"
-import { logPumpDefect, type PumpEnd, pumpUpstream } from "./ssePump.js"
+import { pumpFrames } from "./ssePump.js"
 import type { Answer } from "./upstreamCall.js"
 
 const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> => {
@@ -73,40 +73,27 @@ export const planMessages = (input: PathInput) =>
 
     const stream = (answer: Answer): SseReply["run"] => (sink) => {
       let state = initialStreamState(ctx)
-      const decoder = new SseDecoder()
-      const translate = (frames: ReadonlyArray<SseFrame>) => {
-        let out = ""
-        for (const frame of frames) {
-          const event = parseEvent(frame.data)
-          if (Option.isNone(event)) continue
-          const [next, events] = stepStream(state, event.value)
-          state = next
-          for (const e of events) out += encodeEvent(e)
-        }
-        return out
-      }
-      // How the stream ended if the upstream did not finish it (finishStream ignores it otherwise).
-      const close = (end: PumpEnd) => {
-        const tail = end._tag === "Ended" ? translate(decoder.flush()) : ""
-        const ending: StreamEnding = end._tag === "Ended"
-          ? { _tag: "Eof" }
-          : end._tag === "Draining"
-          ? { _tag: "Failed", code: "server_shutting_down", message: "The gateway is restarting; please retry" }
-          : { _tag: "Failed", code: "server_error", message: end.message }
-        const out = tail + finishStream(state, ending).map(encodeEvent).join("")
-        if (out !== "") sink.write(out)
-        return logPumpDefect(end)
-      }
-      return pumpUpstream(answer.response, sink, (chunk) => translate(decoder.push(chunk)), lifecycle).pipe(
-        Effect.flatMap(close),
-        Effect.ensuring(
-          Effect.suspend(() =>
-            Metric.update(upstreamLatency, Date.now() - started).pipe(
-              Effect.zipRight(settleUsage(quota, requestId, principal, request.model, streamUsage(state)))
-            )
+      return pumpFrames(answer.response, sink, lifecycle, {
+        frames: (frames) => {
+          let out = ""
+          for (const frame of frames) {
+            const event = parseEvent(frame.data)
+            if (Option.isNone(event)) continue
+            const [next, events] = stepStream(state, event.value)
+            state = next
+            for (const e of events) out += encodeEvent(e)
+          }
+          return out
+        },
+        // A stream the upstream finished needs nothing more; otherwise it is closed as it stopped.
+        finish: (early) =>
+          finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }).map(encodeEvent).join(""),
+        settle: Effect.suspend(() =>
+          Metric.update(upstreamLatency, Date.now() - started).pipe(
+            Effect.zipRight(settleUsage(quota, requestId, principal, request.model, streamUsage(state)))
           )
         )
-      )
+      })
     }
 
     return { build, json, stream } satisfies PathPlan

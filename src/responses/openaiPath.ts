@@ -12,12 +12,11 @@ import { upstreamLatency } from "../http/metrics.js"
 import { json as jsonReply, rawJson, type SseReply, type TextReply } from "../http/reply.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
-import { SseDecoder, type SseFrame } from "../sse/codec.js"
 import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { stripImageCalls } from "./policy.js"
 import { settleUsage } from "./settle.js"
-import { logPumpDefect, type PumpEnd, pumpUpstream } from "./ssePump.js"
+import { pumpFrames } from "./ssePump.js"
 import type { Answer } from "./upstreamCall.js"
 import type { ResponsesRequest } from "./validate.js"
 
@@ -52,17 +51,11 @@ export interface PathPlan {
   readonly stream: (answer: Answer) => SseReply["run"]
 }
 
+/** How an upstream stream that ended without its terminal event is closed. */
 const UNFINISHED: StreamEnding = {
   code: "server_error",
   message: "The upstream stream ended before the response was complete"
 }
-
-const endingOf = (end: PumpEnd): StreamEnding =>
-  end._tag === "Draining"
-    ? { code: "server_shutting_down", message: "The gateway is restarting; please retry" }
-    : end._tag === "Failed"
-    ? { code: "server_error", message: end.message }
-    : UNFINISHED
 
 export const planOpenAI = (input: PathInput) =>
   Effect.gen(function*() {
@@ -95,28 +88,20 @@ export const planOpenAI = (input: PathInput) =>
 
     const stream = (answer: Answer): SseReply["run"] => (sink) => {
       const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })
-      const decoder = new SseDecoder()
-      const forward = (frames: ReadonlyArray<SseFrame>) => {
-        let out = ""
-        for (const frame of frames) out += state.onFrame(frame) ?? ""
-        return out
-      }
-      const close = (end: PumpEnd) => {
+      return pumpFrames(answer.response, sink, lifecycle, {
+        frames: (frames) => {
+          let out = ""
+          for (const frame of frames) out += state.onFrame(frame) ?? ""
+          return out
+        },
         // A complete stream already carries its terminal event; `finish` only adds one if not.
-        const tail = end._tag === "Ended" ? forward(decoder.flush()) + state.finish(UNFINISHED) : state.finish(endingOf(end))
-        if (tail !== "") sink.write(tail)
-        return logPumpDefect(end)
-      }
-      return pumpUpstream(answer.response, sink, (chunk) => forward(decoder.push(chunk)), lifecycle).pipe(
-        Effect.flatMap(close),
-        Effect.ensuring(
-          Effect.suspend(() =>
-            Metric.update(upstreamLatency, Date.now() - started).pipe(
-              Effect.zipRight(settleUsage(quota, requestId, principal, request.model, state.usageSoFar()))
-            )
+        finish: (early) => state.finish(early ?? UNFINISHED),
+        settle: Effect.suspend(() =>
+          Metric.update(upstreamLatency, Date.now() - started).pipe(
+            Effect.zipRight(settleUsage(quota, requestId, principal, request.model, state.usageSoFar()))
           )
         )
-      )
+      })
     }
 
     return { build: buildRequest(input), json, stream } satisfies PathPlan

@@ -11,6 +11,7 @@
 import { Cause, Effect, Stream } from "effect"
 import type { SseSink } from "../http/reply.js"
 import type { LifecycleShape } from "../services/Lifecycle.js"
+import { SseDecoder, type SseFrame } from "../sse/codec.js"
 import type { UpstreamResponse } from "../upstream/Upstream.js"
 
 export type PumpEnd =
@@ -112,7 +113,53 @@ export const pumpUpstream = (
     : pumpStream(response, sink, onChunk, lifecycle)
 
 /** A pump that stopped on a bug in the rewrite still ended the client's stream; the bug is logged here. */
-export const logPumpDefect = (end: PumpEnd): Effect.Effect<void> =>
+const logPumpDefect = (end: PumpEnd): Effect.Effect<void> =>
   end._tag === "Failed" && end.defect !== undefined
     ? Effect.logError("stream rewrite failed", Cause.die(end.defect))
     : Effect.void
+
+/** Why a stream ended before the upstream finished it, as its closing `response.failed` says. */
+export interface EarlyEnd {
+  readonly code: string
+  readonly message: string
+}
+
+export const SHUTTING_DOWN: EarlyEnd = {
+  code: "server_shutting_down",
+  message: "The gateway is restarting; please retry"
+}
+
+const earlyEndOf = (end: PumpEnd): EarlyEnd | undefined =>
+  end._tag === "Ended" ? undefined : end._tag === "Draining" ? SHUTTING_DOWN : { code: "server_error", message: end.message }
+
+export interface FrameHandlers {
+  /** The client's text for these upstream frames (synchronous: it runs in the pump's listener). */
+  readonly frames: (frames: ReadonlyArray<SseFrame>) => string
+  /** The closing frames: `early` says why the stream stopped, undefined when the upstream ended it. */
+  readonly finish: (early: EarlyEnd | undefined) => string
+  /** Runs however the stream ends, the client leaving included (settlement). */
+  readonly settle: Effect.Effect<void>
+}
+
+/**
+ * An upstream SSE answer written to the client whole: decoded into frames, rewritten by `frames`,
+ * closed by `finish`, settled by `settle`. Never fails.
+ */
+export const pumpFrames = (
+  response: UpstreamResponse,
+  sink: SseSink,
+  lifecycle: LifecycleShape,
+  handlers: FrameHandlers
+): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const decoder = new SseDecoder()
+    return pumpUpstream(response, sink, (chunk) => handlers.frames(decoder.push(chunk)), lifecycle).pipe(
+      Effect.flatMap((end) => {
+        const early = earlyEndOf(end)
+        const tail = (early === undefined ? handlers.frames(decoder.flush()) : "") + handlers.finish(early)
+        if (tail !== "") sink.write(tail)
+        return logPumpDefect(end)
+      }),
+      Effect.ensuring(handlers.settle)
+    )
+  })

@@ -13,6 +13,7 @@ import { newId } from "../domain/ids.js"
 import { envelopeOf } from "../http/envelope.js"
 import type { SseReply } from "../http/reply.js"
 import { encodeEvent, keepAliveComment } from "../sse/codec.js"
+import { SHUTTING_DOWN } from "./ssePump.js"
 
 /** A Responses stream that failed before it produced anything: `response.created`, then `response.failed`. */
 export const failedResponseFrames = (model: string, code: string, message: string): string => {
@@ -38,11 +39,7 @@ type Outcome<A> =
   | { readonly _tag: "Ready"; readonly value: A }
   | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
 
-const SHUTTING_DOWN: Outcome<never> = {
-  _tag: "Failed",
-  code: "server_shutting_down",
-  message: "The gateway is restarting; please retry"
-}
+const SHUTTING_DOWN_OUTCOME: Outcome<never> = { _tag: "Failed", ...SHUTTING_DOWN }
 
 export interface WaitingStreamOptions<A> {
   readonly model: string
@@ -77,7 +74,7 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): SseReply["ru
   // before the request's scope closes. A plain race would leave it running past the request.
   const outcome = Effect.scoped(
     Effect.flatMap(Effect.forkScoped(prepared), (fiber) =>
-      Effect.race(Fiber.join(fiber), Effect.as(options.drainDeadline, SHUTTING_DOWN)))
+      Effect.race(Fiber.join(fiber), Effect.as(options.drainDeadline, SHUTTING_DOWN_OUTCOME)))
   )
   // Keep-alives from a plain timer while waiting: one write each, stopped however the wait ends.
   const waiting = Effect.acquireUseRelease(
