@@ -30,24 +30,27 @@ export const costMicrosTotal = Metric.counter("modelgate_cost_micro_usd_total", 
   incremental: true
 })
 
-// Tagging a metric builds and hashes a new key; the combinations are few, so build each once.
-const requestCounters = new Map<string, Effect.Effect<void>>()
-
-export const recordRequest = (route: string, status: number, code: string): Effect.Effect<void> => {
-  const id = `${route} ${status} ${code}`
-  let increment = requestCounters.get(id)
-  if (increment === undefined) {
-    increment = Metric.increment(
-      Metric.taggedWithLabels(requestsTotal, [
-        MetricLabel.make("route", route),
-        MetricLabel.make("status", String(status)),
-        MetricLabel.make("code", code)
-      ])
-    )
-    requestCounters.set(id, increment)
+/**
+ * `base` tagged with the given label values, each combination built once: tagging builds and hashes
+ * a new metric key, and the combinations (routes, models, groups) are few.
+ */
+export const taggedCounters = (base: Metric.Metric.Counter<number>, names: ReadonlyArray<string>) => {
+  const built = new Map<string, Metric.Metric.Counter<number>>()
+  return (...values: ReadonlyArray<string>): Metric.Metric.Counter<number> => {
+    const id = values.join("\u0000")
+    let counter = built.get(id)
+    if (counter === undefined) {
+      counter = Metric.taggedWithLabels(base, names.map((name, i) => MetricLabel.make(name, values[i] ?? "")))
+      built.set(id, counter)
+    }
+    return counter
   }
-  return increment
 }
+
+const requestCounter = taggedCounters(requestsTotal, ["route", "status", "code"])
+
+export const recordRequest = (route: string, status: number, code: string): Effect.Effect<void> =>
+  Metric.increment(requestCounter(route, String(status), code))
 
 const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
 

@@ -6,13 +6,13 @@
  * that must wait gets its SSE response at once and waits inside it (keep-alives, then the answer or
  * a response.failed). When slots are free nothing waits and no extra fiber or timer is made.
  */
-import { Effect, Metric, MetricLabel } from "effect"
+import { Effect, Metric } from "effect"
 import { Settings } from "../config/AppConfig.js"
 import { ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import type { Group } from "../domain/model.js"
 import { authenticate } from "../http/auth.js"
 import { parseJson, readBodyText } from "../http/body.js"
-import { moderationFlagged } from "../http/metrics.js"
+import { moderationFlagged, taggedCounters } from "../http/metrics.js"
 import { sse } from "../http/reply.js"
 import type { ClientRequest } from "../http/request.js"
 import { Moderation } from "../services/Moderation.js"
@@ -36,18 +36,15 @@ export const responsesSubpath = (path: string): string => {
 const answerOf = (step: CallStep): Effect.Effect<Answer, CallError> =>
   step._tag === "Answered" ? Effect.succeed(step.answer) : step.resume
 
+const flaggedCounter = taggedCounters(moderationFlagged, ["group", "category"])
+
 const moderate = (group: Group, body: Record<string, unknown>) =>
   Effect.gen(function*() {
     if (group.moderation === "off") return
     const moderation = yield* Moderation
     const decision = yield* moderation.check(moderationTexts(body))
     if (decision._tag === "Allow") return
-    yield* Metric.increment(
-      Metric.taggedWithLabels(moderationFlagged, [
-        MetricLabel.make("group", group.name),
-        MetricLabel.make("category", decision.category)
-      ])
-    )
+    yield* Metric.increment(flaggedCounter(group.name, decision.category))
     if (group.moderation === "observe") {
       yield* Effect.logInfo("moderation flagged (observe mode)").pipe(
         Effect.annotateLogs({ group: group.name, category: decision.category })

@@ -2,23 +2,14 @@
  * Settlement after an answer: record usage once per request id. A failure here must not fail the
  * client's answer (it has been served), so it is logged with everything needed to reconcile it.
  */
-import { Effect, Metric, MetricLabel } from "effect"
+import { Effect, Metric } from "effect"
 import type { Principal } from "../domain/model.js"
 import type { TokenUsage } from "../domain/usage.js"
-import { costMicrosTotal, tokensTotal } from "../http/metrics.js"
+import { costMicrosTotal, taggedCounters, tokensTotal } from "../http/metrics.js"
 import type { QuotaShape } from "../services/Quota.js"
 
-// Tagging a metric builds and hashes a new key on every call: build each label's counter once.
-const counterFor = (cache: Map<string, Metric.Metric.Counter<number>>, base: Metric.Metric.Counter<number>, label: string, value: string) => {
-  let counter = cache.get(value)
-  if (counter === undefined) {
-    counter = Metric.taggedWithLabels(base, [MetricLabel.make(label, value)])
-    cache.set(value, counter)
-  }
-  return counter
-}
-const tokensByModel = new Map<string, Metric.Metric.Counter<number>>()
-const costByGroup = new Map<string, Metric.Metric.Counter<number>>()
+const tokensByModel = taggedCounters(tokensTotal, ["model"])
+const costByGroup = taggedCounters(costMicrosTotal, ["group"])
 
 export const settleUsage = (
   quota: QuotaShape,
@@ -30,8 +21,8 @@ export const settleUsage = (
   quota.settle({ requestId, principal, model, usage, at: new Date() }).pipe(
     Effect.tap((cost) =>
       Effect.zipRight(
-        Metric.incrementBy(counterFor(tokensByModel, tokensTotal, "model", model), usage.inputTokens + usage.outputTokens),
-        Metric.incrementBy(counterFor(costByGroup, costMicrosTotal, "group", principal.group.name), cost)
+        Metric.incrementBy(tokensByModel(model), usage.inputTokens + usage.outputTokens),
+        Metric.incrementBy(costByGroup(principal.group.name), cost)
       )
     ),
     Effect.catchAllCause((cause) =>
