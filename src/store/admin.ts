@@ -11,7 +11,8 @@ import { KeyStatus } from "../domain/config.js"
 import { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
 import { dayOf } from "../domain/usageReport.js"
-import { DbInt, DbIntOrNull, decodeRows, epochOrNull, orStoreError } from "./rows.js"
+import { KeyColumns } from "./queries.js"
+import { DbInt, decodeRows, epochOrNull, orStoreError } from "./rows.js"
 
 export interface NewKey {
   readonly user: string
@@ -63,17 +64,7 @@ export const createKey = (k: NewKey) =>
     return { id, key, prefix: keyPrefix(key) } satisfies IssuedKey
   }).pipe(orStoreError("creating the key failed"))
 
-const KeyRow = Schema.Struct({
-  id: Schema.String,
-  prefix: Schema.String,
-  user_name: Schema.String,
-  group_name: Schema.String,
-  status: KeyStatus,
-  quota_micros: DbIntOrNull,
-  quota_used_micros: DbInt,
-  expires_at: DbIntOrNull,
-  source: Schema.String
-})
+const KeyRow = Schema.Struct({ ...KeyColumns, source: Schema.String })
 export type KeyRow = typeof KeyRow.Type
 
 export const listKeys = (filter: { readonly user?: string | undefined; readonly group?: string | undefined }) =>

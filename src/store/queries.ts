@@ -12,16 +12,21 @@ import { DbFlag, DbInt, DbIntOrNull, dateOrUndefined, decodeRows } from "./rows.
 
 const ModelList = Schema.NullOr(Schema.parseJson(Schema.Array(Schema.String)))
 
-const PrincipalRow = Schema.Struct({
+/** The api_keys columns every key read decodes (the lookup by hash, the admin listing). */
+export const KeyColumns = {
   id: Schema.String,
-  hash: Schema.String,
   prefix: Schema.String,
   user_name: Schema.String,
   group_name: Schema.String,
   status: KeyStatus,
   quota_micros: DbIntOrNull,
   quota_used_micros: DbInt,
-  expires_at: DbIntOrNull,
+  expires_at: DbIntOrNull
+}
+
+const PrincipalRow = Schema.Struct({
+  ...KeyColumns,
+  hash: Schema.String,
   concurrency: DbIntOrNull,
   balance_micros: DbInt,
   user_concurrency: DbInt,
