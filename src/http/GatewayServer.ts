@@ -14,7 +14,7 @@ import type { AddressInfo } from "node:net"
 import { Config, Context, Effect, FiberId, Layer, Runtime } from "effect"
 import { newRequestId } from "../domain/ids.js"
 import { Lifecycle } from "../services/Lifecycle.js"
-import { serveRequest } from "./app.js"
+import { makeServeRequest } from "./app.js"
 import type { ClientRequest, Headers } from "./request.js"
 
 export interface GatewayServerShape {
@@ -30,7 +30,7 @@ export interface ListenOptions {
   readonly host: string
 }
 
-type AppContext = Effect.Effect.Context<ReturnType<typeof serveRequest>>
+type AppContext = Effect.Effect.Context<ReturnType<Effect.Effect.Success<typeof makeServeRequest>>>
 
 const clientGone = FiberId.make(-1, 0)
 
@@ -81,6 +81,7 @@ const close = (server: Server) =>
 const make = (options: ListenOptions) =>
   Effect.gen(function*() {
     const run = Runtime.runFork(yield* Effect.runtime<AppContext>())
+    const serveRequest = yield* makeServeRequest
     const server = createServer((req, res: ServerResponse) => {
       const fiber = run(serveRequest(toClientRequest(req), res))
       res.once("close", () => {

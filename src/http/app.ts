@@ -5,14 +5,14 @@
  * (slots, the upstream connection) is released once the last byte is written, or the client left.
  */
 import type { ServerResponse } from "node:http"
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Context, Effect, Exit, FiberRef, HashMap, Scope } from "effect"
 import type { GatewayError } from "../domain/errors.js"
 import { type Envelope, envelopeOf, envelopeReply, internalError, type RouteRefused } from "./envelope.js"
 import { recordRequest } from "./metrics.js"
 import type { Reply, SseSink, TextReply } from "./reply.js"
 import { SSE_HEADERS } from "./reply.js"
 import type { ClientRequest } from "./request.js"
-import { dispatch, routeName } from "./routes.js"
+import { makeDispatch, routeName } from "./routes.js"
 
 /** The error channel the app may carry: adding an error the envelope does not know fails here. */
 const toEnvelope = (e: GatewayError | RouteRefused): Envelope => e._tag === "RouteRefused" ? e.envelope : envelopeOf(e)
@@ -43,30 +43,60 @@ const writeReply = (res: ServerResponse, requestId: string, reply: Reply): Effec
   })
 }
 
-/** Serves one request on `res`. Never fails: by the time it ends, the client has its answer. */
-export const serveRequest = (request: ClientRequest, res: ServerResponse) => {
+/**
+ * What a request fiber starts with: its Scope in the context and its id in the log annotations.
+ * The request is the root of a fiber of its own (GatewayServer forks one per request), so these
+ * are set once and never restored: `Effect.scoped` and `Effect.annotateLogs` would each wrap the
+ * request in an acquire/use/release that restores them, for nobody.
+ */
+const inRequest = <A, E, R>(
+  scope: Scope.Scope,
+  requestId: string,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, Exclude<R, Scope.Scope>> =>
+  Effect.zipRight(
+    Effect.zipRight(
+      FiberRef.update(FiberRef.currentContext, Context.add(Scope.Scope, scope)),
+      FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set("request_id", requestId as unknown))
+    ),
+    effect
+  ) as Effect.Effect<A, E, Exclude<R, Scope.Scope>> // the Scope is in the context from here on
+
+/** Adds the access log's fields to the (ending) request fiber's annotations. */
+const annotateAccess = (fields: Record<string, unknown>) =>
+  FiberRef.update(FiberRef.currentLogAnnotations, (annotations) =>
+    HashMap.mutate(annotations, (m) => {
+      for (const k in fields) HashMap.set(m, k, fields[k])
+    }))
+
+/**
+ * Serves requests with the route table built once. Each call serves one request on `res` as the
+ * root of a fiber of its own, and never fails: by the time it ends, the client has its answer.
+ */
+export const makeServeRequest = Effect.map(makeDispatch, (dispatch) => (request: ClientRequest, res: ServerResponse) => {
   const started = Date.now()
   let status = 200
   let code = "ok"
-  const answer = Effect.exit(dispatch(request)).pipe(
-    Effect.flatMap((exit) => {
-      if (Exit.isSuccess(exit)) {
-        if (exit.value._tag === "Text") status = exit.value.status
-        return writeReply(res, request.id, exit.value)
-      }
-      if (Cause.isInterruptedOnly(exit.cause)) return Effect.failCause(exit.cause) // the client went away: nobody to answer
-      const failure = Cause.failureOption(exit.cause)
-      const envelope = failure._tag === "Some" ? toEnvelope(failure.value) : internalError(request.id)
-      status = envelope.status
-      code = envelope.code
-      const write = Effect.sync(() => writeText(res, request.id, envelopeReply(envelope)))
-      return failure._tag === "Some" ? write : Effect.zipRight(Effect.logError("unhandled defect", exit.cause), write)
-    }),
-    Effect.scoped
-  )
+  const answer = (scope: Scope.Scope) =>
+    inRequest(scope, request.id, Effect.exit(dispatch(request))).pipe(
+      Effect.flatMap((exit) => {
+        if (Exit.isSuccess(exit)) {
+          if (exit.value._tag === "Text") status = exit.value.status
+          return writeReply(res, request.id, exit.value)
+        }
+        if (Cause.isInterruptedOnly(exit.cause)) return Effect.failCause(exit.cause) // the client went away: nobody to answer
+        const failure = Cause.failureOption(exit.cause)
+        const envelope = failure._tag === "Some" ? toEnvelope(failure.value) : internalError(request.id)
+        status = envelope.status
+        code = envelope.code
+        const write = Effect.sync(() => writeText(res, request.id, envelopeReply(envelope)))
+        return failure._tag === "Some" ? write : Effect.zipRight(Effect.logError("unhandled defect", exit.cause), write)
+      })
+    )
   // Once the reply is written, or the client left before it was (logged as 499, as nginx does), or
-  // writing it hit a bug: the client still gets a 500, or a cut if the answer had begun.
-  const done = (exit: Exit.Exit<void, unknown>) => {
+  // writing it hit a bug: the client still gets a 500, or a cut if the answer had begun. What the
+  // request held (slots, the upstream connection) is given back first.
+  const done = (scope: Scope.CloseableScope) => (exit: Exit.Exit<void, unknown>) => {
     let bug: Effect.Effect<void> = Effect.void
     if (Exit.isFailure(exit) && Cause.isInterrupted(exit.cause)) {
       status = 499
@@ -80,21 +110,21 @@ export const serveRequest = (request: ClientRequest, res: ServerResponse) => {
         Effect.sync(() => (res.headersSent ? res.destroy() : writeText(res, request.id, envelopeReply(envelope))))
       )
     }
-    return Effect.zipRight(
-      Effect.zipRight(bug, recordRequest(routeName(request.path), status, code)),
-      Effect.logInfo("request").pipe(Effect.annotateLogs({
-        method: request.method,
-        path: request.path,
-        status,
-        code,
-        duration_ms: Date.now() - started
-      }))
+    return Scope.close(scope, exit).pipe(
+      Effect.zipRight(bug),
+      Effect.zipRight(Effect.suspend(() => recordRequest(routeName(request.path), status, code))),
+      Effect.zipRight(Effect.suspend(() =>
+        annotateAccess({ method: request.method, path: request.path, status, code, duration_ms: Date.now() - started })
+      )),
+      Effect.zipRight(Effect.logInfo("request"))
     )
   }
-  return answer.pipe(
-    Effect.onExit(done),
+  return Effect.flatMap(Scope.make(), (scope) => Effect.onExit(answer(scope), done(scope))).pipe(
     // Already answered and logged by `done`; a client that left ends the fiber as interrupted.
-    Effect.catchAllCause(() => Effect.void),
-    Effect.annotateLogs("request_id", request.id)
+    Effect.catchAllCause(() => Effect.void)
   )
-}
+})
+
+/** One request with a route table of its own (tests, embedding); the server builds the table once. */
+export const serveRequest = (request: ClientRequest, res: ServerResponse) =>
+  Effect.flatMap(makeServeRequest, (serve) => serve(request, res))

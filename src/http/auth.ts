@@ -5,8 +5,9 @@
  */
 import { Effect, Either, Option } from "effect"
 import { sha256Hex } from "../config/resolve.js"
-import { InvalidRequest, PermissionDenied, Unauthenticated } from "../domain/errors.js"
-import { KeyRepo } from "../services/KeyRepo.js"
+import { InvalidRequest, PermissionDenied, type StoreError, Unauthenticated } from "../domain/errors.js"
+import type { Principal } from "../domain/model.js"
+import { KeyRepo, type KeyRepoShape } from "../services/KeyRepo.js"
 import type { ClientRequest, Headers } from "./request.js"
 
 export const presentedKey = (headers: Headers, url: string): Either.Either<string, InvalidRequest | Unauthenticated> => {
@@ -48,22 +49,34 @@ export interface AuthOptions {
   readonly allowExpired: boolean
 }
 
+/** The key-status rules, once the key is found. */
+const admit = (
+  found: Option.Option<Principal>,
+  options: AuthOptions
+): Effect.Effect<Principal, Unauthenticated | PermissionDenied> => {
+  if (Option.isNone(found)) return Effect.fail(new Unauthenticated({ code: "invalid_api_key", message: "Invalid API key" }))
+  const principal = found.value
+  if (principal.key.status === "disabled") {
+    return Effect.fail(new Unauthenticated({ code: "api_key_disabled", message: "API key is disabled" }))
+  }
+  const expired = principal.key.status === "expired" ||
+    (principal.key.expiresAt !== undefined && principal.key.expiresAt.getTime() <= Date.now())
+  if (expired && !options.allowExpired) {
+    return Effect.fail(new PermissionDenied({ code: "api_key_expired", message: "API key has expired" }))
+  }
+  return Effect.succeed(principal)
+}
+
+/** Authenticates with a KeyRepo the caller resolved once (the responses handler, on every request). */
+export const authenticateWith = (
+  repo: KeyRepoShape,
+  request: ClientRequest,
+  options: AuthOptions
+): Effect.Effect<Principal, InvalidRequest | Unauthenticated | PermissionDenied | StoreError> => {
+  const key = presentedKey(request.headers, request.url)
+  if (Either.isLeft(key)) return Effect.fail(key.left)
+  return Effect.flatMap(repo.findByHash(sha256Hex(key.right)), (found) => admit(found, options))
+}
+
 export const authenticate = (request: ClientRequest, options: AuthOptions) =>
-  Effect.gen(function*() {
-    const key = yield* presentedKey(request.headers, request.url)
-    const repo = yield* KeyRepo
-    const found = yield* repo.findByHash(sha256Hex(key))
-    if (Option.isNone(found)) {
-      return yield* new Unauthenticated({ code: "invalid_api_key", message: "Invalid API key" })
-    }
-    const principal = found.value
-    if (principal.key.status === "disabled") {
-      return yield* new Unauthenticated({ code: "api_key_disabled", message: "API key is disabled" })
-    }
-    const expired = principal.key.status === "expired" ||
-      (principal.key.expiresAt !== undefined && principal.key.expiresAt.getTime() <= Date.now())
-    if (expired && !options.allowExpired) {
-      return yield* new PermissionDenied({ code: "api_key_expired", message: "API key has expired" })
-    }
-    return principal
-  })
+  Effect.flatMap(KeyRepo, (repo) => authenticateWith(repo, request, options))

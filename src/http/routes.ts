@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import type { GatewayError } from "../domain/errors.js"
-import { responsesHandler } from "../responses/handler.js"
+import { makeResponsesHandler } from "../responses/handler.js"
 import { methodNotAllowed, RouteRefused, routeNotFound } from "./envelope.js"
 import { prometheusText } from "./metrics.js"
 import { antigravityModelsHandler, modelsHandler } from "./models.js"
@@ -24,7 +24,8 @@ const health = () => Effect.succeed(json({ status: "ok" }))
 
 const metrics = () => Effect.map(prometheusText, (body) => text(body, "text/plain; version=0.0.4"))
 
-type Handlers = typeof responsesHandler | typeof modelsHandler | typeof antigravityModelsHandler | typeof usageHandler
+type ResponsesHandler = Effect.Effect.Success<typeof makeResponsesHandler>
+type Handlers = ResponsesHandler | typeof modelsHandler | typeof antigravityModelsHandler | typeof usageHandler
 /** What the handlers need between them: the services, the config, and the request's Scope. */
 type HandlerContext = Effect.Effect.Context<ReturnType<Handlers>> | Effect.Effect.Context<typeof prometheusText>
 
@@ -44,7 +45,7 @@ const exact = new Map<string, Route>([
   ["/metrics", { name: "metrics", method: "GET", handle: metrics }]
 ])
 
-const responsesRoute: Route = { name: "responses", method: "POST", handle: responsesHandler }
+const RESPONSES: RouteName = "responses"
 
 const isResponsesPath = (path: string): boolean => {
   for (const p of RESPONSES_PATHS) {
@@ -53,9 +54,7 @@ const isResponsesPath = (path: string): boolean => {
   return false
 }
 
-const findRoute = (path: string): Route | undefined => exact.get(path) ?? (isResponsesPath(path) ? responsesRoute : undefined)
-
-export const routeName = (path: string): RouteName => findRoute(path)?.name ?? "unknown"
+export const routeName = (path: string): RouteName => exact.get(path)?.name ?? (isResponsesPath(path) ? RESPONSES : "unknown")
 
 const websocketRefused = new RouteRefused({
   envelope: {
@@ -69,8 +68,17 @@ const websocketRefused = new RouteRefused({
 })
 
 /** The handler for a request, or the refusal of it (404 unknown path, 405 wrong method, 426 WebSocket). */
-export const dispatch: Handler = (request) => {
-  const route = findRoute(request.path)
+/** The route table with the responses handler built (its services resolved once). */
+export const makeDispatch: Effect.Effect<Handler, never, Effect.Effect.Context<typeof makeResponsesHandler>> = Effect.map(
+  makeResponsesHandler,
+  (responses) => {
+    const responsesRoute: Route = { name: RESPONSES, method: "POST", handle: responses }
+    const findRoute = (path: string): Route | undefined => exact.get(path) ?? (isResponsesPath(path) ? responsesRoute : undefined)
+    return (request) => dispatch(findRoute(request.path), request)
+  }
+)
+
+const dispatch = (route: Route | undefined, request: ClientRequest) => {
   if (route === undefined) {
     return Effect.fail(new RouteRefused({ envelope: routeNotFound(request.method, request.path) }))
   }

@@ -10,18 +10,19 @@ import { Effect, Metric } from "effect"
 import { Settings } from "../config/AppConfig.js"
 import { ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import type { Group } from "../domain/model.js"
-import { authenticate } from "../http/auth.js"
+import { authenticateWith } from "../http/auth.js"
 import { parseJson, readBodyText } from "../http/body.js"
 import { moderationFlagged, taggedCounters } from "../http/metrics.js"
 import { sse } from "../http/reply.js"
 import type { ClientRequest } from "../http/request.js"
-import { Moderation } from "../services/Moderation.js"
+import { KeyRepo } from "../services/KeyRepo.js"
+import { Moderation, type ModerationShape } from "../services/Moderation.js"
 import { Quota } from "../services/Quota.js"
 import { Scheduler } from "../services/Scheduler.js"
 import { sessionOf } from "../services/scheduler/session.js"
 import { Lifecycle } from "../services/Lifecycle.js"
-import { planMessages } from "./messagesPath.js"
-import { planOpenAI } from "./openaiPath.js"
+import { makeMessagesPlanner } from "./messagesPath.js"
+import { makeOpenAIPlanner } from "./openaiPath.js"
 import { moderationTexts, offersModel, wantsImageGeneration } from "./policy.js"
 import { type Answer, type CallError, type CallInput, type CallStep, makeUpstreamCaller } from "./upstreamCall.js"
 import { validateResponsesBody } from "./validate.js"
@@ -38,85 +39,101 @@ const answerOf = (step: CallStep): Effect.Effect<Answer, CallError> =>
 
 const flaggedCounter = taggedCounters(moderationFlagged, ["group", "category"])
 
-const moderate = (group: Group, body: Record<string, unknown>) =>
-  Effect.gen(function*() {
-    if (group.moderation === "off") return
-    const moderation = yield* Moderation
-    const decision = yield* moderation.check(moderationTexts(body))
-    if (decision._tag === "Allow") return
-    yield* Metric.increment(flaggedCounter(group.name, decision.category))
+const moderate = (moderation: ModerationShape, group: Group, body: Record<string, unknown>) => {
+  if (group.moderation === "off") return Effect.void
+  return Effect.flatMap(moderation.check(moderationTexts(body)), (decision) => {
+    if (decision._tag === "Allow") return Effect.void
+    const counted = Metric.increment(flaggedCounter(group.name, decision.category))
     if (group.moderation === "observe") {
-      yield* Effect.logInfo("moderation flagged (observe mode)").pipe(
-        Effect.annotateLogs({ group: group.name, category: decision.category })
+      return Effect.zipRight(
+        counted,
+        Effect.logInfo("moderation flagged (observe mode)").pipe(
+          Effect.annotateLogs({ group: group.name, category: decision.category })
+        )
       )
-      return
     }
-    return yield* new PermissionDenied({
-      code: "content_policy_violation",
-      message: `The request was blocked by content policy (category: ${decision.category})`
-    })
+    return Effect.zipRight(
+      counted,
+      Effect.fail(
+        new PermissionDenied({
+          code: "content_policy_violation",
+          message: `The request was blocked by content policy (category: ${decision.category})`
+        })
+      )
+    )
   })
+}
 
-export const responsesHandler = (request: ClientRequest) => Effect.gen(function*() {
-  const requestId = request.id
+/**
+ * The handler, with its services resolved once when the gateway starts: a request pays for its
+ * own steps, not for looking up a dozen services.
+ */
+export const makeResponsesHandler = Effect.gen(function*() {
   const settings = yield* Settings
   const scheduler = yield* Scheduler
   const quota = yield* Quota
-
-  const principal = yield* authenticate(request, { allowExpired: false })
-  const rawBody = yield* readBodyText(request, settings.maxBodyBytes)
-  const validated = yield* Effect.flatMap(parseJson(rawBody), validateResponsesBody)
-
-  // A group with its own model list decides alone; only otherwise do its accounts matter here.
-  const listsModels = principal.group.models !== undefined && principal.group.models.length > 0
-  const accounts = listsModels ? [] : yield* scheduler.accounts(principal.group)
-  if (!offersModel(principal.group, accounts, validated.model)) {
-    return yield* new ModelNotFound({ model: validated.model })
-  }
-  yield* moderate(principal.group, validated.body)
-  if (!principal.group.allowImageGeneration && wantsImageGeneration(validated.body)) {
-    return yield* new PermissionDenied({
-      code: "image_generation_not_allowed",
-      message: "Image generation is not enabled for this group"
-    })
-  }
-  yield* quota.check(principal)
-  // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
-  yield* quota.track(requestId, principal, validated.model)
-
-  const input = { requestId, principal, request: validated, rawBody, subpath: responsesSubpath(request.path) }
-  const plan = principal.group.platform === "openai" ? yield* planOpenAI(input) : yield* planMessages(input)
+  const moderation = yield* Moderation
+  const lifecycle = yield* Lifecycle
+  const keys = yield* KeyRepo
   const call = yield* makeUpstreamCaller
-  const callInput: CallInput = {
-    requestId,
-    principal,
-    model: validated.model,
-    session: sessionOf(principal.key.id, request.headers, validated.body),
-    build: plan.build,
-    // Slots taken from here on belong to the request: given back when its response ends, however.
-    scope: yield* Effect.scope
-  }
-  const keySlot = yield* scheduler.acquireKeySlot(principal)
+  const planOpenAI = yield* makeOpenAIPlanner
+  const planMessages = yield* makeMessagesPlanner
 
-  if (validated.stream) {
-    const lifecycle = yield* Lifecycle
-    const waitInStream = (prepare: Effect.Effect<Answer, CallError>) =>
-      sse(waitingStream({
-        model: validated.model,
-        requestId,
-        keepAliveMillis: settings.scheduling.keepAliveMillis,
-        prepare,
-        stream: plan.stream,
-        drainDeadline: lifecycle.drainDeadline
-      }))
-    if (keySlot._tag === "Queued") {
-      return waitInStream(Effect.flatMap(keySlot.wait, () => Effect.flatMap(call(callInput, false), answerOf)))
+  return (request: ClientRequest) => Effect.gen(function*() {
+    const requestId = request.id
+    const principal = yield* authenticateWith(keys, request, { allowExpired: false })
+    const rawBody = yield* readBodyText(request, settings.maxBodyBytes)
+    const validated = yield* Effect.flatMap(parseJson(rawBody), validateResponsesBody)
+
+    // A group with its own model list decides alone; only otherwise do its accounts matter here.
+    const listsModels = principal.group.models !== undefined && principal.group.models.length > 0
+    const accounts = listsModels ? [] : yield* scheduler.accounts(principal.group)
+    if (!offersModel(principal.group, accounts, validated.model)) {
+      return yield* new ModelNotFound({ model: validated.model })
     }
-    const step = yield* call(callInput, true)
-    return step._tag === "Answered" ? sse(plan.stream(step.answer)) : waitInStream(step.resume)
-  }
+    yield* moderate(moderation, principal.group, validated.body)
+    if (!principal.group.allowImageGeneration && wantsImageGeneration(validated.body)) {
+      return yield* new PermissionDenied({
+        code: "image_generation_not_allowed",
+        message: "Image generation is not enabled for this group"
+      })
+    }
+    yield* quota.check(principal)
+    // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
+    yield* quota.track(requestId, principal, validated.model)
 
-  if (keySlot._tag === "Queued") yield* keySlot.wait
-  const step = yield* call(callInput, false)
-  return yield* plan.json(yield* answerOf(step))
+    const input = { requestId, principal, request: validated, rawBody, subpath: responsesSubpath(request.path) }
+    const plan = yield* (principal.group.platform === "openai" ? planOpenAI : planMessages)(input)
+    const callInput: CallInput = {
+      requestId,
+      principal,
+      model: validated.model,
+      session: sessionOf(principal.key.id, request.headers, validated.body),
+      build: plan.build,
+      // Slots taken from here on belong to the request: given back when its response ends, however.
+      scope: yield* Effect.scope
+    }
+    const keySlot = yield* scheduler.acquireKeySlot(principal)
+
+    if (validated.stream) {
+      const waitInStream = (prepare: Effect.Effect<Answer, CallError>) =>
+        sse(waitingStream({
+          model: validated.model,
+          requestId,
+          keepAliveMillis: settings.scheduling.keepAliveMillis,
+          prepare,
+          stream: plan.stream,
+          drainDeadline: lifecycle.drainDeadline
+        }))
+      if (keySlot._tag === "Queued") {
+        return waitInStream(Effect.flatMap(keySlot.wait, () => Effect.flatMap(call(callInput, false), answerOf)))
+      }
+      const step = yield* call(callInput, true)
+      return step._tag === "Answered" ? sse(plan.stream(step.answer)) : waitInStream(step.resume)
+    }
+
+    if (keySlot._tag === "Queued") yield* keySlot.wait
+    const step = yield* call(callInput, false)
+    return yield* plan.json(yield* answerOf(step))
+  })
 })

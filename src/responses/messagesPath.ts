@@ -19,7 +19,7 @@ import { messageToResponse } from "../translate/response.js"
 import { finishStream, initialStreamState, stepStream, streamUsage } from "../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../translate/types.js"
 import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
-import type { PathInput, PathPlan } from "./openaiPath.js"
+import type { PathPlan, Planner } from "./openaiPath.js"
 import { settleUsage } from "./settle.js"
 import { pumpFrames } from "./ssePump.js"
 import type { Answer } from "./upstreamCall.js"
@@ -35,20 +35,22 @@ const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> => {
   }
 }
 
-export const planMessages = (input: PathInput) =>
-  Effect.gen(function*() {
+export const makeMessagesPlanner = Effect.gen(function*() {
+  const quota = yield* Quota
+  const lifecycle = yield* Lifecycle
+  const plan: Planner = (input) => {
     const { principal, request, requestId } = input
-    const translated = yield* Either.mapLeft(
-      responsesToMessages(request.body, { upstreamModel: request.model }),
-      (e) => new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
-    )
+    const translation = responsesToMessages(request.body, { upstreamModel: request.model })
+    if (Either.isLeft(translation)) {
+      const e = translation.left
+      return Effect.fail(new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param }))
+    }
+    const translated = translation.right
     const build = (account: Account): UpstreamRequest => ({
       path: "/v1/messages",
       body: JSON.stringify({ ...translated, model: upstreamModel(account, request.model), stream: request.stream }),
       stream: request.stream
     })
-    const quota = yield* Quota
-    const lifecycle = yield* Lifecycle
     const started = Date.now()
     const ctx = {
       responseId: newId("resp"),
@@ -96,5 +98,7 @@ export const planMessages = (input: PathInput) =>
       })
     }
 
-    return { build, json, stream } satisfies PathPlan
-  })
+    return Effect.succeed<PathPlan>({ build, json, stream })
+  }
+  return plan
+})

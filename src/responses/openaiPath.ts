@@ -5,7 +5,7 @@
  * the upstream call; this file builds its request and renders its answer (a PathPlan).
  */
 import { Effect, Metric } from "effect"
-import type { UpstreamFailed } from "../domain/errors.js"
+import type { InvalidRequest, UpstreamFailed } from "../domain/errors.js"
 import { type Account, type Principal, upstreamModel } from "../domain/model.js"
 import { fromResponsesUsage } from "../domain/usage.js"
 import { upstreamLatency } from "../http/metrics.js"
@@ -57,11 +57,14 @@ const UNFINISHED: StreamEnding = {
   message: "The upstream stream ended before the response was complete"
 }
 
-export const planOpenAI = (input: PathInput) =>
-  Effect.gen(function*() {
+/** How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts. */
+export type Planner = (input: PathInput) => Effect.Effect<PathPlan, InvalidRequest>
+
+export const makeOpenAIPlanner = Effect.gen(function*() {
+  const quota = yield* Quota
+  const lifecycle = yield* Lifecycle
+  const plan: Planner = (input) => {
     const { principal, request, requestId } = input
-    const quota = yield* Quota
-    const lifecycle = yield* Lifecycle
     const started = Date.now()
     const stripImages = !principal.group.allowImageGeneration
 
@@ -104,5 +107,7 @@ export const planOpenAI = (input: PathInput) =>
       })
     }
 
-    return { build: buildRequest(input), json, stream } satisfies PathPlan
-  })
+    return Effect.succeed<PathPlan>({ build: buildRequest(input), json, stream })
+  }
+  return plan
+})
