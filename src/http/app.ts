@@ -112,10 +112,10 @@ export const makeServeRequest = Effect.map(makeDispatch, (dispatch) => (request:
     }
     return Scope.close(scope, exit).pipe(
       Effect.zipRight(bug),
-      Effect.zipRight(Effect.suspend(() => recordRequest(routeName(request.path), status, code))),
-      Effect.zipRight(Effect.suspend(() =>
-        annotateAccess({ method: request.method, path: request.path, status, code, duration_ms: Date.now() - started })
-      )),
+      Effect.zipRight(Effect.suspend(() => {
+        recordRequest(routeName(request.path), status, code)
+        return annotateAccess({ method: request.method, path: request.path, status, code, duration_ms: Date.now() - started })
+      })),
       Effect.zipRight(Effect.logInfo("request"))
     )
   }

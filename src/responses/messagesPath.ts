@@ -4,11 +4,11 @@
  * (`src/translate`); this file wires it to the drain signal and settlement, as a PathPlan the
  * handler runs around the upstream call.
  */
-import { Effect, Either, Metric, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { InvalidRequest } from "../domain/errors.js"
 import { newId } from "../domain/ids.js"
 import { type Account, upstreamModel } from "../domain/model.js"
-import { upstreamLatency } from "../http/metrics.js"
+import { observe, upstreamLatency } from "../http/metrics.js"
 import { json as jsonReply, type SseReply } from "../http/reply.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
@@ -68,7 +68,7 @@ export const makeMessagesPlanner = Effect.gen(function*() {
           catch: () => new InvalidRequest({ code: "upstream_invalid_response", message: "Upstream answer was not JSON", param: null })
         }).pipe(Effect.orDie)
         const { response, usage } = messageToResponse(message, ctx)
-        yield* Metric.update(upstreamLatency, Date.now() - started)
+        observe(upstreamLatency, Date.now() - started)
         yield* settleUsage(quota, requestId, principal, request.model, usage)
         return jsonReply(response)
       })
@@ -90,11 +90,10 @@ export const makeMessagesPlanner = Effect.gen(function*() {
         // A stream the upstream finished needs nothing more; otherwise it is closed as it stopped.
         finish: (early) =>
           finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }).map(encodeEvent).join(""),
-        settle: Effect.suspend(() =>
-          Metric.update(upstreamLatency, Date.now() - started).pipe(
-            Effect.zipRight(settleUsage(quota, requestId, principal, request.model, streamUsage(state)))
-          )
-        )
+        settle: Effect.suspend(() => {
+          observe(upstreamLatency, Date.now() - started)
+          return settleUsage(quota, requestId, principal, request.model, streamUsage(state))
+        })
       })
     }
 

@@ -4,11 +4,11 @@
  * requested model name. Streams flow frame by frame; nothing is buffered whole. The handler runs
  * the upstream call; this file builds its request and renders its answer (a PathPlan).
  */
-import { Effect, Metric } from "effect"
+import { Effect } from "effect"
 import type { InvalidRequest, UpstreamFailed } from "../domain/errors.js"
 import { type Account, type Principal, upstreamModel } from "../domain/model.js"
 import { fromResponsesUsage } from "../domain/usage.js"
-import { upstreamLatency } from "../http/metrics.js"
+import { observe, upstreamLatency } from "../http/metrics.js"
 import { json as jsonReply, rawJson, type SseReply, type TextReply } from "../http/reply.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
@@ -77,7 +77,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
         } catch {
           body = undefined
         }
-        yield* Metric.update(upstreamLatency, Date.now() - started)
+        observe(upstreamLatency, Date.now() - started)
         yield* settleUsage(quota, requestId, principal, request.model, fromResponsesUsage(body?.["usage"]))
         // Re-serialise only when something must change: the model name, or image items this
         // group may not receive.
@@ -99,11 +99,10 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
         },
         // A complete stream already carries its terminal event; `finish` only adds one if not.
         finish: (early) => state.finish(early ?? UNFINISHED),
-        settle: Effect.suspend(() =>
-          Metric.update(upstreamLatency, Date.now() - started).pipe(
-            Effect.zipRight(settleUsage(quota, requestId, principal, request.model, state.usageSoFar()))
-          )
-        )
+        settle: Effect.suspend(() => {
+          observe(upstreamLatency, Date.now() - started)
+          return settleUsage(quota, requestId, principal, request.model, state.usageSoFar())
+        })
       })
     }
 

@@ -2,10 +2,10 @@
  * Settlement after an answer: record usage once per request id. A failure here must not fail the
  * client's answer (it has been served), so it is logged with everything needed to reconcile it.
  */
-import { Effect, Metric } from "effect"
+import { Effect } from "effect"
 import type { Principal } from "../domain/model.js"
 import type { TokenUsage } from "../domain/usage.js"
-import { costMicrosTotal, taggedCounters, tokensTotal } from "../http/metrics.js"
+import { costMicrosTotal, observe, taggedCounters, tokensTotal } from "../http/metrics.js"
 import type { QuotaShape } from "../services/Quota.js"
 
 const tokensByModel = taggedCounters(tokensTotal, ["model"])
@@ -19,12 +19,10 @@ export const settleUsage = (
   usage: TokenUsage
 ): Effect.Effect<void> =>
   quota.settle({ requestId, principal, model, usage, at: new Date() }).pipe(
-    Effect.tap((cost) =>
-      Effect.zipRight(
-        Metric.incrementBy(tokensByModel(model), usage.inputTokens + usage.outputTokens),
-        Metric.incrementBy(costByGroup(principal.group.name), cost)
-      )
-    ),
+    Effect.map((cost) => {
+      observe(tokensByModel(model), usage.inputTokens + usage.outputTokens)
+      observe(costByGroup(principal.group.name), cost)
+    }),
     Effect.catchAllCause((cause) =>
       Effect.logError("settlement failed; reconcile this request", cause).pipe(
         Effect.annotateLogs({

@@ -9,7 +9,7 @@
  * at once with an SSE response and wait inside it (keep-alives while it waits): the call returns
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
-import { Duration, Effect, ExecutionStrategy, Exit, Metric, Scope } from "effect"
+import { Effect, ExecutionStrategy, Exit, Scope } from "effect"
 import { Settings } from "../config/AppConfig.js"
 import {
   type NoAvailableAccount,
@@ -20,7 +20,7 @@ import {
   upstreamRefusedRequest
 } from "../domain/errors.js"
 import type { Account, Principal } from "../domain/model.js"
-import { upstreamFirstByte } from "../http/metrics.js"
+import { observe, upstreamFirstByte } from "../http/metrics.js"
 import { Scheduler, type UpstreamOutcome } from "../services/Scheduler.js"
 import { countFailover } from "../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
@@ -117,13 +117,15 @@ export const makeUpstreamCaller = Effect.gen(function*() {
   /** One attempt on a held account slot; a failure is reported to the scheduler first. */
   const send = (input: CallInput, account: Account, scope: Scope.Scope): Effect.Effect<Answer, UpstreamFailed> =>
     Effect.gen(function*() {
+      const started = Date.now()
       const sent = yield* upstream.send(account, input.build(account)).pipe(
         Scope.extend(scope),
-        Metric.trackDurationWith(upstreamFirstByte, Duration.toMillis),
-        Effect.tapError((e) =>
-          scheduler.report(account, { _tag: "Failure", status: e.status, headers: {}, code: e.code }, input.session)
-        )
+        Effect.tapError((e) => {
+          observe(upstreamFirstByte, Date.now() - started)
+          return scheduler.report(account, { _tag: "Failure", status: e.status, headers: {}, code: e.code }, input.session)
+        })
       )
+      observe(upstreamFirstByte, Date.now() - started)
       if (sent.status >= 200 && sent.status < 300) {
         yield* scheduler.report(account, SUCCESS, input.session)
         return { account, response: sent }
