@@ -27,19 +27,28 @@ const writeText = (res: ServerResponse, requestId: string, reply: TextReply): vo
   res.end(reply.body)
 }
 
+const endOnce = (res: ServerResponse) => {
+  if (!res.writableEnded) res.end()
+}
+
 const sinkOf = (res: ServerResponse): SseSink => ({
   write: (text) => res.write(text),
   onDrain: (callback) => {
     res.once("drain", callback)
-  }
+  },
+  end: () => endOnce(res)
 })
 
 const writeReply = (res: ServerResponse, requestId: string, reply: Reply): Effect.Effect<void> => {
-  if (reply._tag === "Text") return Effect.sync(() => writeText(res, requestId, reply))
+  if (reply._tag === "Text") {
+    const write = Effect.sync(() => writeText(res, requestId, reply))
+    // The answer is out: a client that hangs up now does not cut the settlement short.
+    return reply.after === undefined ? write : Effect.zipRight(write, Effect.uninterruptible(reply.after))
+  }
   return Effect.suspend(() => {
     // Headers go out with the first frame: one write instead of two.
     res.writeHead(200, { ...SSE_HEADERS, "x-request-id": requestId })
-    return Effect.ensuring(reply.run(sinkOf(res)), Effect.sync(() => res.end()))
+    return Effect.ensuring(reply.run(sinkOf(res)), Effect.sync(() => endOnce(res)))
   })
 }
 

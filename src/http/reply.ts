@@ -16,6 +16,11 @@ export interface TextReply {
   readonly contentType: string
   readonly body: string
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * Work that follows the answer (the settlement): it runs once the reply is written, still in
+   * the request's scope, so the client does not wait for it but nothing is left behind either.
+   */
+  readonly after?: Effect.Effect<void> | undefined
 }
 
 /** Where SSE frames go: the client's socket, with its backpressure. */
@@ -24,6 +29,8 @@ export interface SseSink {
   readonly write: (text: string) => boolean
   /** Calls back once when the client's buffer has room again. */
   readonly onDrain: (callback: () => void) => void
+  /** Ends the client's response once the last frame is written; what runs after does not hold the client. */
+  readonly end: () => void
 }
 
 export interface SseReply {

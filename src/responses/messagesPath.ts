@@ -69,8 +69,7 @@ export const makeMessagesPlanner = Effect.gen(function*() {
         }).pipe(Effect.orDie)
         const { response, usage } = messageToResponse(message, ctx)
         observe(upstreamLatency, Date.now() - started)
-        yield* settleUsage(quota, requestId, principal, request.model, usage)
-        return jsonReply(response)
+        return { ...jsonReply(response), after: settleUsage(quota, requestId, principal, request.model, usage) }
       })
 
     const stream = (answer: Answer): SseReply["run"] => (sink) => {

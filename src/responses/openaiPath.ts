@@ -78,15 +78,15 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
           body = undefined
         }
         observe(upstreamLatency, Date.now() - started)
-        yield* settleUsage(quota, requestId, principal, request.model, fromResponsesUsage(body?.["usage"]))
+        const after = settleUsage(quota, requestId, principal, request.model, fromResponsesUsage(body?.["usage"]))
         // Re-serialise only when something must change: the model name, or image items this
         // group may not receive.
         const stripped = stripImages && body !== undefined && stripImageCalls(body)
         if (body !== undefined && (stripped || body["model"] !== request.model)) {
           body["model"] = request.model
-          return jsonReply(body)
+          return { ...jsonReply(body), after }
         }
-        return rawJson(text)
+        return { ...rawJson(text), after }
       })
 
     const stream = (answer: Answer): SseReply["run"] => (sink) => {

@@ -158,6 +158,8 @@ export const pumpFrames = (
         const early = earlyEndOf(end)
         const tail = (early === undefined ? handlers.frames(decoder.flush()) : "") + handlers.finish(early)
         if (tail !== "") sink.write(tail)
+        // The stream is complete for the client; settling need not keep it waiting.
+        sink.end()
         return logPumpDefect(end)
       }),
       Effect.ensuring(handlers.settle)

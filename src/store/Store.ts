@@ -23,7 +23,8 @@ import { balanceOf, keyFigures, priceOverrides, principalByHash, subscriptionOf 
 import { loadSnapshot } from "./report.js"
 import { orStoreError } from "./rows.js"
 import { TtlCache } from "./ttlCache.js"
-import { type Committed, makeWriter, type OpenMarker } from "./writer.js"
+import { InFlight, subscriptionId as subKey } from "./inFlight.js"
+import { type Committed, makeWriter, type OpenMarker, type SettleItem } from "./writer.js"
 
 export interface StoreShape {
   readonly findPrincipal: (sha256: string) => Effect.Effect<Option.Option<Principal>, StoreError>
@@ -64,7 +65,6 @@ export const defaultStoreOptions: StoreOptions = {
   openMarkerDelayMillis: 100
 }
 
-const subKey = (user: string, group: string) => `${user}\u0000${group}`
 
 const make = (options: StoreOptions) =>
   Effect.gen(function*() {
@@ -84,8 +84,11 @@ const make = (options: StoreOptions) =>
     })
     const hashOfKey = new Map<string, string>()
 
-    const onCommit = (c: Committed) =>
+    const inFlight = new InFlight<SettleItem>()
+    const onBatch = (c: Committed | undefined, settles: ReadonlyArray<SettleItem>) =>
       Effect.sync(() => {
+        for (const s of settles) inFlight.remove(s)
+        if (c === undefined) return
         for (const b of c.balances) balances.set(b.user, b.balanceMicros)
         for (const k of c.keys) {
           keys.set(k.id, Option.some({ status: k.status, quotaUsedMicros: k.quotaUsedMicros }))
@@ -119,7 +122,7 @@ const make = (options: StoreOptions) =>
       }
       return due
     }
-    const writer = yield* makeWriter({ maxBatch: options.maxBatch, onCommit, dueMarkers })
+    const writer = yield* makeWriter({ maxBatch: options.maxBatch, onBatch, dueMarkers })
     let closed = false
 
     // Markers due while no settlement comes along to carry them are written on a tick.
@@ -171,12 +174,12 @@ const make = (options: StoreOptions) =>
         const subscription: SubscriptionFigures | undefined = p.group.billing === "subscription"
           ? Option.getOrUndefined(yield* subscriptions.get(subKey(p.user.name, p.group.name)))
           : undefined
-        return {
+        return inFlight.apply(p, {
           keyStatus: key.status,
           quotaUsedMicros: key.quotaUsedMicros,
           balanceMicros: p.group.billing === "balance" ? yield* balances.get(p.user.name) : 0,
           subscription
-        }
+        })
       })
 
     const settle = (s: Settlement): Effect.Effect<Micros, StoreError> =>
@@ -189,7 +192,9 @@ const make = (options: StoreOptions) =>
         hashOfKey.set(s.principal.key.id, s.principal.key.sha256)
         const cost = costMicros(s.model, s.usage, s.principal.group.rateMultiplier, prices)
         return Effect.flatMap(Deferred.make<Micros, StoreError>(), (done) => {
-          writer.enqueue({ _tag: "Settle", settlement: s, cost, closesMarker: entry?.written === true, done })
+          const item: SettleItem = { _tag: "Settle", settlement: s, cost, closesMarker: entry?.written === true, done }
+          inFlight.add(item, s.principal, cost, s.at.getTime())
+          writer.enqueue(item)
           return Deferred.await(done)
         })
       })
@@ -213,7 +218,12 @@ const make = (options: StoreOptions) =>
       figures,
       settle,
       track,
-      snapshot: (p, range, now) => withSql(loadSnapshot(p, range, now)).pipe(orStoreError("reading usage failed")),
+      // A report reads what is committed: costs of this key still in flight are written first.
+      snapshot: (p, range, now) =>
+        Effect.zipRight(
+          Effect.suspend(() => (inFlight.pendingFor(p.key.id) ? writer.flush : Effect.void)),
+          withSql(loadSnapshot(p, range, now)).pipe(orStoreError("reading usage failed"))
+        ),
       flush: writer.flush
     } satisfies StoreShape
   })

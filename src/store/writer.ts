@@ -64,7 +64,12 @@ export interface Committed {
 
 export interface WriterOptions {
   readonly maxBatch: number
-  readonly onCommit: (committed: Committed) => Effect.Effect<void>
+  /**
+   * After each batch, before any settle resolves: what it committed (undefined when it failed) and
+   * the settlements it carried, committed or not. One synchronous step, so the caches and the
+   * costs in flight (inFlight.ts) never both count, nor both miss, a settlement.
+   */
+  readonly onBatch: (committed: Committed | undefined, settles: ReadonlyArray<SettleItem>) => Effect.Effect<void>
   /** The open markers due to be written now (the Store marks them written). */
   readonly dueMarkers: () => ReadonlyArray<OpenMarker>
 }
@@ -285,7 +290,10 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
         }
       }
       const failAll = (error: StoreError) =>
-        Effect.forEach([...settles, ...repeats], (s) => Deferred.fail(s.done, error), { discard: true })
+        Effect.zipRight(
+          options.onBatch(undefined, [...settles, ...repeats]),
+          Effect.forEach([...settles, ...repeats], (s) => Deferred.fail(s.done, error), { discard: true })
+        )
 
       return Effect.gen(function*() {
         const opens = options.dueMarkers()
@@ -301,11 +309,11 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
           if (settles.length === 0) yield* Effect.logWarning("recording open requests failed", result.left)
           return yield* failAll(result.left)
         }
+        yield* options.onBatch(result.right.committed, [...settles, ...repeats])
         for (const s of settles) {
           yield* Deferred.succeed(s.done, result.right.fresh.has(s.settlement.requestId) ? s.cost : 0)
         }
         for (const s of repeats) yield* Deferred.succeed(s.done, 0)
-        yield* options.onCommit(result.right.committed)
       }).pipe(
         // A bug here must not stop the writer (every later settlement would wait forever).
         Effect.catchAllCause((cause) =>

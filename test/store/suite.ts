@@ -293,6 +293,21 @@ export const storeSuite = (makeBackend: () => Backend) => {
   })
 
   describe("eligibility", () => {
+    // A client has its answer before its settlement commits; the next request, however quickly it
+    // follows, must still be judged on that cost.
+    it("counts a settlement still waiting for its batch, and stops counting it once committed", async () => {
+      const rt = open(await fresh(), storeConfig(), { cacheTtlMillis: 60_000 })
+      const p = await principal(rt, "sk-store-alice-plain")
+      await settle(rt, settlement("r-inflight-1", p, "house-model", usage({ outputTokens: 20_000 }))) // 6_000 of 10_000
+      expect(await check(rt, p)).toBe("ok")
+      // Enqueued, not awaited: the check runs before the writer's batch commits.
+      const pending = rt.runPromise(Effect.flatMap(Quota, (q) => q.settle(settlement("r-inflight-2", p, "house-model", usage({ outputTokens: 20_000 })))))
+      expect(await check(rt, p)).toMatchObject({ _tag: "InsufficientQuota", code: "key_quota_exhausted" })
+      expect(await pending).toBe(6_000)
+      expect(await check(rt, p)).toMatchObject({ _tag: "InsufficientQuota", code: "key_quota_exhausted" })
+      expect(await one(rt, "SELECT quota_used_micros FROM api_keys WHERE id = 'alice-plain'")).toBe(12_000)
+    })
+
     it("refuses a balance at or below zero", async () => {
       const rt = open(await fresh())
       expect(await check(rt, await principal(rt, "sk-store-bob-plain"))).toMatchObject({

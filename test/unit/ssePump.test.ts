@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Stream } from "effect"
 import { UpstreamFailed } from "../../src/domain/errors.js"
 import type { SseSink } from "../../src/http/reply.js"
-import { type PumpEnd, pumpUpstream } from "../../src/responses/ssePump.js"
+import { pumpFrames, type PumpEnd, pumpUpstream } from "../../src/responses/ssePump.js"
 import { DrainSignal, Lifecycle, lifecycleOf, type LifecycleShape } from "../../src/services/Lifecycle.js"
 import type { UpstreamResponse } from "../../src/upstream/Upstream.js"
 
@@ -36,7 +36,7 @@ const until = async (check: () => boolean, what: string) => {
 const makeSink = () => {
   const written: Array<string> = []
   const drainCallbacks: Array<() => void> = []
-  const state = { blocked: false }
+  const state = { blocked: false, ended: false }
   const sink: SseSink = {
     write: (text) => {
       written.push(text)
@@ -44,6 +44,9 @@ const makeSink = () => {
     },
     onDrain: (callback) => {
       drainCallbacks.push(callback)
+    },
+    end: () => {
+      state.ended = true
     }
   }
   const drain = () => {
@@ -377,5 +380,45 @@ describe("pumpUpstream, Stream fallback", () => {
     )
     expect(Exit.isSuccess(exit)).toBe(true)
     expect(Exit.isSuccess(exit) && exit.value._tag === "Failed" && exit.value.defect).toBe(bug)
+  })
+})
+
+describe("pumpFrames", () => {
+  // The client has its whole stream, terminal event included, before the settlement's batch
+  // commits: settling must not hold the response open.
+  it("ends the client's stream after the closing frames and before the settlement runs", async () => {
+    const { sink, state, written } = makeSink()
+    const source = new PassThrough()
+    const seenAtSettle: Array<{ ended: boolean; written: number }> = []
+    const fiber = Effect.runFork(pumpFrames(readableResponse(source), sink, makeLifecycle().shape, {
+      frames: (frames) => frames.map((f) => `<${f.data}>`).join(""),
+      finish: (early) => (early === undefined ? "<done>" : "<failed>"),
+      settle: Effect.sync(() => seenAtSettle.push({ ended: state.ended, written: written.length }))
+    }))
+    await until(() => source.listenerCount("data") > 0, "the pump to listen")
+    source.end("data: a\n\ndata: b\n\n")
+    await Effect.runPromise(Fiber.join(fiber))
+    expect(written.join("")).toBe("<a><b><done>")
+    expect(seenAtSettle).toEqual([{ ended: true, written: written.length }])
+  })
+
+  it("still settles, with the stream ended, when the upstream breaks off", async () => {
+    const { sink, state, written } = makeSink()
+    const source = new PassThrough()
+    let settledAfterEnd: boolean | undefined
+    const fiber = Effect.runFork(pumpFrames(readableResponse(source), sink, makeLifecycle().shape, {
+      frames: (frames) => frames.map((f) => `<${f.data}>`).join(""),
+      finish: (early) => (early === undefined ? "<done>" : "<failed>"),
+      settle: Effect.sync(() => {
+        settledAfterEnd = state.ended
+      })
+    }))
+    await until(() => source.listenerCount("data") > 0, "the pump to listen")
+    source.write("data: a\n\n")
+    await turns()
+    source.destroy(new Error("connection reset"))
+    await Effect.runPromise(Fiber.join(fiber))
+    expect(written.join("")).toBe("<a><failed>")
+    expect(settledAfterEnd).toBe(true)
   })
 })

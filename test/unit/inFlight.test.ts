@@ -1,0 +1,99 @@
+/**
+ * src/store/inFlight.ts: costs accepted and not yet committed count in the eligibility figures of
+ * the key, the balance-billed user and the subscription they belong to, and stop counting once
+ * their batch is done, whatever the order.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import type { Group, Principal } from "../../src/domain/model.js"
+import { emptySpends, noLimits, windowStart } from "../../src/domain/subscription.js"
+import { InFlight } from "../../src/store/inFlight.js"
+import type { EligibilityFigures } from "../../src/services/Quota.js"
+
+const group = (name: string, billing: Group["billing"]): Group => ({
+  name,
+  platform: "openai",
+  billing,
+  allowImageGeneration: false,
+  rateMultiplier: 1,
+  models: undefined,
+  moderation: "off"
+})
+
+const principal = (key: string, user: string, g: Group): Principal => ({
+  key: {
+    id: key,
+    sha256: `sha-${key}`,
+    prefix: "sk-",
+    userName: user,
+    groupName: g.name,
+    status: "active",
+    quotaMicros: undefined,
+    quotaUsedMicros: 0,
+    expiresAt: undefined,
+    concurrency: undefined
+  },
+  user: { name: user, balanceMicros: 0, concurrency: 4 },
+  group: g
+})
+
+const committed: EligibilityFigures = { quotaUsedMicros: 1_000, balanceMicros: 50_000 }
+
+describe("InFlight", () => {
+  const paid = group("paid", "balance")
+  const alice = principal("k-alice", "alice", paid)
+  const alice2 = principal("k-alice-2", "alice", paid)
+  const bob = principal("k-bob", "bob", paid)
+
+  it("adds a pending cost to its key's quota use and takes it off its user's balance", () => {
+    const flight = new InFlight<object>()
+    flight.add({}, alice, 300, Date.now())
+    flight.add({}, alice2, 200, Date.now())
+    expect(flight.apply(alice, committed)).toEqual({ quotaUsedMicros: 1_300, balanceMicros: 49_500 })
+    expect(flight.apply(alice2, committed)).toEqual({ quotaUsedMicros: 1_200, balanceMicros: 49_500 })
+    expect(flight.apply(bob, committed)).toEqual(committed)
+  })
+
+  it("stops counting an item once removed, and a second removal changes nothing", () => {
+    const flight = new InFlight<object>()
+    const first = {}
+    const second = {}
+    flight.add(first, alice, 300, Date.now())
+    flight.add(second, alice, 200, Date.now())
+    flight.remove(first)
+    flight.remove(first)
+    expect(flight.apply(alice, committed)).toEqual({ quotaUsedMicros: 1_200, balanceMicros: 49_800 })
+    expect(flight.pendingFor("k-alice")).toBe(true)
+    flight.remove(second)
+    expect(flight.pendingFor("k-alice")).toBe(false)
+    expect(flight.size).toBe(0)
+    expect(flight.apply(alice, committed)).toEqual(committed)
+  })
+
+  it("charges a subscription's windows, not the balance, for a subscription group", () => {
+    const subscribed = principal("k-sub", "carol", group("monthly-plan", "subscription"))
+    const now = Date.now()
+    const figures: EligibilityFigures = {
+      quotaUsedMicros: 0,
+      balanceMicros: 0,
+      subscription: {
+        subscription: { userName: "carol", groupName: "monthly-plan", status: "active", startsAt: undefined, expiresAt: undefined },
+        limits: noLimits,
+        spends: {
+          daily: { start: windowStart("daily", now), usedMicros: 100 },
+          weekly: { start: windowStart("weekly", now), usedMicros: 100 },
+          monthly: emptySpends.monthly // an old window: the pending cost starts the current one
+        }
+      }
+    }
+    const flight = new InFlight<object>()
+    flight.add({}, subscribed, 400, now)
+    const applied = flight.apply(subscribed, figures)
+    expect(applied.balanceMicros).toBe(0)
+    expect(applied.quotaUsedMicros).toBe(400)
+    expect(applied.subscription?.spends).toEqual({
+      daily: { start: windowStart("daily", now), usedMicros: 500 },
+      weekly: { start: windowStart("weekly", now), usedMicros: 500 },
+      monthly: { start: windowStart("monthly", now), usedMicros: 400 }
+    })
+  })
+})
