@@ -114,29 +114,34 @@ export const makeUpstreamCaller = Effect.gen(function*() {
   const settings = yield* Settings
   const maxAttempts = 1 + Math.max(0, settings.scheduling.maxSwitches)
 
-  /** One attempt on a held account slot; a failure is reported to the scheduler first. */
-  const send = (input: CallInput, account: Account, scope: Scope.Scope): Effect.Effect<Answer, UpstreamFailed> =>
-    Effect.gen(function*() {
+  /**
+   * One attempt on a held account slot (its answer is kept by the Scope in context); a failure is
+   * reported to the scheduler first.
+   */
+  const send = (input: CallInput, account: Account): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> =>
+    Effect.suspend(() => {
       const started = Date.now()
-      const sent = yield* upstream.send(account, input.build(account)).pipe(
-        Scope.extend(scope),
-        Effect.tapError((e) => {
+      return Effect.matchEffect(upstream.send(account, input.build(account)), {
+        onFailure: (e) => {
           observe(upstreamFirstByte, Date.now() - started)
-          return scheduler.report(account, { _tag: "Failure", status: e.status, headers: {}, code: e.code }, input.session)
-        })
-      )
-      observe(upstreamFirstByte, Date.now() - started)
-      if (sent.status >= 200 && sent.status < 300) {
-        yield* scheduler.report(account, SUCCESS, input.session)
-        return { account, response: sent }
-      }
-      const body = yield* readLimited(sent)
-      yield* scheduler.report(account, { _tag: "Failure", status: sent.status, headers: sent.headers, code: undefined }, input.session)
-      return yield* upstreamError(sent.status, sent.headers, body)
+          const outcome: UpstreamOutcome = { _tag: "Failure", status: e.status, headers: {}, code: e.code }
+          return Effect.zipRight(scheduler.report(account, outcome, input.session), Effect.fail(e))
+        },
+        onSuccess: (sent) => {
+          observe(upstreamFirstByte, Date.now() - started)
+          if (sent.status >= 200 && sent.status < 300) {
+            return Effect.as(scheduler.report(account, SUCCESS, input.session), { account, response: sent })
+          }
+          return Effect.flatMap(readLimited(sent), (body) =>
+            Effect.zipRight(
+              scheduler.report(account, { _tag: "Failure", status: sent.status, headers: sent.headers, code: undefined }, input.session),
+              Effect.fail(upstreamError(sent.status, sent.headers, body))
+            ))
+        }
+      })
     })
 
-  const answered = (step: CallStep): Effect.Effect<Answer, CallError> =>
-    step._tag === "Answered" ? Effect.succeed(step.answer) : step.resume
+  const answered = (answer: Answer): CallStep => ({ _tag: "Answered", answer })
 
   /** After a failed attempt: the next account, or the error when it is not worth another. */
   const afterFailure = (
@@ -167,6 +172,11 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     )
   }
 
+  /**
+   * One attempt: pick an account and call it, in a child scope of the request's that holds the
+   * account slot and the answer. A failed attempt closes its scope at once (slot back, upstream
+   * request aborted); the next attempt, if any, opens its own.
+   */
   const attemptFrom = (
     input: CallInput,
     tried: Set<string>,
@@ -175,31 +185,34 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     mayWait: boolean
   ): Effect.Effect<CallStep, CallError> =>
     Effect.flatMap(Scope.fork(input.scope, ExecutionStrategy.sequential), (scope) => {
-      // A failed attempt gives back its slot (or queue place) and aborts its upstream request now.
-      const closingOnFailure = <A, E>(self: Effect.Effect<A, E>) =>
-        Effect.onExit(self, (exit) => (Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void))
+      const inAttempt = <A, E>(self: Effect.Effect<A, E, Scope.Scope>) =>
+        Effect.onExit(Scope.extend(self, scope), (exit) => (Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void))
+      let account: Account | undefined
+      const failed = (canWait: boolean) => (e: CallError): Effect.Effect<CallStep, CallError> => {
+        // Out of accounts after a failure: the client hears what the upstream said, not "no account".
+        if (account === undefined) return Effect.fail(e._tag === "NoAvailableAccount" ? last ?? e : e)
+        return afterFailure(input, tried, attempt, account, e, canWait)
+      }
       const pick = scheduler.acquireAccount({
         group: input.principal.group,
         model: input.model,
         session: input.session,
         exclude: tried
       })
-      return closingOnFailure(Scope.extend(pick, scope)).pipe(
-        // Out of accounts after a failure: the client hears what the upstream said, not "no account".
-        Effect.catchTag("NoAvailableAccount", (e) => Effect.fail(last ?? e)),
-        Effect.flatMap((ticket) => {
-          tried.add(ticket.account.name)
-          const run = (canWait: boolean) =>
-            closingOnFailure(send(input, ticket.account, scope)).pipe(
-              Effect.map((answer): CallStep => ({ _tag: "Answered", answer })),
-              Effect.catchAll((e) => afterFailure(input, tried, attempt, ticket.account, e, canWait))
-            )
-          if (ticket._tag === "Granted") return run(mayWait)
-          const waitThenRun = Effect.zipRight(closingOnFailure(ticket.wait), run(false))
-          if (!mayWait) return waitThenRun
-          return Effect.succeed<CallStep>({ _tag: "Waiting", resume: Effect.flatMap(waitThenRun, answered) })
-        })
-      )
+      const step = Effect.flatMap(pick, (ticket): Effect.Effect<CallStep, CallError, Scope.Scope> => {
+        account = ticket.account
+        tried.add(ticket.account.name)
+        if (ticket._tag === "Granted") return Effect.map(send(input, ticket.account), answered)
+        const waitThenSend = Effect.zipRight(ticket.wait, send(input, ticket.account))
+        if (!mayWait) return Effect.map(waitThenSend, answered)
+        // The wait runs later, where the caller decides (inside an SSE response), still in this attempt's scope.
+        const resume = inAttempt(Effect.map(waitThenSend, answered)).pipe(
+          Effect.catchAll(failed(false)),
+          Effect.flatMap((s) => (s._tag === "Answered" ? Effect.succeed(s.answer) : s.resume))
+        )
+        return Effect.succeed<CallStep>({ _tag: "Waiting", resume })
+      })
+      return Effect.catchAll(inAttempt(step), failed(mayWait))
     })
 
   const call: UpstreamCaller = (input, mayWait) => attemptFrom(input, new Set(), 0, undefined, mayWait)
