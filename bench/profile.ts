@@ -11,6 +11,10 @@
  * hottest functions (bench/profileSummary.ts). The profile covers the gateway's whole life,
  * start-up included.
  *
+ * BENCH_PROFILE_RUNNER=bundle profiles the bundle `npm start` runs instead (`.build/main.mjs`, one
+ * file with each module's path in a comment above it): closer to production, and the positions
+ * point at readable code.
+ *
  * --alloc: starts the gateway with `--inspect` on a free local port and, after a warm-up, runs the
  * V8 sampling heap profiler over the inspector protocol with garbage included (objects later
  * collected by minor and major GC), which `--heap-prof` leaves out: the bytes allocated per
@@ -83,7 +87,7 @@ const main = async (scenario: Scenario): Promise<void> => {
   const fake = await startFakeUpstream()
   const load = await startLoad()
   // tsx, not the bundle: one file per module, so the summary can tell effect from our code.
-  const gw = await startGateway(fake.info.url, nodeArgs, "tsx")
+  const gw = await startGateway(fake.info.url, nodeArgs, (process.env["BENCH_PROFILE_RUNNER"] ?? "tsx") as "tsx" | "bundle")
   log(`gateway (pid ${gw.pid}) up in ${gw.startMs.toFixed(0)} ms, ${alloc ? `inspector on ${inspectPort}` : `profiling into ${dir}`}`)
 
   await load.run({ op: "cannon", url: gw.url, connections: 32, amount: 2000, requests: [scenario.gatewayRequest] })

@@ -15,6 +15,7 @@ import { Quota } from "../services/Quota.js"
 import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { stripImageCalls } from "./policy.js"
+import { scanResponse } from "./responseScan.js"
 import { settleUsage } from "./settle.js"
 import { pumpFrames } from "./ssePump.js"
 import type { Answer } from "./upstreamCall.js"
@@ -51,6 +52,9 @@ export interface PathPlan {
   readonly stream: (answer: Answer) => SseReply["run"]
 }
 
+/** An image item in the answer's text: only then can there be anything to strip. */
+const IMAGE_ITEM_JSON = `"image_generation_call"`
+
 /** How an upstream stream that ended without its terminal event is closed. */
 const UNFINISHED: StreamEnding = {
   code: "server_error",
@@ -68,17 +72,22 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
     const started = Date.now()
     const stripImages = !principal.group.allowImageGeneration
 
+    const modelJson = JSON.stringify(request.model)
+    const settle = (usage: unknown) => settleUsage(quota, requestId, principal, request.model, fromResponsesUsage(usage))
+
     const json = (answer: Answer) =>
-      Effect.gen(function*() {
-        const text = yield* readText(answer.response)
+      Effect.map(readText(answer.response), (text): TextReply => {
+        observe(upstreamLatency, Date.now() - started)
+        // The usual answer needs no change: read its usage and pass its bytes on.
+        const scanned = stripImages && text.includes(IMAGE_ITEM_JSON) ? undefined : scanResponse(text)
+        if (scanned !== undefined && scanned.modelJson === modelJson) return { ...rawJson(text), after: settle(scanned.usage) }
         let body: Record<string, unknown> | undefined
         try {
           body = JSON.parse(text) as Record<string, unknown>
         } catch {
           body = undefined
         }
-        observe(upstreamLatency, Date.now() - started)
-        const after = settleUsage(quota, requestId, principal, request.model, fromResponsesUsage(body?.["usage"]))
+        const after = settle(body?.["usage"])
         // Re-serialise only when something must change: the model name, or image items this
         // group may not receive.
         const stripped = stripImages && body !== undefined && stripImageCalls(body)
