@@ -72,40 +72,58 @@ const skipValue = (text: string, at: number): number => {
   return -1
 }
 
-/** The top-level `model` and `usage` of a JSON object text, or undefined when unsure. */
-export const scanResponse = (text: string): ScannedResponse | undefined => {
+/**
+ * The raw JSON text of the wanted top-level keys of an object text (a key given twice: its last
+ * value, as JSON.parse does), or undefined when the text is not certainly one well-formed object.
+ */
+export const topLevelValues = (text: string, wanted: ReadonlySet<string>): Map<string, string> | undefined => {
+  const found = new Map<string, string>()
   let i = skipSpace(text, 0)
   if (text.charCodeAt(i) !== OPEN_BRACE) return undefined
   i = skipSpace(text, i + 1)
-  let modelJson: string | undefined
-  let usageText: string | undefined
-  if (text.charCodeAt(i) === CLOSE_BRACE) return { modelJson, usage: undefined }
+  if (text.charCodeAt(i) === CLOSE_BRACE) return skipSpace(text, i + 1) === text.length ? found : undefined
   while (i < text.length) {
     if (text.charCodeAt(i) !== QUOTE) return undefined
     const keyEnd = skipString(text, i)
     if (keyEnd < 0) return undefined
     const key = text.slice(i + 1, keyEnd - 1)
+    // An escaped key might spell a wanted one: only JSON.parse can say.
+    if (key.includes("\\")) return undefined
     i = skipSpace(text, keyEnd)
     if (text.charCodeAt(i) !== COLON) return undefined
     const valueStart = skipSpace(text, i + 1)
     const valueEnd = skipValue(text, valueStart)
     if (valueEnd < 0) return undefined
-    // A key written with escapes is compared as written: such a key falls back to the full parse.
-    if (key === "model") modelJson = text.charCodeAt(valueStart) === QUOTE ? text.slice(valueStart, valueEnd) : undefined
-    else if (key === "usage") usageText = text.charCodeAt(valueStart) === OPEN_BRACE ? text.slice(valueStart, valueEnd) : undefined
-    else if (key.includes("\\")) return undefined
+    if (wanted.has(key)) found.set(key, text.slice(valueStart, valueEnd))
     i = skipSpace(text, valueEnd)
     const c = text.charCodeAt(i)
-    if (c === CLOSE_BRACE) {
-      if (skipSpace(text, i + 1) !== text.length) return undefined
-      try {
-        return { modelJson, usage: usageText === undefined ? undefined : JSON.parse(usageText) }
-      } catch {
-        return undefined
-      }
-    }
+    if (c === CLOSE_BRACE) return skipSpace(text, i + 1) === text.length ? found : undefined
     if (c !== COMMA) return undefined
     i = skipSpace(text, i + 1)
   }
   return undefined
+}
+
+/** A raw JSON value parsed, or undefined when it is not valid JSON. */
+export const parseRaw = (raw: string | undefined): unknown => {
+  if (raw === undefined) return undefined
+  try {
+    return JSON.parse(raw)
+  } catch {
+    return undefined
+  }
+}
+
+const RESPONSE_KEYS: ReadonlySet<string> = new Set(["model", "usage"])
+
+/** The top-level `model` and `usage` of a JSON object text, or undefined when unsure. */
+export const scanResponse = (text: string): ScannedResponse | undefined => {
+  const values = topLevelValues(text, RESPONSE_KEYS)
+  if (values === undefined) return undefined
+  const model = values.get("model")
+  const usage = values.get("usage")
+  return {
+    modelJson: model !== undefined && model.charCodeAt(0) === QUOTE ? model : undefined,
+    usage: usage !== undefined && usage.charCodeAt(0) === OPEN_BRACE ? parseRaw(usage) : undefined
+  }
 }
