@@ -61,15 +61,16 @@ export const makeMessagesPlanner = Effect.gen(function*() {
     }
 
     const json = (answer: Answer) =>
-      Effect.gen(function*() {
-        const text = yield* readText(answer.response)
-        const message = yield* Effect.try({
-          try: () => JSON.parse(text) as AnthropicMessage,
-          catch: () => new InvalidRequest({ code: "upstream_invalid_response", message: "Upstream answer was not JSON", param: null })
-        }).pipe(Effect.orDie)
+      Effect.flatMap(readText(answer.response), (text) => {
+        let message: AnthropicMessage
+        try {
+          message = JSON.parse(text) as AnthropicMessage
+        } catch {
+          return Effect.die(new InvalidRequest({ code: "upstream_invalid_response", message: "Upstream answer was not JSON", param: null }))
+        }
         const { response, usage } = messageToResponse(message, ctx)
         observe(upstreamLatency, Date.now() - started)
-        return { ...jsonReply(response), after: settleUsage(quota, requestId, principal, request.model, usage) }
+        return Effect.succeed({ ...jsonReply(response), after: settleUsage(quota, requestId, principal, request.model, usage) })
       })
 
     const stream = (answer: Answer): SseReply["run"] => (sink) => {

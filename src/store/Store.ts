@@ -218,10 +218,11 @@ const make = (options: StoreOptions) =>
       figures,
       settle,
       track,
-      // A report reads what is committed: costs of this key still in flight are written first.
+      // A report reads what is committed: settlements still in flight (this key's, or another key's
+      // of the same user, which moved the balance) are written first.
       snapshot: (p, range, now) =>
         Effect.zipRight(
-          Effect.suspend(() => (inFlight.pendingFor(p.key.id) ? writer.flush : Effect.void)),
+          Effect.suspend(() => (inFlight.size > 0 ? writer.flush : Effect.void)),
           withSql(loadSnapshot(p, range, now)).pipe(orStoreError("reading usage failed"))
         ),
       flush: writer.flush

@@ -61,11 +61,6 @@ export class InFlight<Item extends object> {
     }
   }
 
-  /** Whether this key has costs not yet committed (its usage report must wait for them). */
-  pendingFor(keyId: string): boolean {
-    return this.keys.has(keyId)
-  }
-
   /** The committed figures with the costs in flight added. */
   apply(p: Principal, figures: EligibilityFigures): EligibilityFigures {
     if (this.charges.size === 0) return figures
