@@ -15,7 +15,6 @@ import { Quota } from "../services/Quota.js"
 import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { stripImageCalls } from "./policy.js"
-import { scanResponse } from "./responseScan.js"
 import { settleUsage } from "./settle.js"
 import { pumpFrames } from "./ssePump.js"
 import type { Answer } from "./upstreamCall.js"
@@ -52,9 +51,6 @@ export interface PathPlan {
   readonly stream: (answer: Answer) => SseReply["run"]
 }
 
-/** An image item in the answer's text: only then can there be anything to strip. */
-const IMAGE_ITEM_JSON = `"image_generation_call"`
-
 /** How an upstream stream that ended without its terminal event is closed. */
 const UNFINISHED: StreamEnding = {
   code: "server_error",
@@ -72,15 +68,11 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
     const started = Date.now()
     const stripImages = !principal.group.allowImageGeneration
 
-    const modelJson = JSON.stringify(request.model)
     const settle = (usage: unknown) => settleUsage(quota, requestId, principal, request.model, fromResponsesUsage(usage))
 
     const json = (answer: Answer) =>
       Effect.map(readText(answer.response), (text): TextReply => {
         observe(upstreamLatency, Date.now() - started)
-        // The usual answer needs no change: read its usage and pass its bytes on.
-        const scanned = stripImages && text.includes(IMAGE_ITEM_JSON) ? undefined : scanResponse(text)
-        if (scanned !== undefined && scanned.modelJson === modelJson) return { ...rawJson(text), after: settle(scanned.usage) }
         let body: Record<string, unknown> | undefined
         try {
           body = JSON.parse(text) as Record<string, unknown>

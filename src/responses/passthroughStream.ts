@@ -11,7 +11,6 @@ import { newId } from "../domain/ids.js"
 import { emptyUsage, fromResponsesUsage, type TokenUsage } from "../domain/usage.js"
 import { encodeEvent, type SseFrame } from "../sse/codec.js"
 import { stripImageCalls } from "./policy.js"
-import { parseRaw, topLevelValues } from "./responseScan.js"
 
 const LIFECYCLE = new Set([
   "response.created",
@@ -23,15 +22,6 @@ const LIFECYCLE = new Set([
 ])
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"])
 const IMAGE_ITEM = "image_generation_call"
-
-const EVENT_RESPONSE: ReadonlySet<string> = new Set(["response"])
-const RESPONSE_FIELDS: ReadonlySet<string> = new Set(["id", "created_at", "model", "usage"])
-const ITEM_FIELDS: ReadonlySet<string> = new Set(["output_index", "item"])
-
-/** An output item's JSON as the upstream sent it. */
-class RawItem {
-  constructor(readonly json: string) {}
-}
 
 const TYPE = /"type"\s*:\s*"([^"]+)"/
 const SEQUENCE = /"sequence_number"\s*:\s*(\d+)/
@@ -62,11 +52,7 @@ export class PassthroughStream {
   private readonly removed = new Set<number>()
   private dropped = 0
 
-  private readonly modelJson: string
-
-  constructor(readonly requestedModel: string, private readonly options: PassthroughOptions = {}) {
-    this.modelJson = JSON.stringify(requestedModel)
-  }
+  constructor(readonly requestedModel: string, private readonly options: PassthroughOptions = {}) {}
 
   get finished(): boolean {
     return this.terminal
@@ -83,18 +69,12 @@ export class PassthroughStream {
     const seq = SEQUENCE.exec(frame.data)
     this.lastSequence = seq ? Number(seq[1]) : this.lastSequence + 1
     if (type === "response.output_item.done") {
-      this.rememberRaw(frame.data)
+      const event = parse(frame.data)
+      if (event) this.remember(event)
       return frame.text
     }
     if (type === undefined || !LIFECYCLE.has(type)) {
       if (type?.endsWith(".delta")) this.outputChars += DELTA.exec(frame.data)?.[1]?.length ?? 0
-      return frame.text
-    }
-    // The usual lifecycle event already names the requested model: read what we keep, pass it on.
-    const response = topLevelValues(frame.data, EVENT_RESPONSE)?.get("response")
-    const fields = response === undefined ? undefined : topLevelValues(response, RESPONSE_FIELDS)
-    if (fields !== undefined && fields.get("model") === this.modelJson) {
-      this.observeLifecycleRaw(type, fields)
       return frame.text
     }
     const event = parse(frame.data)
@@ -129,18 +109,6 @@ export class PassthroughStream {
     return `event: ${type}\ndata: ${JSON.stringify(event)}\n\n`
   }
 
-  private observeLifecycleRaw(type: string, fields: Map<string, string>): void {
-    const id = parseRaw(fields.get("id"))
-    const createdAt = parseRaw(fields.get("created_at"))
-    if (typeof id === "string") this.responseId = id
-    if (typeof createdAt === "number") this.createdAt = createdAt
-    if (TERMINAL.has(type)) {
-      this.terminal = true
-      const usage = parseRaw(fields.get("usage"))
-      if (usage) this.usage = fromResponsesUsage(usage)
-    }
-  }
-
   private observeLifecycle(type: string, response: Record<string, unknown>): void {
     if (typeof response["id"] === "string") this.responseId = response["id"]
     if (typeof response["created_at"] === "number") this.createdAt = response["created_at"]
@@ -152,18 +120,6 @@ export class PassthroughStream {
 
   private remember(event: Event): void {
     if (typeof event.output_index === "number" && event.item !== undefined) this.doneItems.set(event.output_index, event.item)
-  }
-
-  /** A finished item, kept as text: it is only parsed if the stream fails and `finish` needs it. */
-  private rememberRaw(data: string): void {
-    const fields = topLevelValues(data, ITEM_FIELDS)
-    const index = parseRaw(fields?.get("output_index"))
-    const item = fields?.get("item")
-    if (typeof index === "number" && item !== undefined) this.doneItems.set(index, new RawItem(item))
-    else {
-      const event = parse(data)
-      if (event) this.remember(event)
-    }
   }
 
   /** Frames that close the stream properly if the upstream did not; "" when it already ended well. */
@@ -178,9 +134,7 @@ export class PassthroughStream {
       status: "failed",
       model: this.requestedModel,
       // Clients rebuild the output from the terminal event: keep what the client already saw finished.
-      output: [...this.doneItems].sort(([a], [b]) => a - b)
-        .map(([, item]) => (item instanceof RawItem ? parseRaw(item.json) : item))
-        .filter((item) => item !== undefined),
+      output: [...this.doneItems].sort(([a], [b]) => a - b).map(([, item]) => item),
       error: { code: ending.code, message: ending.message },
       incomplete_details: null
     }
