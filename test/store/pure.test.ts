@@ -11,6 +11,7 @@ import { addSpend, emptySpends, usedIn, windowEnd, windowStart } from "../../src
 import { emptyUsage } from "../../src/domain/usage.js"
 import { eligibility } from "../../src/services/Quota.js"
 import { describeTarget, parseDatabaseUrl } from "../../src/store/target.js"
+import { testPrincipal } from "../support/principal.js"
 
 describe("DATABASE_URL", () => {
   const parse = (url: string | undefined) => Either.getOrThrow(parseDatabaseUrl(url))
@@ -98,30 +99,8 @@ describe("subscription windows (UTC)", () => {
 })
 
 describe("eligibility rules", () => {
-  const principal = (billing: "balance" | "subscription", quota?: number): Principal => ({
-    key: {
-      id: "k",
-      sha256: "0".repeat(64),
-      prefix: "sk-…",
-      userName: "u",
-      groupName: "g",
-      status: "active",
-      quotaMicros: quota,
-      quotaUsedMicros: 0,
-      expiresAt: undefined,
-      concurrency: undefined
-    },
-    user: { name: "u", balanceMicros: 0, concurrency: 1 },
-    group: {
-      name: "g",
-      platform: "openai",
-      billing,
-      allowImageGeneration: false,
-      rateMultiplier: 1,
-      models: undefined,
-      moderation: "off"
-    }
-  })
+  const principal = (billing: "balance" | "subscription", quota?: number): Principal =>
+    testPrincipal({ billing, quotaMicros: quota })
   const outcome = (e: Effect.Effect<void, { readonly code: string }>) => {
     const exit = Effect.runSyncExit(e)
     return Exit.isSuccess(exit) ? "ok" : exit.cause._tag === "Fail" ? exit.cause.error.code : "defect"

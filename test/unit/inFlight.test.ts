@@ -4,45 +4,17 @@
  * their batch is done, whatever the order.
  */
 import { describe, expect, it } from "@effect/vitest"
-import type { Group, Principal } from "../../src/domain/model.js"
 import { emptySpends, noLimits, windowStart } from "../../src/domain/subscription.js"
 import { InFlight } from "../../src/store/inFlight.js"
 import type { EligibilityFigures } from "../../src/services/Quota.js"
-
-const group = (name: string, billing: Group["billing"]): Group => ({
-  name,
-  platform: "openai",
-  billing,
-  allowImageGeneration: false,
-  rateMultiplier: 1,
-  models: undefined,
-  moderation: "off"
-})
-
-const principal = (key: string, user: string, g: Group): Principal => ({
-  key: {
-    id: key,
-    sha256: `sha-${key}`,
-    prefix: "sk-",
-    userName: user,
-    groupName: g.name,
-    status: "active",
-    quotaMicros: undefined,
-    quotaUsedMicros: 0,
-    expiresAt: undefined,
-    concurrency: undefined
-  },
-  user: { name: user, balanceMicros: 0, concurrency: 4 },
-  group: g
-})
+import { testPrincipal } from "../support/principal.js"
 
 const committed: EligibilityFigures = { quotaUsedMicros: 1_000, balanceMicros: 50_000 }
 
 describe("InFlight", () => {
-  const paid = group("paid", "balance")
-  const alice = principal("k-alice", "alice", paid)
-  const alice2 = principal("k-alice-2", "alice", paid)
-  const bob = principal("k-bob", "bob", paid)
+  const alice = testPrincipal({ key: "k-alice", user: "alice", group: "paid" })
+  const alice2 = testPrincipal({ key: "k-alice-2", user: "alice", group: "paid" })
+  const bob = testPrincipal({ key: "k-bob", user: "bob", group: "paid" })
 
   it("adds a pending cost to its key's quota use and takes it off its user's balance", () => {
     const flight = new InFlight<object>()
@@ -69,7 +41,7 @@ describe("InFlight", () => {
   })
 
   it("charges a subscription's windows, not the balance, for a subscription group", () => {
-    const subscribed = principal("k-sub", "carol", group("monthly-plan", "subscription"))
+    const subscribed = testPrincipal({ key: "k-sub", user: "carol", group: "monthly-plan", billing: "subscription" })
     const now = Date.now()
     const figures: EligibilityFigures = {
       quotaUsedMicros: 0,
