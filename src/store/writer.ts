@@ -9,8 +9,8 @@
  * only those move balances, windows, key quotas and rollups, in the same transaction. A retried
  * batch (or a retried settle) therefore cannot charge twice, and a batch either lands whole or not at all.
  */
-import { SqlClient } from "@effect/sql"
-import { Chunk, Deferred, Effect, Queue, Schedule, Schema, type Scope } from "effect"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
+import { Chunk, Deferred, Effect, Exit, Queue, Schedule, Schema, type Scope } from "effect"
 import { KeyStatus } from "../domain/config.js"
 import { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
@@ -106,23 +106,54 @@ interface DailyTotals {
  * One batch, one transaction. Rows are touched in a fixed order (users, subscriptions, keys,
  * rollups; each sorted) so concurrent instances on PostgreSQL cannot deadlock on each other.
  */
+/** Runs one statement on the batch's connection, inside its transaction. */
+type Run = (statement: Statement.Statement<unknown>) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
+
+/**
+ * One transaction on one reserved connection, statements compiled and run on it directly.
+ * `withTransaction` and executing a Statement add, per statement, a span, a scoped connection
+ * lookup and a prepare-cache lookup keyed by the statement's text: measured, that was about half
+ * of a batch's CPU (docs/performance.md). This batch is the one transaction on the request path,
+ * so it is written out here once: BEGIN, the statements, COMMIT, or ROLLBACK on any failure.
+ */
+const inTransaction = <A, E>(
+  sql: SqlClient.SqlClient,
+  body: (run: Run) => Effect.Effect<A, E>
+): Effect.Effect<A, E | SqlError.SqlError> =>
+  Effect.scoped(
+    Effect.flatMap(sql.reserve, (conn) => {
+      const run: Run = (statement) => {
+        const [text, params] = statement.compile()
+        return conn.execute(text, params, undefined)
+      }
+      const rollback = Effect.ignore(conn.execute("ROLLBACK", [], undefined))
+      const commit = Effect.tapError(conn.execute("COMMIT", [], undefined), () => rollback)
+      return Effect.zipRight(conn.execute("BEGIN", [], undefined), Effect.exit(body(run))).pipe(
+        Effect.flatMap((exit): Effect.Effect<A, E | SqlError.SqlError> =>
+          Exit.isFailure(exit) ? Effect.zipRight(rollback, exit) : Effect.as(commit, exit.value)
+        )
+      )
+    })
+  )
+
 const writeBatch = (
+  sql: SqlClient.SqlClient,
+  run: Run,
   opens: ReadonlyArray<OpenMarker>,
   settles: ReadonlyArray<SettleItem>,
   closes: ReadonlyArray<string>
 ) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const now = Date.now()
     for (const part of chunks(opens)) {
-      yield* sql`INSERT INTO usage_open ${
+      yield* run(sql`INSERT INTO usage_open ${
         sql.insert(part.map((o) => ({ request_id: o.requestId, key_id: o.keyId, model: o.model, started_at: o.at })))
-      } ON CONFLICT (request_id) DO NOTHING`
+      } ON CONFLICT (request_id) DO NOTHING`)
     }
 
     const fresh = new Set<string>()
     for (const part of chunks(settles)) {
-      const rows = yield* sql`INSERT INTO usage_events ${
+      const rows = yield* run(sql`INSERT INTO usage_events ${
         sql.insert(part.map(({ cost, settlement: s }) => ({
           request_id: s.requestId,
           key_id: s.principal.key.id,
@@ -139,7 +170,7 @@ const writeBatch = (
           cost_micros: cost,
           charged_to: s.principal.group.billing
         })))
-      } ON CONFLICT (request_id) DO NOTHING RETURNING request_id`
+      } ON CONFLICT (request_id) DO NOTHING RETURNING request_id`)
       for (const r of yield* decodeRows(RequestIdRow)(rows)) fresh.add(r.request_id)
     }
 
@@ -180,8 +211,8 @@ const writeBatch = (
       subscriptions: [] as Array<Committed["subscriptions"][number]>
     }
     for (const [user, cost] of byKey(balances)) {
-      const rows = yield* sql`UPDATE users SET balance_micros = balance_micros - ${cost}, balance_touched = 1,
-          updated_at = ${now} WHERE name = ${user} RETURNING name, balance_micros`
+      const rows = yield* run(sql`UPDATE users SET balance_micros = balance_micros - ${cost}, balance_touched = 1,
+          updated_at = ${now} WHERE name = ${user} RETURNING name, balance_micros`)
       for (const r of yield* decodeRows(BalanceRow)(rows)) committed.balances.push({ user: r.name, balanceMicros: r.balance_micros })
     }
     for (const [, { at, cost, group, user }] of byKey(subs)) {
@@ -189,7 +220,7 @@ const writeBatch = (
       const w = windowStart("weekly", at)
       const m = windowStart("monthly", at)
       // A window start older than this cost's window means that window is over: start afresh.
-      const rows = yield* sql`UPDATE subscriptions SET
+      const rows = yield* run(sql`UPDATE subscriptions SET
           daily_used_micros = CASE WHEN daily_start = ${d} THEN daily_used_micros + ${cost}
             WHEN daily_start < ${d} THEN ${cost} ELSE daily_used_micros END,
           daily_start = CASE WHEN daily_start < ${d} THEN ${d} ELSE daily_start END,
@@ -202,24 +233,24 @@ const writeBatch = (
           updated_at = ${now}
         WHERE user_name = ${user} AND group_name = ${group}
         RETURNING user_name, group_name, daily_start, daily_used_micros, weekly_start, weekly_used_micros,
-          monthly_start, monthly_used_micros`
+          monthly_start, monthly_used_micros`)
       for (const r of yield* decodeRows(SubRow)(rows)) {
         committed.subscriptions.push({ user: r.user_name, group: r.group_name, spends: spendsOf(r) })
       }
     }
     for (const [id, cost] of byKey(keys)) {
       // SET expressions read the row as it was, so `quota_used_micros + cost` is the new figure.
-      const rows = yield* sql`UPDATE api_keys SET quota_used_micros = quota_used_micros + ${cost},
+      const rows = yield* run(sql`UPDATE api_keys SET quota_used_micros = quota_used_micros + ${cost},
           status = CASE WHEN status = 'active' AND quota_micros IS NOT NULL AND quota_micros > 0
             AND quota_used_micros + ${cost} >= quota_micros THEN 'quota_exhausted' ELSE status END,
           updated_at = ${now}
-        WHERE id = ${id} RETURNING id, status, quota_used_micros`
+        WHERE id = ${id} RETURNING id, status, quota_used_micros`)
       for (const r of yield* decodeRows(KeyRow)(rows)) {
         committed.keys.push({ id: r.id, status: r.status, quotaUsedMicros: r.quota_used_micros })
       }
     }
     for (const part of chunks(byKey(daily).map(([, t]) => t))) {
-      yield* sql`INSERT INTO usage_daily ${
+      yield* run(sql`INSERT INTO usage_daily ${
         sql.insert(part.map((t) => ({
           key_id: t.keyId,
           day: t.day,
@@ -236,10 +267,10 @@ const writeBatch = (
         output_tokens = usage_daily.output_tokens + excluded.output_tokens,
         cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
         cache_creation_tokens = usage_daily.cache_creation_tokens + excluded.cache_creation_tokens,
-        cost_micros = usage_daily.cost_micros + excluded.cost_micros`
+        cost_micros = usage_daily.cost_micros + excluded.cost_micros`)
     }
     const finished = [...settles.filter((s) => s.closesMarker).map((s) => s.settlement.requestId), ...closes]
-    for (const part of chunks(finished)) yield* sql`DELETE FROM usage_open WHERE request_id IN ${sql.in(part)}`
+    for (const part of chunks(finished)) yield* run(sql`DELETE FROM usage_open WHERE request_id IN ${sql.in(part)}`)
     return { fresh, committed } as const
   })
 
@@ -292,28 +323,31 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
       const failAll = (error: StoreError) =>
         Effect.zipRight(
           options.onBatch(undefined, [...settles, ...repeats]),
-          Effect.forEach([...settles, ...repeats], (s) => Deferred.fail(s.done, error), { discard: true })
+          Effect.sync(() => {
+            for (const s of settles) Deferred.unsafeDone(s.done, Exit.fail(error))
+            for (const s of repeats) Deferred.unsafeDone(s.done, Exit.fail(error))
+          })
         )
 
       return Effect.gen(function*() {
         const opens = options.dueMarkers()
         if (opens.length + settles.length + closes.length === 0) return
-        // Settlement internals need no spans; the tracer costs more than the statements here.
-        const result = yield* sql.withTransaction(writeBatch(opens, settles, closes)).pipe(
+        const result = yield* inTransaction(sql, (run) => writeBatch(sql, run, opens, settles, closes)).pipe(
           Effect.retry(retryPolicy),
           orStoreError("writing settlements failed"),
-          Effect.either,
-          Effect.withTracerEnabled(false)
+          Effect.either
         )
         if (result._tag === "Left") {
           if (settles.length === 0) yield* Effect.logWarning("recording open requests failed", result.left)
           return yield* failAll(result.left)
         }
         yield* options.onBatch(result.right.committed, [...settles, ...repeats])
-        for (const s of settles) {
-          yield* Deferred.succeed(s.done, result.right.fresh.has(s.settlement.requestId) ? s.cost : 0)
-        }
-        for (const s of repeats) yield* Deferred.succeed(s.done, 0)
+        // One step for the whole batch: each settle resumes its waiting request.
+        const fresh = result.right.fresh
+        yield* Effect.sync(() => {
+          for (const s of settles) Deferred.unsafeDone(s.done, Exit.succeed(fresh.has(s.settlement.requestId) ? s.cost : 0))
+          for (const s of repeats) Deferred.unsafeDone(s.done, Exit.succeed(0))
+        })
       }).pipe(
         // A bug here must not stop the writer (every later settlement would wait forever).
         Effect.catchAllCause((cause) =>
