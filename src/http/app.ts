@@ -31,24 +31,31 @@ const endOnce = (res: ServerResponse) => {
   if (!res.writableEnded) res.end()
 }
 
-const sinkOf = (res: ServerResponse): SseSink => ({
+const sinkOf = (res: ServerResponse, answered: () => void): SseSink => ({
   write: (text) => res.write(text),
   onDrain: (callback) => {
     res.once("drain", callback)
   },
-  end: () => endOnce(res)
+  end: () => {
+    endOnce(res)
+    answered()
+  }
 })
 
-const writeReply = (res: ServerResponse, requestId: string, reply: Reply): Effect.Effect<void> => {
+/** Writes the reply; `answered` is called once the client has all of it (what follows is ours). */
+const writeReply = (res: ServerResponse, requestId: string, reply: Reply, answered: () => void): Effect.Effect<void> => {
   if (reply._tag === "Text") {
-    const write = Effect.sync(() => writeText(res, requestId, reply))
+    const write = Effect.sync(() => {
+      writeText(res, requestId, reply)
+      answered()
+    })
     // The answer is out: a client that hangs up now does not cut the settlement short.
     return reply.after === undefined ? write : Effect.zipRight(write, Effect.uninterruptible(reply.after))
   }
   return Effect.suspend(() => {
     // Headers go out with the first frame: one write instead of two.
     res.writeHead(200, { ...SSE_HEADERS, "x-request-id": requestId })
-    return Effect.ensuring(reply.run(sinkOf(res)), Effect.sync(() => endOnce(res)))
+    return Effect.ensuring(reply.run(sinkOf(res, answered)), Effect.sync(() => endOnce(res)))
   })
 }
 
@@ -86,12 +93,17 @@ export const makeServeRequest = Effect.map(makeDispatch, (dispatch) => (request:
   const started = Date.now()
   let status = 200
   let code = "ok"
+  // The access log's duration is the client's wait, not the settlement that follows the answer.
+  let answeredAt: number | undefined
+  const answered = () => {
+    answeredAt ??= Date.now()
+  }
   const answer = (scope: Scope.Scope) =>
     inRequest(scope, request.id, Effect.exit(dispatch(request))).pipe(
       Effect.flatMap((exit) => {
         if (Exit.isSuccess(exit)) {
           if (exit.value._tag === "Text") status = exit.value.status
-          return writeReply(res, request.id, exit.value)
+          return writeReply(res, request.id, exit.value, answered)
         }
         if (Cause.isInterruptedOnly(exit.cause)) return Effect.failCause(exit.cause) // the client went away: nobody to answer
         const failure = Cause.failureOption(exit.cause)
@@ -123,7 +135,7 @@ export const makeServeRequest = Effect.map(makeDispatch, (dispatch) => (request:
       Effect.zipRight(bug),
       Effect.zipRight(Effect.suspend(() => {
         recordRequest(routeName(request.path), status, code)
-        return annotateAccess({ method: request.method, path: request.path, status, code, duration_ms: Date.now() - started })
+        return annotateAccess({ method: request.method, path: request.path, status, code, duration_ms: (answeredAt ?? Date.now()) - started })
       })),
       Effect.zipRight(Effect.logInfo("request"))
     )
