@@ -24,7 +24,7 @@ import { Lifecycle } from "../services/Lifecycle.js"
 import { makeMessagesPlanner } from "./messagesPath.js"
 import { makeOpenAIPlanner } from "./openaiPath.js"
 import { moderationTexts, offersModel, wantsImageGeneration } from "./policy.js"
-import { type Answer, type CallError, type CallInput, type CallStep, makeUpstreamCaller } from "./upstreamCall.js"
+import { type Answer, answerOf, type CallError, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
 import { validateResponsesBody } from "./validate.js"
 import { waitingStream } from "./waitingStream.js"
 
@@ -33,9 +33,6 @@ export const responsesSubpath = (path: string): string => {
   const at = path.indexOf("/responses")
   return at < 0 ? "" : path.slice(at + "/responses".length).replace(/\/+$/, "")
 }
-
-const answerOf = (step: CallStep): Effect.Effect<Answer, CallError> =>
-  step._tag === "Answered" ? Effect.succeed(step.answer) : step.resume
 
 const flaggedCounter = taggedCounters(moderationFlagged, ["group", "category"])
 

@@ -102,6 +102,10 @@ export type CallStep =
   /** Every account was busy: `resume` waits for the slot and finishes the call (failover included). */
   | { readonly _tag: "Waiting"; readonly resume: Effect.Effect<Answer, CallError> }
 
+/** The answer of a step: at hand, or after the wait it handed back. */
+export const answerOf = (step: CallStep): Effect.Effect<Answer, CallError> =>
+  step._tag === "Answered" ? Effect.succeed(step.answer) : step.resume
+
 /** Calls upstream for a request; `mayWait` lets it hand back the waiting instead of doing it. */
 export type UpstreamCaller = (input: CallInput, mayWait: boolean) => Effect.Effect<CallStep, CallError>
 
@@ -208,7 +212,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
         // The wait runs later, where the caller decides (inside an SSE response), still in this attempt's scope.
         const resume = inAttempt(Effect.map(waitThenSend, answered)).pipe(
           Effect.catchAll(failed(false)),
-          Effect.flatMap((s) => (s._tag === "Answered" ? Effect.succeed(s.answer) : s.resume))
+          Effect.flatMap(answerOf)
         )
         return Effect.succeed<CallStep>({ _tag: "Waiting", resume })
       })

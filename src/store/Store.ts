@@ -65,7 +65,6 @@ export const defaultStoreOptions: StoreOptions = {
   openMarkerDelayMillis: 100
 }
 
-
 const make = (options: StoreOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

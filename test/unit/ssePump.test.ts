@@ -384,41 +384,41 @@ describe("pumpUpstream, Stream fallback", () => {
 })
 
 describe("pumpFrames", () => {
+  /**
+   * Starts pumpFrames on `source` with visible frames, recording whether the client's stream was
+   * already ended and how much it had been sent when the settlement ran.
+   */
+  const startFrames = async (source: PassThrough) => {
+    const { sink, state, written } = makeSink()
+    const atSettle: Array<{ ended: boolean; written: number }> = []
+    const fiber = Effect.runFork(pumpFrames(readableResponse(source), sink, makeLifecycle().shape, {
+      frames: (frames) => frames.map((f) => `<${f.data}>`).join(""),
+      finish: (early) => (early === undefined ? "<done>" : "<failed>"),
+      settle: Effect.sync(() => atSettle.push({ ended: state.ended, written: written.length }))
+    }))
+    await until(() => source.listenerCount("data") > 0, "the pump to listen")
+    return { written, atSettle, done: () => Effect.runPromise(Fiber.join(fiber)) }
+  }
+
   // The client has its whole stream, terminal event included, before the settlement's batch
   // commits: settling must not hold the response open.
   it("ends the client's stream after the closing frames and before the settlement runs", async () => {
-    const { sink, state, written } = makeSink()
     const source = new PassThrough()
-    const seenAtSettle: Array<{ ended: boolean; written: number }> = []
-    const fiber = Effect.runFork(pumpFrames(readableResponse(source), sink, makeLifecycle().shape, {
-      frames: (frames) => frames.map((f) => `<${f.data}>`).join(""),
-      finish: (early) => (early === undefined ? "<done>" : "<failed>"),
-      settle: Effect.sync(() => seenAtSettle.push({ ended: state.ended, written: written.length }))
-    }))
-    await until(() => source.listenerCount("data") > 0, "the pump to listen")
+    const { atSettle, done, written } = await startFrames(source)
     source.end("data: a\n\ndata: b\n\n")
-    await Effect.runPromise(Fiber.join(fiber))
+    await done()
     expect(written.join("")).toBe("<a><b><done>")
-    expect(seenAtSettle).toEqual([{ ended: true, written: written.length }])
+    expect(atSettle).toEqual([{ ended: true, written: written.length }])
   })
 
   it("still settles, with the stream ended, when the upstream breaks off", async () => {
-    const { sink, state, written } = makeSink()
     const source = new PassThrough()
-    let settledAfterEnd: boolean | undefined
-    const fiber = Effect.runFork(pumpFrames(readableResponse(source), sink, makeLifecycle().shape, {
-      frames: (frames) => frames.map((f) => `<${f.data}>`).join(""),
-      finish: (early) => (early === undefined ? "<done>" : "<failed>"),
-      settle: Effect.sync(() => {
-        settledAfterEnd = state.ended
-      })
-    }))
-    await until(() => source.listenerCount("data") > 0, "the pump to listen")
+    const { atSettle, done, written } = await startFrames(source)
     source.write("data: a\n\n")
     await turns()
     source.destroy(new Error("connection reset"))
-    await Effect.runPromise(Fiber.join(fiber))
+    await done()
     expect(written.join("")).toBe("<a><failed>")
-    expect(settledAfterEnd).toBe(true)
+    expect(atSettle).toEqual([{ ended: true, written: written.length }])
   })
 })
