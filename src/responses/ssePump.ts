@@ -12,7 +12,7 @@ import { Cause, Effect, Stream } from "effect"
 import type { SseSink } from "../http/reply.js"
 import type { LifecycleShape } from "../services/Lifecycle.js"
 import { SseDecoder, type SseFrame } from "../sse/codec.js"
-import type { UpstreamResponse } from "../upstream/Upstream.js"
+import type { BodySource, UpstreamResponse } from "../upstream/Upstream.js"
 
 export type PumpEnd =
   | { readonly _tag: "Ended" }
@@ -22,59 +22,53 @@ export type PumpEnd =
 const ENDED: PumpEnd = { _tag: "Ended" }
 const DRAINING: PumpEnd = { _tag: "Draining" }
 
-/** The Node fast path: listeners on the upstream body, no fiber work per chunk. */
-const pumpReadable = (
-  readable: NonNullable<UpstreamResponse["readable"]>,
+/** The fast path: a push source, no fiber work per chunk. */
+const pumpSource = (
+  source: BodySource,
   sink: SseSink,
   onChunk: (chunk: Uint8Array) => string,
   lifecycle: LifecycleShape
 ) =>
   Effect.async<PumpEnd>((resume) => {
-    const source = readable.stream
     let done = false
+    let stopDrainWatch = () => {}
     const finish = (end: PumpEnd) => {
       if (done) return
       done = true
-      cleanup()
+      stopDrainWatch()
+      source.unlisten()
       resume(Effect.succeed(end))
     }
     const resumeSource = () => {
       if (!done) source.resume()
     }
-    const onData = (chunk: Uint8Array) => {
-      let out: string
-      try {
-        out = onChunk(chunk)
-      } catch (defect) {
-        // A bug in the rewrite: thrown from a listener it would take the process down.
-        return finish({ _tag: "Failed", message: "The gateway failed to forward the stream", defect })
-      }
-      if (out !== "" && !sink.write(out)) {
-        source.pause()
-        sink.onDrain(resumeSource)
-      }
-    }
-    const onEnd = () => finish(ENDED)
-    const onError = (e: unknown) => finish({ _tag: "Failed", message: readable.failure(e).message })
-    const onClose = () => finish({ _tag: "Failed", message: "The upstream connection closed mid-answer" })
-    let stopDrainWatch = () => {}
-    function cleanup() {
-      stopDrainWatch()
-      source.off("data", onData)
-      source.off("end", onEnd)
-      source.off("error", onError)
-      source.off("close", onClose)
-    }
-    source.on("data", onData)
-    source.once("end", onEnd)
-    source.once("error", onError)
-    source.once("close", onClose)
+    source.listen({
+      data: (chunk) => {
+        if (done) return
+        let out: string
+        try {
+          out = onChunk(chunk)
+        } catch (defect) {
+          // A bug in the rewrite: thrown from a listener it would take the process down.
+          return finish({ _tag: "Failed", message: "The gateway failed to forward the stream", defect })
+        }
+        if (out !== "" && !sink.write(out)) {
+          source.pause()
+          sink.onDrain(resumeSource)
+        }
+      },
+      end: () => finish(ENDED),
+      error: (failure) => finish({ _tag: "Failed", message: failure.message })
+    })
     // Last: past the deadline already, this finishes at once (and cleans up) before returning.
-    stopDrainWatch = lifecycle.onDrainDeadline(() => finish(DRAINING))
-    if (done) stopDrainWatch()
+    if (!done) {
+      stopDrainWatch = lifecycle.onDrainDeadline(() => finish(DRAINING))
+      if (done) stopDrainWatch()
+    }
     return Effect.sync(() => {
       done = true
-      cleanup()
+      stopDrainWatch()
+      source.unlisten()
     })
   })
 
@@ -108,8 +102,8 @@ export const pumpUpstream = (
   onChunk: (chunk: Uint8Array) => string,
   lifecycle: LifecycleShape
 ): Effect.Effect<PumpEnd> =>
-  response.readable !== undefined
-    ? pumpReadable(response.readable, sink, onChunk, lifecycle)
+  response.source !== undefined
+    ? pumpSource(response.source, sink, onChunk, lifecycle)
     : pumpStream(response, sink, onChunk, lifecycle)
 
 /** A pump that stopped on a bug in the rewrite still ended the client's stream; the bug is logged here. */

@@ -127,12 +127,12 @@ export const makeUpstreamCaller = Effect.gen(function*() {
       const started = Date.now()
       return Effect.matchEffect(upstream.send(account, input.build(account)), {
         onFailure: (e) => {
-          observe(upstreamFirstByte, Date.now() - started)
+          observe(upstreamFirstByte, Date.now() - started) // the time it took to fail
           const outcome: UpstreamOutcome = { _tag: "Failure", status: e.status, headers: {}, code: e.code }
           return Effect.zipRight(scheduler.report(account, outcome, input.session), Effect.fail(e))
         },
         onSuccess: (sent) => {
-          observe(upstreamFirstByte, Date.now() - started)
+          observe(upstreamFirstByte, (sent.headersAt ?? Date.now()) - started)
           if (sent.status >= 200 && sent.status < 300) {
             return Effect.as(scheduler.report(account, SUCCESS, input.session), { account, response: sent })
           }

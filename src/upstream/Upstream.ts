@@ -4,7 +4,6 @@
  * are errors. The answer body is a pull-based Stream tied to the caller's Scope, so closing the
  * scope (client gone, shutdown) aborts the upstream request.
  */
-import type { Readable } from "node:stream"
 import { Context, Effect, Layer, type Scope, Stream } from "effect"
 import { Settings } from "../config/AppConfig.js"
 import type { UpstreamFailed } from "../domain/errors.js"
@@ -20,23 +19,38 @@ export interface UpstreamRequest {
   readonly stream: boolean
 }
 
+/** Receives a body chunk by chunk, then exactly one of `end` or `error`. */
+export interface BodyListener {
+  readonly data: (chunk: Uint8Array) => void
+  readonly end: () => void
+  readonly error: (failure: UpstreamFailed) => void
+}
+
+/**
+ * A body pushed to one listener, for the SSE pump: plain callbacks cost a tenth of a Stream per
+ * chunk. What arrived before `listen` is delivered first. `pause` holds the upstream while the
+ * client cannot take more; `unlisten` stops delivery (releasing the request is the scope's job).
+ */
+export interface BodySource {
+  readonly listen: (listener: BodyListener) => void
+  readonly unlisten: () => void
+  readonly pause: () => void
+  readonly resume: () => void
+}
+
 export interface UpstreamResponse {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
+  /** When the headers came (epoch ms), if the answer was handed over later (a JSON answer comes whole). */
+  readonly headersAt?: number
   readonly body: Stream.Stream<Uint8Array, UpstreamFailed>
   /**
    * The whole body as text in one step, when the implementation can do that cheaper than through
    * the Stream (a JSON answer is small and read at once). Use `readText`, which falls back.
    */
   readonly text?: Effect.Effect<string, UpstreamFailed>
-  /**
-   * The body as the Node stream it is, when it is one (the HTTP upstream): the SSE pump reads it
-   * with plain listeners, which costs a tenth of a Stream per chunk. `failure` maps its errors.
-   */
-  readonly readable?: {
-    readonly stream: Readable
-    readonly failure: (cause: unknown) => UpstreamFailed
-  }
+  /** The body as a push source, when the implementation has one (the HTTP upstream). */
+  readonly source?: BodySource
 }
 
 /** The whole answer as text: the implementation's fast path if it has one, else the byte Stream. */

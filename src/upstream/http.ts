@@ -1,23 +1,25 @@
 /**
- * The HTTP upstream: one undici Agent (keep-alive pool per origin) for the whole process.
+ * The HTTP upstream: one undici Agent (keep-alive pool per origin) for the whole process, driven
+ * through undici's dispatch API. A handler of our own takes the answer as it comes, with no
+ * Readable stream and no promise in between: measured against undici's `request()` and
+ * `body.text()` in the same minimal proxy, it costs 25-30 µs less CPU per request, and the
+ * Effect around it needs one async step instead of two or three.
+ *
+ * A JSON request is answered whole: `send` ends when the last byte has come, so nothing is left
+ * open for the request's scope to release. A stream request is answered at its headers; the body
+ * then goes to one listener (`BodySource`), and closing the request's scope before the body ended
+ * aborts the upstream request.
  */
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect, Redacted } from "effect"
-import { EventEmitter } from "node:events"
-import { Agent, type Dispatcher, request } from "undici"
+import { Effect, Redacted, Stream } from "effect"
+import type { Dispatcher } from "undici"
+import { Agent } from "undici"
 import type { SettingsShape } from "../config/AppConfig.js"
 import { UpstreamFailed } from "../domain/errors.js"
 import type { Account } from "../domain/model.js"
 import { addFinalizer } from "../lib/scope.js"
-import type { UpstreamShape } from "./Upstream.js"
+import type { BodyListener, BodySource, UpstreamRequest, UpstreamResponse, UpstreamShape } from "./Upstream.js"
 
 const ANTHROPIC_VERSION = "2023-06-01"
-
-const authHeaders = (account: Account): Record<string, string> => {
-  const secret = account.secret === undefined ? undefined : Redacted.value(account.secret)
-  if (account.platform === "openai") return secret === undefined ? {} : { authorization: `Bearer ${secret}` }
-  return { ...(secret === undefined ? {} : { "x-api-key": secret }), "anthropic-version": ANTHROPIC_VERSION }
-}
 
 /**
  * A transport failure as the catalogue's error. The three timeouts keep their own codes: failover
@@ -45,6 +47,201 @@ const flatHeaders = (h: Record<string, string | Array<string> | undefined>): Rec
   return out
 }
 
+/** Where an account's requests go and what they carry, worked out once per account. */
+interface Target {
+  readonly origin: string
+  /** The base URL's path (e.g. `/v1`), before the request's own. */
+  readonly prefix: string
+  readonly jsonHeaders: Record<string, string>
+  readonly streamHeaders: Record<string, string>
+}
+
+const targetOf = (account: Account): Target => {
+  const url = new URL(account.baseUrl)
+  const secret = account.secret === undefined ? undefined : Redacted.value(account.secret)
+  const auth: Record<string, string> = account.platform === "openai"
+    ? secret === undefined ? {} : { authorization: `Bearer ${secret}` }
+    : { ...(secret === undefined ? {} : { "x-api-key": secret }), "anthropic-version": ANTHROPIC_VERSION }
+  return {
+    origin: url.origin,
+    prefix: url.pathname.replace(/\/+$/, ""),
+    jsonHeaders: { "content-type": "application/json", accept: "application/json", ...auth },
+    streamHeaders: { "content-type": "application/json", accept: "text/event-stream", ...auth }
+  }
+}
+
+const ABORTED = new Error("The gateway stopped reading this upstream answer")
+
+const noop = (): void => {}
+
+/**
+ * One upstream request and its answer. It hands the answer over once (`answer`): whole for a JSON
+ * request, at the headers for a stream. A stream's body goes to the one listener that asks for it;
+ * what arrives before it listens is held, and the upstream is paused meanwhile.
+ */
+class Exchange implements Dispatcher.DispatchHandler, BodySource {
+  private answer: (result: Effect.Effect<UpstreamResponse, UpstreamFailed>) => void = noop
+  private controller: Dispatcher.DispatchController | undefined
+  private status = 0
+  private headers: Record<string, string> = {}
+  private headersAt = 0
+  private readonly held: Array<Buffer> = []
+  private listener: BodyListener | undefined
+  /** The body's end, once known: done, or how it failed. */
+  private ending: "open" | "ended" | UpstreamFailed = "open"
+  /** Nobody will read any more: what still comes is dropped and the request is aborted. */
+  private abandoned = false
+  private handedOver = false
+
+  constructor(private readonly account: Account, private readonly stream: boolean) {}
+
+  /** Sends the request; `answer` gets the answer (or the transport failure) once. */
+  start(agent: Agent, target: Target, req: UpstreamRequest, answer: (result: Effect.Effect<UpstreamResponse, UpstreamFailed>) => void): void {
+    this.answer = answer
+    agent.dispatch({
+      origin: target.origin,
+      path: `${target.prefix}${req.path}`,
+      method: "POST",
+      headers: req.stream ? target.streamHeaders : target.jsonHeaders,
+      body: req.body
+    }, this)
+  }
+
+  /** Stops the upstream request if it is still running; nothing more reaches a listener. */
+  abandon(): void {
+    if (this.abandoned) return
+    this.abandoned = true
+    this.listener = undefined
+    this.held.length = 0
+    if (this.ending === "open") this.controller?.abort(ABORTED)
+  }
+
+  // -- undici's side --
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller
+    if (this.abandoned) controller.abort(ABORTED)
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | Array<string> | undefined>
+  ): void {
+    if (statusCode < 200) return // an informational answer; the real one follows
+    this.status = statusCode
+    this.headers = flatHeaders(headers)
+    this.headersAt = Date.now()
+    if (!this.stream) return
+    // What comes before the listener is held; the pause keeps that to what is already in flight.
+    controller.pause()
+    this.handOver(Effect.succeed(this.streamed()))
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.abandoned) return
+    if (this.listener !== undefined) this.listener.data(chunk)
+    else this.held.push(chunk)
+  }
+
+  onResponseEnd(): void {
+    this.ending = "ended"
+    if (!this.stream) return this.handOver(Effect.succeed(this.whole()))
+    if (!this.abandoned) this.listener?.end()
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.abandoned) return
+    const failure = transportError(this.account, error)
+    this.ending = failure
+    if (!this.handedOver) return this.handOver(Effect.fail(failure))
+    this.listener?.error(failure)
+  }
+
+  // -- the body, for the one who reads it --
+
+  listen(listener: BodyListener): void {
+    if (this.abandoned || this.listener !== undefined) return
+    this.listener = listener
+    const held = this.held.splice(0)
+    for (const chunk of held) if (this.listener === listener) listener.data(chunk)
+    if (this.listener !== listener) return // it stopped listening on what it was given
+    if (this.ending === "ended") listener.end()
+    else if (this.ending !== "open") listener.error(this.ending)
+    else this.controller?.resume()
+  }
+
+  unlisten(): void {
+    this.listener = undefined
+  }
+
+  pause(): void {
+    this.controller?.pause()
+  }
+
+  resume(): void {
+    this.controller?.resume()
+  }
+
+  private handOver(result: Effect.Effect<UpstreamResponse, UpstreamFailed>): void {
+    if (this.handedOver) return
+    this.handedOver = true
+    this.answer(result)
+  }
+
+  private bodyText(): string {
+    const held = this.held
+    const text = held.length === 1 ? held[0]!.toString("utf8") : Buffer.concat(held).toString("utf8")
+    held.length = 0
+    return text
+  }
+
+  private whole(): UpstreamResponse {
+    const text = this.bodyText()
+    return {
+      status: this.status,
+      headers: this.headers,
+      headersAt: this.headersAt,
+      text: Effect.succeed(text),
+      get body() {
+        return Stream.succeed(Buffer.from(text, "utf8"))
+      }
+    }
+  }
+
+  private streamed(): UpstreamResponse {
+    const source: BodySource = this
+    return {
+      status: this.status,
+      headers: this.headers,
+      headersAt: this.headersAt,
+      source,
+      // An error answer's body, read whole.
+      text: Effect.async<string, UpstreamFailed>((resume) => {
+        const chunks: Array<Uint8Array> = []
+        source.listen({
+          data: (chunk) => {
+            chunks.push(chunk)
+          },
+          end: () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))),
+          error: (failure) => resume(Effect.fail(failure))
+        })
+        return Effect.sync(() => source.unlisten())
+      }),
+      get body() {
+        return Stream.asyncPush<Uint8Array, UpstreamFailed>((emit) =>
+          Effect.acquireRelease(
+            Effect.sync(() =>
+              source.listen({ data: (chunk) => emit.single(chunk), end: () => emit.end(), error: (e) => emit.fail(e) })
+            ),
+            () => Effect.sync(() => source.unlisten())
+          )
+        )
+      }
+    }
+  }
+}
+
 export const makeHttpUpstream = (settings: SettingsShape) =>
   Effect.acquireRelease(
     Effect.sync(() =>
@@ -59,56 +256,28 @@ export const makeHttpUpstream = (settings: SettingsShape) =>
     ),
     (agent) => Effect.promise(() => agent.close())
   ).pipe(
-    Effect.map((agent): UpstreamShape => ({
-      send: (account, req) =>
-        // The call itself stays interruptible (a client that leaves while the upstream has not
-        // answered aborts it through the signal); once it has answered, its body is ours to
-        // release with the request's scope.
-        Effect.uninterruptibleMask((restore) =>
-          Effect.tap(
-            restore(Effect.async<Dispatcher.ResponseData, UpstreamFailed>((resume) => {
-              // undici takes an EventEmitter as the abort signal: a fraction of an AbortController's
-              // cost (measured: about 6 µs against 18 µs per request).
-              const abort = new EventEmitter()
-              request(`${account.baseUrl}${req.path}`, {
-                method: "POST",
-                dispatcher: agent,
-                signal: abort,
-                headers: {
-                  "content-type": "application/json",
-                  accept: req.stream ? "text/event-stream" : "application/json",
-                  ...authHeaders(account)
-                },
-                body: req.body
-              }).then(
-                (res) => resume(Effect.succeed(res)),
-                (e: unknown) => resume(Effect.fail(transportError(account, e)))
-              )
-              return Effect.sync(() => abort.emit("abort"))
-            })),
-            // Closing the scope before the body was read to the end aborts the upstream request. The
-            // abort surfaces as an 'error' on the body; with no reader left, a listener must take it, or
-            // Node treats it as unhandled and the process dies.
-            (res) =>
-              addFinalizer(() =>
-                Effect.sync(() => {
-                  res.body.on("error", ignore)
-                  res.body.destroy()
-                })
-              )
-          )
-        ).pipe(
-          Effect.map((res) => ({
-            status: res.statusCode,
-            headers: flatHeaders(res.headers),
-            // NodeStream reads the socket's chunks as they come (with backpressure) for a fraction
-            // of the cost of async iteration.
-            body: NodeStream.fromReadable<UpstreamFailed, Uint8Array>(() => res.body, (e) => transportError(account, e)),
-            text: Effect.tryPromise({ try: () => res.body.text(), catch: (e) => transportError(account, e) }),
-            readable: { stream: res.body, failure: (e: unknown) => transportError(account, e) }
-          }))
-        )
-    }))
+    Effect.map((agent): UpstreamShape => {
+      const targets = new WeakMap<Account, Target>()
+      const targetFor = (account: Account): Target => {
+        let target = targets.get(account)
+        if (target === undefined) targets.set(account, target = targetOf(account))
+        return target
+      }
+
+      return {
+        send: (account, req) =>
+          Effect.suspend(() => {
+            const exchange = new Exchange(account, req.stream)
+            const call = Effect.async<UpstreamResponse, UpstreamFailed>((resume) => {
+              exchange.start(agent, targetFor(account), req, resume)
+              // A client that leaves before the answer came aborts the upstream request.
+              return Effect.sync(() => exchange.abandon())
+            })
+            // A JSON answer is whole when `send` ends; a stream's body outlives it, until the
+            // request's scope ends it (aborting it if it is still open).
+            return req.stream ? Effect.zipRight(addFinalizer(() => Effect.sync(() => exchange.abandon())), call) : call
+          })
+      }
+    })
   )
 
-const ignore = (): void => {}

@@ -10,7 +10,7 @@ import { UpstreamFailed } from "../../src/domain/errors.js"
 import type { SseSink } from "../../src/http/reply.js"
 import { pumpFrames, type PumpEnd, pumpUpstream } from "../../src/responses/ssePump.js"
 import { DrainSignal, Lifecycle, lifecycleOf, type LifecycleShape } from "../../src/services/Lifecycle.js"
-import type { UpstreamResponse } from "../../src/upstream/Upstream.js"
+import type { BodySource, UpstreamResponse } from "../../src/upstream/Upstream.js"
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 
@@ -65,12 +65,41 @@ const makeLifecycle = () => {
 const failure = (e: unknown) =>
   new UpstreamFailed({ status: 0, code: "upstream_error", message: `upstream broke: ${e instanceof Error ? e.message : String(e)}` })
 
-/** An HTTP-like answer whose body is a Node stream (the fast path). */
+/**
+ * A push source over a Node stream, as the HTTP upstream gives one: its listeners are on the
+ * stream only while the pump listens, so a leak shows as a listener count.
+ */
+const sourceOf = (stream: PassThrough): BodySource => {
+  let detach = () => {}
+  return {
+    listen: (listener) => {
+      const onData = (chunk: Uint8Array) => listener.data(chunk)
+      const onEnd = () => listener.end()
+      const onError = (e: unknown) => listener.error(failure(e))
+      const onClose = () => listener.error(failure(new Error("closed mid-answer")))
+      stream.on("data", onData)
+      stream.once("end", onEnd)
+      stream.once("error", onError)
+      stream.once("close", onClose)
+      detach = () => {
+        stream.off("data", onData)
+        stream.off("end", onEnd)
+        stream.off("error", onError)
+        stream.off("close", onClose)
+      }
+    },
+    unlisten: () => detach(),
+    pause: () => stream.pause(),
+    resume: () => stream.resume()
+  }
+}
+
+/** An HTTP-like answer with a push source (the fast path). */
 const readableResponse = (source: PassThrough): UpstreamResponse => ({
   status: 200,
   headers: { "content-type": "text/event-stream" },
   body: Stream.die(new Error("the fast path must not read the Stream body")),
-  readable: { stream: source, failure }
+  source: sourceOf(source)
 })
 
 /** A simulator-like answer: only the Stream body. */
