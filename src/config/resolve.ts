@@ -2,7 +2,7 @@
  * Turns a decoded config file into the runtime model: keys hashed, references checked, secrets read
  * from the environment. Every problem names the field it is about.
  */
-import { createHash } from "node:crypto"
+import { hash } from "node:crypto"
 import { Either, Redacted } from "effect"
 import type { GatewayConfig, Platform } from "../domain/config.js"
 import { type Account, type ApiKey, type Group, type User, usdToMicros } from "../domain/model.js"
@@ -28,7 +28,7 @@ export interface GatewayData {
   readonly accountSecretEnv: ReadonlyMap<string, string>
 }
 
-export const sha256Hex = (s: string): string => createHash("sha256").update(s).digest("hex")
+export const sha256Hex = (s: string): string => hash("sha256", s, "hex")
 
 /** The visible part of a key: enough to recognise it in a listing, never enough to use it. */
 export const keyPrefix = (key: string): string => `${key.slice(0, Math.min(8, Math.floor(key.length / 3)))}…`
