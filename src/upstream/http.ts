@@ -161,7 +161,8 @@ class Exchange implements Dispatcher.DispatchHandler, BodySource {
   // -- the body, for the one who reads it --
 
   listen(listener: BodyListener): void {
-    if (this.abandoned || this.listener !== undefined) return
+    if (this.listener !== undefined) throw new Error("an upstream body has one listener at a time")
+    if (this.abandoned) return
     this.listener = listener
     const held = this.held.splice(0)
     for (const chunk of held) if (this.listener === listener) listener.data(chunk)
@@ -172,7 +173,10 @@ class Exchange implements Dispatcher.DispatchHandler, BodySource {
   }
 
   unlisten(): void {
+    if (this.listener === undefined) return
     this.listener = undefined
+    // Whatever comes next is held until someone listens again: no more than what is in flight.
+    if (this.ending === "open") this.controller?.pause()
   }
 
   pause(): void {
