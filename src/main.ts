@@ -5,6 +5,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, Settings } from "./config/AppConfig.js"
 import { GatewayServer } from "./http/GatewayServer.js"
+import { AccessLog } from "./observability/accessLog.js"
 import * as JsonLogger from "./observability/logger.js"
 import { servicesLayer } from "./server.js"
 import { Lifecycle } from "./services/Lifecycle.js"
@@ -54,7 +55,8 @@ const ServicesLive = Layer.unwrapEffect(
     const target = yield* targetFor(yield* AppConfig)
     yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ database: describeTarget(target) }))
     // Scheduler: on Redis when REDIS_URL is set (instances share slots and cooldowns), else in process.
-    return servicesLayer({ ...sqlServices(target), scheduler: Scheduler.layerConfig })
+    // The access log goes straight to stdout, beside the JSON logger installed below.
+    return servicesLayer({ ...sqlServices(target), scheduler: Scheduler.layerConfig, accessLog: AccessLog.layer })
   })
 )
 

@@ -5,6 +5,7 @@
 import { Layer } from "effect"
 import type { AppConfig, Settings } from "./config/AppConfig.js"
 import { GatewayServer, type ListenOptions } from "./http/GatewayServer.js"
+import { AccessLog } from "./observability/accessLog.js"
 import { KeyRepo } from "./services/KeyRepo.js"
 import { Lifecycle } from "./services/Lifecycle.js"
 import { Moderation } from "./services/Moderation.js"
@@ -21,14 +22,16 @@ export interface ServiceOverrides {
   readonly scheduler?: ServiceLayer<Scheduler>
   readonly moderation?: ServiceLayer<Moderation>
   readonly upstream?: ServiceLayer<Upstream>
+  readonly accessLog?: ServiceLayer<AccessLog>
 }
 
-export type Services = KeyRepo | Quota | Scheduler | Moderation | Upstream | Lifecycle
+export type Services = KeyRepo | Quota | Scheduler | Moderation | Upstream | Lifecycle | AccessLog
 
 /**
  * The services the app runs on. Defaults: in-memory KeyRepo and Quota from the config, in-process
  * Scheduler (pass `Scheduler.layerRedis(...)`, or `Scheduler.layerConfig` to follow REDIS_URL, to
- * share slots and cooldowns between instances), rules Moderation, HTTP + simulator Upstream.
+ * share slots and cooldowns between instances), rules Moderation, HTTP + simulator Upstream, the
+ * access log through Effect's logger (`main` writes it straight to stdout: `AccessLog.layer`).
  */
 export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Services, unknown, AppConfig | Settings> =>
   Layer.mergeAll(
@@ -37,6 +40,7 @@ export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Ser
     overrides.scheduler ?? Scheduler.layer,
     overrides.moderation ?? Moderation.layer,
     overrides.upstream ?? Upstream.layer,
+    overrides.accessLog ?? AccessLog.layerLogger,
     Lifecycle.layer
   )
 

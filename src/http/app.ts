@@ -8,6 +8,7 @@ import type { ServerResponse } from "node:http"
 import { Cause, Context, Effect, Exit, FiberRef, HashMap, Scope } from "effect"
 import type { GatewayError } from "../domain/errors.js"
 import { type Envelope, envelopeOf, envelopeReply, internalError, type RouteRefused } from "./envelope.js"
+import { AccessLog } from "../observability/accessLog.js"
 import { recordRequest } from "./metrics.js"
 import type { Reply, SseSink, TextReply } from "./reply.js"
 import { SSE_HEADERS } from "./reply.js"
@@ -78,18 +79,11 @@ const inRequest = <A, E, R>(
     effect
   ) as Effect.Effect<A, E, Exclude<R, Scope.Scope>> // the Scope is in the context from here on
 
-/** Adds the access log's fields to the (ending) request fiber's annotations. */
-const annotateAccess = (fields: Record<string, unknown>) =>
-  FiberRef.update(FiberRef.currentLogAnnotations, (annotations) =>
-    HashMap.mutate(annotations, (m) => {
-      for (const k in fields) HashMap.set(m, k, fields[k])
-    }))
-
 /**
  * Serves requests with the route table built once. Each call serves one request on `res` as the
  * root of a fiber of its own, and never fails: by the time it ends, the client has its answer.
  */
-export const makeServeRequest = Effect.map(makeDispatch, (dispatch) => (request: ClientRequest, res: ServerResponse) => {
+export const makeServeRequest = Effect.zipWith(makeDispatch, AccessLog, (dispatch, accessLog) => (request: ClientRequest, res: ServerResponse) => {
   const started = Date.now()
   let status = 200
   let code = "ok"
@@ -135,9 +129,15 @@ export const makeServeRequest = Effect.map(makeDispatch, (dispatch) => (request:
       Effect.zipRight(bug),
       Effect.zipRight(Effect.suspend(() => {
         recordRequest(routeName(request.path), status, code)
-        return annotateAccess({ method: request.method, path: request.path, status, code, duration_ms: (answeredAt ?? Date.now()) - started })
-      })),
-      Effect.zipRight(Effect.logInfo("request"))
+        return accessLog.record({
+          requestId: request.id,
+          method: request.method,
+          path: request.path,
+          status,
+          code,
+          durationMs: (answeredAt ?? Date.now()) - started
+        })
+      }))
     )
   }
   return Effect.flatMap(Scope.make(), (scope) => Effect.onExit(answer(scope), done(scope))).pipe(

@@ -66,10 +66,15 @@ export const batchedWriter = (out: NodeJS.WritableStream) => {
   }
 }
 
+let stdout: ((line: string) => void) | undefined
+
+/** The process's one batched writer on stdout, shared by the logger and the access log (accessLog.ts). */
+export const stdoutLines = (): ((line: string) => void) => (stdout ??= batchedWriter(process.stdout))
+
 /** Replaces the default logger with JSON lines on stdout (stdout to a file or a pipe is synchronous on Linux). */
 export const layer = Layer.unwrapEffect(
   Effect.sync(() => {
-    const write = batchedWriter(process.stdout)
+    const write = stdoutLines()
     return Logger.replace(Logger.defaultLogger, Logger.make((options) => write(formatLine(options))))
   })
 )

@@ -1,9 +1,11 @@
 /**
  * src/observability/logger.ts: one JSON object per line (message, logLevel, timestamp,
- * annotations, cause when there is one), and lines of one event-loop turn written together.
+ * annotations, cause when there is one), and lines of one event-loop turn written together;
+ * src/observability/accessLog.ts: the access line written directly is the logger's line.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, FiberId, HashMap, List, Logger, LogLevel } from "effect"
+import { Cause, Effect, FiberId, HashMap, Layer, List, Logger, LogLevel } from "effect"
+import { type AccessEntry, AccessLog } from "../../src/observability/accessLog.js"
 import { batchedWriter, formatLine } from "../../src/observability/logger.js"
 
 /** Runs `effect` with a logger that formats each entry with `formatLine`; returns the lines. */
@@ -201,5 +203,54 @@ describe("batchedWriter", () => {
     const lines = (calls[0] ?? "").split("\n")
     expect(lines.pop()).toBe("")
     expect(lines.map((l) => parse(l).message)).toEqual(["first", "second"])
+  })
+})
+
+describe("the access log", () => {
+  const entry: AccessEntry = {
+    requestId: "5f0e8e8c-0000-4000-8000-000000000001",
+    method: "POST",
+    // Client text: quotes, a backslash and a control character must come out as valid JSON.
+    path: "/v1/resp\"on\\ses\u0001",
+    status: 499,
+    code: "client_closed_request",
+    durationMs: 12
+  }
+
+  /** What `layer` or `layerLogger` record for `entry`, with the minimum log level at `minimum`. */
+  const recorded = (make: (lines: Array<string>) => Layer.Layer<AccessLog>, minimum: LogLevel.LogLevel) => {
+    const lines: Array<string> = []
+    const capture = Logger.replace(Logger.defaultLogger, Logger.make((o) => lines.push(formatLine(o))))
+    Effect.runSync(
+      Effect.flatMap(AccessLog, (log) => log.record(entry)).pipe(
+        Effect.provide(make(lines)),
+        Effect.provide(capture),
+        Effect.provide(Logger.minimumLogLevel(minimum))
+      )
+    )
+    return lines
+  }
+  const direct = (lines: Array<string>) => AccessLog.layerWriter((line) => lines.push(line))
+  const viaLogger = () => AccessLog.layerLogger
+
+  it("writes, straight to its writer, the line the logger writes for the same request", () => {
+    const straight = parse(only(recorded(direct, LogLevel.Info)))
+    const logged = parse(only(recorded(viaLogger, LogLevel.Info)))
+    expect(straight).toEqual({ ...logged, timestamp: straight["timestamp"] })
+    expect(straight["annotations"]).toEqual({
+      request_id: entry.requestId,
+      method: "POST",
+      path: entry.path,
+      status: 499,
+      code: "client_closed_request",
+      duration_ms: 12
+    })
+    expect(Number.isNaN(Date.parse(String(straight["timestamp"])))).toBe(false)
+  })
+
+  it("writes nothing when LOG_LEVEL keeps Info lines out, like the logger", () => {
+    expect(recorded(direct, LogLevel.Warning)).toEqual([])
+    expect(recorded(viaLogger, LogLevel.Warning)).toEqual([])
+    expect(recorded(direct, LogLevel.Debug)).toHaveLength(1)
   })
 })
