@@ -13,40 +13,62 @@ export interface SseFrame {
   readonly text: string
 }
 
+/** One field line: its name and value (one optional leading space dropped); undefined for a comment or a blank line. */
+const fieldOf = (line: string): { readonly name: string; readonly value: string } | undefined => {
+  if (line === "" || line.charCodeAt(0) === 58 /* ":" */) return undefined
+  const colon = line.indexOf(":")
+  if (colon < 0) return { name: line, value: "" }
+  const valueAt = line.charCodeAt(colon + 1) === 32 /* " " */ ? colon + 2 : colon + 1
+  return { name: line.slice(0, colon), value: line.slice(valueAt) }
+}
+
+/** A frame's `event` and `data` fields (`id`, `retry` and unknown fields are not used here). */
 const parseFrame = (text: string): SseFrame => {
   let event: string | undefined
   let data: string | undefined
-  for (const line of text.split("\n")) {
-    if (line === "" || line.startsWith(":")) continue
-    const colon = line.indexOf(":")
-    const field = colon < 0 ? line : line.slice(0, colon)
-    let value = colon < 0 ? "" : line.slice(colon + 1)
-    if (value.startsWith(" ")) value = value.slice(1)
-    if (field === "event") event = value
-    else if (field === "data") data = data === undefined ? value : `${data}\n${value}`
+  let at = 0
+  while (at < text.length) {
+    let end = text.indexOf("\n", at)
+    if (end < 0) end = text.length
+    const field = fieldOf(text.slice(at, end))
+    if (field?.name === "event") event = field.value
+    else if (field?.name === "data") data = data === undefined ? field.value : `${data}\n${field.value}`
+    at = end + 1
   }
   return { event, data: data ?? "", text: `${text}\n\n` }
 }
+
+/** Whether a frame is only blank lines and spaces (a stray line end, not an event). */
+const isBlank = (text: string): boolean => {
+  const first = text.charCodeAt(0)
+  // Almost every frame starts with a field name or a comment colon.
+  if (first !== 32 && first !== 9 && first !== 10) return text === ""
+  return text.trim() === ""
+}
+
+const STREAM = { stream: true } as const
 
 export class SseDecoder {
   private buffer = ""
   private readonly decoder = new TextDecoder()
 
   push(chunk: Uint8Array): Array<SseFrame> {
-    this.buffer += this.decoder.decode(chunk, { stream: true })
-    if (this.buffer.includes("\r")) {
+    let buffer = this.buffer + this.decoder.decode(chunk, STREAM)
+    if (buffer.includes("\r")) {
       // A "\r" at the very end may be the first half of a "\r\n" split across chunks: normalising
       // it now would turn that one line end into two (a blank line, a false frame end). Hold it.
-      const held = this.buffer.endsWith("\r")
-      this.buffer = (held ? this.buffer.slice(0, -1) : this.buffer).replace(/\r\n?/g, "\n") + (held ? "\r" : "")
+      const held = buffer.endsWith("\r")
+      buffer = (held ? buffer.slice(0, -1) : buffer).replace(/\r\n?/g, "\n") + (held ? "\r" : "")
     }
     const frames: Array<SseFrame> = []
+    let start = 0
     let end: number
-    while ((end = this.buffer.indexOf("\n\n")) >= 0) {
-      const text = this.buffer.slice(0, end)
-      this.buffer = this.buffer.slice(end + 2)
-      if (text.trim() !== "") frames.push(parseFrame(text))
+    while ((end = buffer.indexOf("\n\n", start)) >= 0) {
+      const text = buffer.slice(start, end)
+      start = end + 2
+      if (!isBlank(text)) frames.push(parseFrame(text))
     }
+    this.buffer = start === 0 ? buffer : buffer.slice(start)
     return frames
   }
 
