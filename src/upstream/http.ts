@@ -262,18 +262,32 @@ export const makeHttpUpstream = (settings: SettingsShape) =>
   ).pipe(
     Effect.map((agent): UpstreamShape => {
       const targets = new WeakMap<Account, Target>()
-      const targetFor = (account: Account): Target => {
+      /** The account's target, or undefined when its base URL cannot be parsed (config allows `http://[x`). */
+      const targetFor = (account: Account): Target | undefined => {
         let target = targets.get(account)
-        if (target === undefined) targets.set(account, target = targetOf(account))
+        if (target === undefined) {
+          try {
+            target = targetOf(account)
+          } catch {
+            return undefined
+          }
+          targets.set(account, target)
+        }
         return target
       }
 
       return {
         send: (account, req) =>
           Effect.suspend(() => {
+            const target = targetFor(account)
+            if (target === undefined) {
+              return Effect.fail(
+                new UpstreamFailed({ status: 0, code: "upstream_unreachable", message: `Upstream account '${account.name}' has an invalid base_url` })
+              )
+            }
             const exchange = new Exchange(account, req.stream)
             const call = Effect.async<UpstreamResponse, UpstreamFailed>((resume) => {
-              exchange.start(agent, targetFor(account), req, resume)
+              exchange.start(agent, target, req, resume)
               // A client that leaves before the answer came aborts the upstream request.
               return Effect.sync(() => exchange.abandon())
             })

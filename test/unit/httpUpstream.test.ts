@@ -368,6 +368,14 @@ describe("HTTP upstream: failures before the answer", () => {
       expect(failure.message).not.toContain("sk-never-shown")
     }
   })
+
+  it("a base URL the config let through but no URL parser takes fails as unreachable, not as a bug", async () => {
+    const account = accountOf("http://[not-an-address/v1", "openai", "sk-never-shown")
+    const failure = await within(sendFailure(up.upstream, account, jsonRequest()), "the invalid base URL")
+    expect(failure).toBeInstanceOf(UpstreamFailed)
+    expect(failure).toMatchObject({ status: 0, code: "upstream_unreachable" })
+    expect(failure.message).toContain("base_url")
+  })
 })
 
 describe("HTTP upstream: stream answers", () => {
