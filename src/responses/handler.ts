@@ -6,7 +6,7 @@
  * that must wait gets its SSE response at once and waits inside it (keep-alives, then the answer or
  * a response.failed). When slots are free nothing waits and no extra fiber or timer is made.
  */
-import { Effect, Metric } from "effect"
+import { Effect, Metric, Scope } from "effect"
 import { Settings } from "../config/AppConfig.js"
 import { ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import type { Group } from "../domain/model.js"
@@ -106,10 +106,9 @@ export const makeResponsesHandler = Effect.gen(function*() {
       principal,
       model: validated.model,
       session: sessionOf(principal.key.id, request.headers, validated.body),
-      build: plan.build,
-      // Slots taken from here on belong to the request: given back when its response ends, however.
-      scope: yield* Effect.scope
+      build: plan.build
     }
+    // Slots taken from here on belong to the request's scope: given back when its response ends, however.
     const keySlot = yield* scheduler.acquireKeySlot(principal)
 
     if (validated.stream) {
@@ -123,7 +122,10 @@ export const makeResponsesHandler = Effect.gen(function*() {
           drainDeadline: lifecycle.drainDeadline
         }))
       if (keySlot._tag === "Queued") {
-        return waitInStream(Effect.flatMap(keySlot.wait, () => Effect.flatMap(call(callInput, false), answerOf)))
+        // The wait runs inside the response, in a scope of its own; the account it gets is the request's.
+        const scope = yield* Effect.scope
+        const prepare = Effect.flatMap(keySlot.wait, () => Effect.flatMap(call(callInput, false), answerOf))
+        return waitInStream(Effect.provideService(prepare, Scope.Scope, scope))
       }
       const step = yield* call(callInput, true)
       return step._tag === "Answered" ? sse(plan.stream(step.answer)) : waitInStream(step.resume)

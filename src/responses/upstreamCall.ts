@@ -2,14 +2,14 @@
  * Calling upstream with failover: pick an account, send, and if the account failed in a way another
  * account may not (401/403/429/529/5xx, connect errors, first-byte timeouts), report it, let it go
  * and try the next, up to the configured number of switches, while nothing has reached the client.
- * Each attempt holds its account slot in its own child of the request scope, so a failed attempt
- * frees its slot at once and the winning attempt's slot lives as long as the request.
+ * Each attempt's account slot belongs to the request's scope; a failed attempt gives its slot back
+ * at once (the ticket's `release`), and the winning attempt's slot lives as long as the request.
  *
  * When every account is busy the pick returns a place in a queue. A stream request may then answer
  * at once with an SSE response and wait inside it (keep-alives while it waits): the call returns
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
-import { Effect, ExecutionStrategy, Exit, Scope } from "effect"
+import { Effect, Scope } from "effect"
 import { Settings } from "../config/AppConfig.js"
 import {
   type NoAvailableAccount,
@@ -21,7 +21,7 @@ import {
 } from "../domain/errors.js"
 import type { Account, Principal } from "../domain/model.js"
 import { observe, upstreamFirstByte } from "../http/metrics.js"
-import { Scheduler, type UpstreamOutcome } from "../services/Scheduler.js"
+import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../services/Scheduler.js"
 import { countFailover } from "../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
 import { failoverReason } from "../services/scheduler/verdict.js"
@@ -91,8 +91,6 @@ export interface CallInput {
   readonly model: string
   readonly session: string | undefined
   readonly build: (account: Account) => UpstreamRequest
-  /** The request's scope: each attempt's account slot and upstream answer live in a child of it. */
-  readonly scope: Scope.Scope
 }
 
 export type CallError = NoAvailableAccount | RateLimited | UpstreamFailed | StoreError
@@ -106,8 +104,11 @@ export type CallStep =
 export const answerOf = (step: CallStep): Effect.Effect<Answer, CallError> =>
   step._tag === "Answered" ? Effect.succeed(step.answer) : step.resume
 
-/** Calls upstream for a request; `mayWait` lets it hand back the waiting instead of doing it. */
-export type UpstreamCaller = (input: CallInput, mayWait: boolean) => Effect.Effect<CallStep, CallError>
+/**
+ * Calls upstream for a request, holding what it takes (the account slot, a stream's body) in the
+ * request's Scope; `mayWait` lets it hand back the waiting instead of doing it.
+ */
+export type UpstreamCaller = (input: CallInput, mayWait: boolean) => Effect.Effect<CallStep, CallError, Scope.Scope>
 
 const SUCCESS: UpstreamOutcome = { _tag: "Success" }
 
@@ -155,7 +156,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     account: Account,
     error: CallError,
     mayWait: boolean
-  ): Effect.Effect<CallStep, CallError> => {
+  ): Effect.Effect<CallStep, CallError, Scope.Scope> => {
     if (!(error instanceof UpstreamFailed) || !upstreamFailsOver(error.status)) return Effect.fail(error)
     const reason = failoverReason(error.status, error.code)
     const log = {
@@ -177,9 +178,8 @@ export const makeUpstreamCaller = Effect.gen(function*() {
   }
 
   /**
-   * One attempt: pick an account and call it, in a child scope of the request's that holds the
-   * account slot and the answer. A failed attempt closes its scope at once (slot back, upstream
-   * request aborted); the next attempt, if any, opens its own.
+   * One attempt: pick an account and call it. The slot (or the place in its queue) is the request
+   * scope's; a failed attempt gives it back at once, before the next attempt picks.
    */
   const attemptFrom = (
     input: CallInput,
@@ -187,37 +187,38 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     attempt: number,
     last: UpstreamFailed | undefined,
     mayWait: boolean
-  ): Effect.Effect<CallStep, CallError> =>
-    Effect.flatMap(Scope.fork(input.scope, ExecutionStrategy.sequential), (scope) => {
-      const inAttempt = <A, E>(self: Effect.Effect<A, E, Scope.Scope>) =>
-        Effect.onExit(Scope.extend(self, scope), (exit) => (Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void))
-      let account: Account | undefined
-      const failed = (canWait: boolean) => (e: CallError): Effect.Effect<CallStep, CallError> => {
-        // Out of accounts after a failure: the client hears what the upstream said, not "no account".
-        if (account === undefined) return Effect.fail(e._tag === "NoAvailableAccount" ? last ?? e : e)
-        return afterFailure(input, tried, attempt, account, e, canWait)
-      }
-      const pick = scheduler.acquireAccount({
-        group: input.principal.group,
-        model: input.model,
-        session: input.session,
-        exclude: tried
-      })
-      const step = Effect.flatMap(pick, (ticket): Effect.Effect<CallStep, CallError, Scope.Scope> => {
-        account = ticket.account
-        tried.add(ticket.account.name)
-        if (ticket._tag === "Granted") return Effect.map(send(input, ticket.account), answered)
-        const waitThenSend = Effect.zipRight(ticket.wait, send(input, ticket.account))
-        if (!mayWait) return Effect.map(waitThenSend, answered)
-        // The wait runs later, where the caller decides (inside an SSE response), still in this attempt's scope.
-        const resume = inAttempt(Effect.map(waitThenSend, answered)).pipe(
-          Effect.catchAll(failed(false)),
-          Effect.flatMap(answerOf)
-        )
-        return Effect.succeed<CallStep>({ _tag: "Waiting", resume })
-      })
-      return Effect.catchAll(inAttempt(step), failed(mayWait))
+  ): Effect.Effect<CallStep, CallError, Scope.Scope> => {
+    let ticket: AccountTicket | undefined
+    const failed = (canWait: boolean) => (e: CallError): Effect.Effect<CallStep, CallError, Scope.Scope> => {
+      // Out of accounts after a failure: the client hears what the upstream said, not "no account".
+      if (ticket === undefined) return Effect.fail(e._tag === "NoAvailableAccount" ? last ?? e : e)
+      return Effect.zipRight(ticket.release, afterFailure(input, tried, attempt, ticket.account, e, canWait))
+    }
+    const pick = scheduler.acquireAccount({
+      group: input.principal.group,
+      model: input.model,
+      session: input.session,
+      exclude: tried
     })
+    const step = Effect.flatMap(pick, (t): Effect.Effect<CallStep, CallError, Scope.Scope> => {
+      ticket = t
+      tried.add(t.account.name)
+      if (t._tag === "Granted") return Effect.map(send(input, t.account), answered)
+      const waitThenSend = Effect.zipRight(t.wait, send(input, t.account))
+      if (!mayWait) return Effect.map(waitThenSend, answered)
+      // The wait runs later, where the caller decides (inside an SSE response), still holding what
+      // it takes in the request's scope.
+      return Effect.map(Effect.scope, (scope): CallStep => ({
+        _tag: "Waiting",
+        resume: Effect.map(waitThenSend, answered).pipe(
+          Effect.catchAll(failed(false)),
+          Effect.flatMap(answerOf),
+          Effect.provideService(Scope.Scope, scope)
+        )
+      }))
+    })
+    return Effect.catchAll(step, failed(mayWait))
+  }
 
   const call: UpstreamCaller = (input, mayWait) => attemptFrom(input, new Set(), 0, undefined, mayWait)
   return call

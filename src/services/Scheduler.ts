@@ -48,9 +48,18 @@ export type SlotTicket =
   | { readonly _tag: "Granted" }
   | { readonly _tag: "Queued"; readonly wait: Effect.Effect<void, RateLimited | StoreError> }
 
+/**
+ * An account's slot, or a place in its queue, like a SlotTicket; `release` gives either back before
+ * the scope ends (a failed attempt frees its account for the next request at once). Idempotent.
+ */
 export type AccountTicket =
-  | { readonly _tag: "Granted"; readonly account: Account }
-  | { readonly _tag: "Queued"; readonly account: Account; readonly wait: Effect.Effect<void, RateLimited | StoreError> }
+  | { readonly _tag: "Granted"; readonly account: Account; readonly release: Effect.Effect<void> }
+  | {
+    readonly _tag: "Queued"
+    readonly account: Account
+    readonly wait: Effect.Effect<void, RateLimited | StoreError>
+    readonly release: Effect.Effect<void>
+  }
 
 export interface SchedulerShape {
   /** The group's accounts on its platform, less those taken out until an operator acts (for /v1/models). */

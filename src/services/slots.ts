@@ -26,7 +26,6 @@ export interface SlotStats {
   readonly waiting: number
 }
 
-const GRANTED: Entry = { _tag: "Granted" }
 const FULL: Entry = { _tag: "Full" }
 
 export class SlotPools {
@@ -95,13 +94,21 @@ export class SlotPools {
         const p = this.pool(id)
         if (p.inUse < limit && p.waiters.length === 0) {
           p.inUse++
-          return Effect.as(addFinalizer(() => Effect.sync(() => this.release(p))), GRANTED)
+          let held = true
+          const release = Effect.sync(() => {
+            if (!held) return
+            held = false
+            this.release(p)
+          })
+          return Effect.as(addFinalizer(() => release), { _tag: "Granted", release } satisfies Entry)
         }
         if (p.waiters.length >= queueLimit) return Effect.succeed(FULL)
         const w: Waiter = { turn: Deferred.unsafeMake<void>(FiberId.none), state: "waiting" }
         p.waiters.push(w)
-        const queued: Entry = { _tag: "Queued", wait: (millis) => this.await(p, w, millis) }
-        return Effect.as(addFinalizer(() => Effect.sync(() => this.leave(p, w))), queued)
+        // Leaving is once only: a waiter that is done gives back nothing more.
+        const leave = Effect.sync(() => this.leave(p, w))
+        const queued: Entry = { _tag: "Queued", wait: (millis) => this.await(p, w, millis), release: leave }
+        return Effect.as(addFinalizer(() => leave), queued)
       })
     )
   }

@@ -141,6 +141,33 @@ export const schedulerSuite = (make: MakeScheduler) => {
         expect(yield* poolStats("account:a1")).toEqual({ inUse: 2, waiting: 0 })
       })))
 
+    it("a ticket's release gives its slot (or queue place) back at once; a second release or the scope's close gives back nothing more", () =>
+      run(Effect.gen(function*() {
+        const solo = { group: group("solo") }
+        const first = yield* pick(solo)
+        expect(granted(first)).toBe("s1")
+        expect(yield* poolStats("account:s1")).toEqual({ inUse: 1, waiting: 0 })
+        yield* first.value.release
+        expect(yield* poolStats("account:s1")).toEqual({ inUse: 0, waiting: 0 })
+        // The freed slot is taken by the next pick; the first ticket's later release and scope close
+        // must not free that one too.
+        const second = yield* pick(solo)
+        expect(granted(second)).toBe("s1")
+        yield* first.value.release
+        yield* first.release
+        expect(yield* poolStats("account:s1")).toEqual({ inUse: 1, waiting: 0 })
+        // A place in the queue goes the same way, and the slot is not handed to a waiter who left.
+        const queued = yield* pick(solo)
+        expect(queued.value._tag).toBe("Queued")
+        expect(yield* poolStats("account:s1")).toEqual({ inUse: 1, waiting: 1 })
+        yield* queued.value.release
+        yield* queued.value.release
+        expect(yield* poolStats("account:s1")).toEqual({ inUse: 1, waiting: 0 })
+        yield* second.release
+        yield* queued.release
+        expect(yield* poolStats("account:s1")).toEqual({ inUse: 0, waiting: 0 })
+      })))
+
     it("least recently used alternates between equal accounts", () =>
       run(Effect.gen(function*() {
         const names: Array<string> = []

@@ -179,7 +179,7 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
         for (const c of selection.ordered) {
           if (c.view.inUse >= c.account.concurrency) continue
           const entry = yield* store.enter(accountPool(c.account.name), c.account.concurrency, -1, onGrant(c.account))
-          if (entry._tag === "Granted") return { _tag: "Granted", account: c.account } satisfies AccountTicket
+          if (entry._tag === "Granted") return { _tag: "Granted", account: c.account, release: entry.release } satisfies AccountTicket
         }
         // Every account is busy: queue for the best one.
         const entry = yield* store.enter(
@@ -188,10 +188,11 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
           policy.accountQueueLimit,
           onGrant(best.account)
         )
+        if (entry._tag === "Full") return yield* tooManyPending()
         const ticket = yield* accountSlot(entry)
         return ticket._tag === "Granted"
-          ? { _tag: "Granted", account: best.account } satisfies AccountTicket
-          : { _tag: "Queued", account: best.account, wait: ticket.wait } satisfies AccountTicket
+          ? { _tag: "Granted", account: best.account, release: entry.release } satisfies AccountTicket
+          : { _tag: "Queued", account: best.account, wait: ticket.wait, release: entry.release } satisfies AccountTicket
       }),
 
     report,

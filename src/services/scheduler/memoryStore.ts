@@ -65,7 +65,8 @@ export const makeMemoryStore = (): SchedulerStore => {
       if (entry._tag !== "Queued" || onGrant === undefined) return entry
       return {
         _tag: "Queued",
-        wait: (millis) => Effect.tap(entry.wait(millis), (held) => (held ? Effect.sync(() => granted(onGrant)) : Effect.void))
+        wait: (millis) => Effect.tap(entry.wait(millis), (held) => (held ? Effect.sync(() => granted(onGrant)) : Effect.void)),
+        release: entry.release
       }
     })
 

@@ -42,7 +42,6 @@ const scripts = {
   countLive: script(COUNT_LIVE)
 }
 
-const GRANTED: Entry = { _tag: "Granted" }
 const FULL: Entry = { _tag: "Full" }
 
 const asNumber = (u: unknown): number => {
@@ -205,8 +204,14 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
         const outcome = asNumber(yield* run("slot acquire", scripts.enter, keys, args(false)))
         if (outcome === 1) {
           leases.set(id, slot)
-          yield* addFinalizer(() => release(id, pool))
-          return GRANTED
+          let held = true
+          const giveBack = Effect.suspend(() => {
+            if (!held) return Effect.void
+            held = false
+            return release(id, pool)
+          })
+          yield* addFinalizer(() => giveBack)
+          return { _tag: "Granted", release: giveBack } satisfies Entry
         }
         if (outcome === -1) return FULL
         const w: Waiter = { state: "waiting" }
@@ -238,7 +243,7 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
             yield* leave(w, id, pool)
             return false
           }).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? leave(w, id, pool) : Effect.void)))
-        return { _tag: "Queued", wait } satisfies Entry
+        return { _tag: "Queued", wait, release: leave(w, id, pool) } satisfies Entry
       }))
 
     return {

@@ -15,16 +15,19 @@ export const accountPool = (name: string) => `account:${name}`
 
 /**
  * The outcome of asking for a slot. A granted slot, or a place in the queue, belongs to the scope
- * it was asked in: closing the scope gives back whichever it holds.
+ * it was asked in: closing the scope gives back whichever it holds. `release` gives it back
+ * sooner (a failed upstream attempt frees its account at once); after it, or a second time, it
+ * and the scope's close do nothing.
  */
 export type Entry =
-  | { readonly _tag: "Granted" }
+  | { readonly _tag: "Granted"; readonly release: Effect.Effect<void> }
   /** No slot free, and no room in the queue (or no queueing was asked for). */
   | { readonly _tag: "Full" }
   | {
     readonly _tag: "Queued"
     /** Waits up to `millis` for the slot: true once it is held, false when the wait ran out. */
     readonly wait: (millis: number) => Effect.Effect<boolean, StoreError>
+    readonly release: Effect.Effect<void>
   }
 
 /** What to record when an account slot is granted, in the same atomic step. */
