@@ -46,8 +46,11 @@ export class PassthroughStream {
   private terminal = false
   private usage: TokenUsage | undefined
   private outputChars = 0
-  /** Items the upstream finished (output_item.done) by output_index: a closing response.failed lists them. */
-  private readonly doneItems = new Map<number, unknown>()
+  /**
+   * The upstream's output_item.done events, as received (parsed only if a closing response.failed
+   * must list the finished items, which a stream that completes never needs) or as rewritten.
+   */
+  private readonly doneEvents: Array<string | Event> = []
   /** Upstream output indices of removed image items, and how many frames were dropped so far. */
   private readonly removed = new Set<number>()
   private dropped = 0
@@ -69,8 +72,7 @@ export class PassthroughStream {
     const seq = SEQUENCE.exec(frame.data)
     this.lastSequence = seq ? Number(seq[1]) : this.lastSequence + 1
     if (type === "response.output_item.done") {
-      const event = parse(frame.data)
-      if (event) this.remember(event)
+      this.doneEvents.push(frame.data)
       return frame.text
     }
     if (type === undefined || !LIFECYCLE.has(type)) {
@@ -100,7 +102,7 @@ export class PassthroughStream {
     if (index !== undefined) event.output_index = index - [...this.removed].filter((r) => r < index).length
     if (typeof event["sequence_number"] === "number") event["sequence_number"] -= this.dropped
     this.lastSequence = typeof event["sequence_number"] === "number" ? event["sequence_number"] : this.lastSequence + 1
-    if (type === "response.output_item.done") this.remember(event)
+    if (type === "response.output_item.done") this.doneEvents.push(event)
     if (event.response) {
       stripImageCalls(event.response)
       if (LIFECYCLE.has(type)) this.observeLifecycle(type, event.response)
@@ -118,8 +120,14 @@ export class PassthroughStream {
     }
   }
 
-  private remember(event: Event): void {
-    if (typeof event.output_index === "number" && event.item !== undefined) this.doneItems.set(event.output_index, event.item)
+  /** The items the upstream finished, by output index (a later event for an index wins). */
+  private finishedItems(): Array<unknown> {
+    const items = new Map<number, unknown>()
+    for (const done of this.doneEvents) {
+      const event = typeof done === "string" ? parse(done) : done
+      if (typeof event?.output_index === "number" && event.item !== undefined) items.set(event.output_index, event.item)
+    }
+    return [...items].sort(([a], [b]) => a - b).map(([, item]) => item)
   }
 
   /** Frames that close the stream properly if the upstream did not; "" when it already ended well. */
@@ -134,7 +142,7 @@ export class PassthroughStream {
       status: "failed",
       model: this.requestedModel,
       // Clients rebuild the output from the terminal event: keep what the client already saw finished.
-      output: [...this.doneItems].sort(([a], [b]) => a - b).map(([, item]) => item),
+      output: this.finishedItems(),
       error: { code: ending.code, message: ending.message },
       incomplete_details: null
     }

@@ -220,18 +220,20 @@ class Exchange implements Dispatcher.DispatchHandler, BodySource {
       headers: this.headers,
       headersAt: this.headersAt,
       source,
-      // An error answer's body, read whole.
-      text: Effect.async<string, UpstreamFailed>((resume) => {
-        const chunks: Array<Uint8Array> = []
-        source.listen({
-          data: (chunk) => {
-            chunks.push(chunk)
-          },
-          end: () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))),
-          error: (failure) => resume(Effect.fail(failure))
+      // An error answer's body, read whole (built only when asked for: a served stream never is).
+      get text() {
+        return Effect.async<string, UpstreamFailed>((resume) => {
+          const chunks: Array<Uint8Array> = []
+          source.listen({
+            data: (chunk) => {
+              chunks.push(chunk)
+            },
+            end: () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))),
+            error: (failure) => resume(Effect.fail(failure))
+          })
+          return Effect.sync(() => source.unlisten())
         })
-        return Effect.sync(() => source.unlisten())
-      }),
+      },
       get body() {
         return Stream.asyncPush<Uint8Array, UpstreamFailed>((emit) =>
           Effect.acquireRelease(
