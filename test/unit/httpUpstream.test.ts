@@ -73,7 +73,8 @@ interface TestServer {
   readonly close: () => Promise<void>
 }
 
-const startServer = async (): Promise<TestServer> => {
+/** A test server for the enclosing describe block: listening before its tests, closed after them. */
+const serverForBlock = (): TestServer => {
   const server = createServer()
   const state: TestServer = {
     origin: "",
@@ -94,10 +95,14 @@ const startServer = async (): Promise<TestServer> => {
       state.handle(req, res)
     })
   })
-  server.listen(0, "127.0.0.1")
-  await once(server, "listening")
-  const { port } = server.address() as AddressInfo
-  return Object.assign(state, { origin: `http://127.0.0.1:${port}` })
+  beforeAll(async () => {
+    server.listen(0, "127.0.0.1")
+    await once(server, "listening")
+    const { port } = server.address() as AddressInfo
+    Object.assign(state, { origin: `http://127.0.0.1:${port}` })
+  })
+  afterAll(state.close)
+  return state
 }
 
 /** Resolves when the answer's connection closes: true if it closed before the answer was complete. */
@@ -106,10 +111,12 @@ const closedEarly = (res: ServerResponse): Promise<boolean> =>
 
 // -- the upstream under test --
 
-const openUpstream = (settings: SettingsShape) => {
+/** The upstream under test, for the enclosing describe block (its agent closed after the block). */
+const upstreamForBlock = (settings: SettingsShape) => {
   const scope = Effect.runSync(Scope.make())
   const upstream = Effect.runSync(Scope.extend(makeHttpUpstream(settings), scope))
-  return { upstream, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+  return { upstream }
 }
 
 /** An HTTP account; `secret: null` for one without a secret. */
@@ -181,6 +188,17 @@ const record = (source: BodySource, onData: () => void = () => {}) => {
   return { state, settled: settled.promise, bytes: () => Buffer.concat(chunks) }
 }
 
+/** Records the body and pauses the source on the first chunk, as the SSE pump does when the client's socket is full. */
+const recordPausingOnFirstChunk = (source: BodySource) => {
+  const paused = { yes: false }
+  const body = record(source, () => {
+    if (paused.yes) return
+    paused.yes = true
+    source.pause()
+  })
+  return { ...body, paused: () => paused.yes }
+}
+
 const expectFailure = (outcome: "end" | UpstreamFailed, code: string) => {
   expect(outcome).toBeInstanceOf(UpstreamFailed)
   expect(outcome).toMatchObject({ status: 0, code })
@@ -192,16 +210,8 @@ const frame = (i: number) => `event: response.output_text.delta\ndata: {"n":${i}
 // -- the tests --
 
 describe("HTTP upstream: JSON answers", () => {
-  let server: TestServer
-  let up: ReturnType<typeof openUpstream>
-  beforeAll(async () => {
-    server = await startServer()
-    up = openUpstream(defaultSettings)
-  })
-  afterAll(async () => {
-    await server.close()
-    await up.close()
-  })
+  const server = serverForBlock()
+  const up = upstreamForBlock(defaultSettings)
 
   it("comes back whole: status, flattened lower-case headers, headersAt, text and body Stream", async () => {
     const body = JSON.stringify({ id: "resp_1", output: [] })
@@ -314,19 +324,9 @@ describe("HTTP upstream: JSON answers", () => {
 })
 
 describe("HTTP upstream: failures before the answer", () => {
-  let server: TestServer
-  let up: ReturnType<typeof openUpstream>
-  let short: ReturnType<typeof openUpstream>
-  beforeAll(async () => {
-    server = await startServer()
-    up = openUpstream(defaultSettings)
-    short = openUpstream({ ...defaultSettings, upstreamFirstByteTimeoutMillis: 200 })
-  })
-  afterAll(async () => {
-    await server.close()
-    await up.close()
-    await short.close()
-  })
+  const server = serverForBlock()
+  const up = upstreamForBlock(defaultSettings)
+  const short = upstreamForBlock({ ...defaultSettings, upstreamFirstByteTimeoutMillis: 200 })
 
   it("interrupting a pending send aborts the upstream request", async () => {
     const arrived = deferred<{ readonly closed: Promise<boolean> }>()
@@ -379,16 +379,8 @@ describe("HTTP upstream: failures before the answer", () => {
 })
 
 describe("HTTP upstream: stream answers", () => {
-  let server: TestServer
-  let up: ReturnType<typeof openUpstream>
-  beforeAll(async () => {
-    server = await startServer()
-    up = openUpstream(defaultSettings)
-  })
-  afterAll(async () => {
-    await server.close()
-    await up.close()
-  })
+  const server = serverForBlock()
+  const up = upstreamForBlock(defaultSettings)
 
   it("answers at the headers; a late listener, then one after unlisten, get every byte in order, then end", async () => {
     const frames = Array.from({ length: 8 }, (_, i) => frame(i))
@@ -452,14 +444,8 @@ describe("HTTP upstream: stream answers", () => {
     }
     const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
     const source = sourceOf(response)
-    // the listener pauses on the first chunk, as the SSE pump does when the client's socket is full
-    let paused = false
-    const body = record(source, () => {
-      if (paused) return
-      paused = true
-      source.pause()
-    })
-    await until(() => paused, "the first chunk")
+    const body = recordPausingOnFirstChunk(source)
+    await until(body.paused, "the first chunk")
 
     // paused: nothing more reaches the listener, and the server cannot finish writing
     await sleep(300)
@@ -541,16 +527,8 @@ describe("HTTP upstream: stream answers", () => {
 })
 
 describe("HTTP upstream: idle timeout", () => {
-  let server: TestServer
-  let short: ReturnType<typeof openUpstream>
-  beforeAll(async () => {
-    server = await startServer()
-    short = openUpstream({ ...defaultSettings, upstreamIdleTimeoutMillis: 200 })
-  })
-  afterAll(async () => {
-    await server.close()
-    await short.close()
-  })
+  const server = serverForBlock()
+  const short = upstreamForBlock({ ...defaultSettings, upstreamIdleTimeoutMillis: 200 })
 
   it("an upstream silent mid-stream for longer than the idle timeout fails with upstream_idle_timeout", async () => {
     const arrived = deferred<{ readonly closed: Promise<boolean> }>()
@@ -577,12 +555,7 @@ describe("HTTP upstream: idle timeout", () => {
     }
     const { response, close } = await sendOpen(short.upstream, accountOf(server.origin), streamRequest())
     const source = sourceOf(response)
-    let paused = false
-    const body = record(source, () => {
-      if (paused) return
-      paused = true
-      source.pause()
-    })
+    const body = recordPausingOnFirstChunk(source)
     await until(() => body.state.received > 0, "the first frame")
     // paused far beyond the 200 ms idle timeout (undici checks it at up to ~1 s resolution)
     await sleep(1_300)
