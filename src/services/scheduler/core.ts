@@ -4,7 +4,7 @@
  * file wires them to the store and turns refusals into the catalogue's errors.
  */
 import { createHash } from "node:crypto"
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, type Scope } from "effect"
 import type { GatewayData } from "../../config/resolve.js"
 import { NoAvailableAccount, RateLimited, type StoreError } from "../../domain/errors.js"
 import { type Account, accountServes, type Group, type Principal } from "../../domain/model.js"
@@ -159,14 +159,17 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
       return Effect.flatMap(store.enter(pool, limit, options.slotQueueLimit, undefined), keySlot)
     },
 
-    acquireAccount: (req) =>
-      Effect.gen(function*() {
-        const candidates = groupAccounts(req.group).filter((a) => !req.exclude.has(a.name) && accountServes(a, req.model))
-        if (candidates.length === 0) return yield* noAccount(req.model, undefined)
-        const view = yield* store.view(candidates.map((a) => a.name), req.session)
+    // Plain flatMaps, not a generator: this runs on every request, and with the in-process store
+    // every step is synchronous, so the Effect plumbing is most of its cost.
+    acquireAccount: (req) => {
+      const candidates = groupAccounts(req.group).filter((a) => !req.exclude.has(a.name) && accountServes(a, req.model))
+      if (candidates.length === 0) return Effect.fail(noAccount(req.model, undefined))
+      type Picked = Effect.Effect<AccountTicket, NoAvailableAccount | RateLimited | StoreError, Scope.Scope>
+      return Effect.flatMap(store.view(candidates.map((a) => a.name), req.session), (view): Picked => {
         const selection = select(candidates, view, fingerprintOf)
-        const best = selection.ordered[0]
-        if (best === undefined) return yield* noAccount(req.model, selection.backInMillis)
+        const ordered = selection.ordered
+        const best = ordered[0]
+        if (best === undefined) return Effect.fail(noAccount(req.model, selection.backInMillis))
         const session = req.session
         const onGrant = (a: Account): OnGrant => ({
           account: a.name,
@@ -176,24 +179,31 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
             ? { session, ttlMillis: stickyTtlMillis }
             : undefined
         })
-        for (const c of selection.ordered) {
-          if (c.view.inUse >= c.account.concurrency) continue
-          const entry = yield* store.enter(accountPool(c.account.name), c.account.concurrency, -1, onGrant(c.account))
-          if (entry._tag === "Granted") return { _tag: "Granted", account: c.account, release: entry.release } satisfies AccountTicket
-        }
         // Every account is busy: queue for the best one.
-        const entry = yield* store.enter(
-          accountPool(best.account.name),
-          best.account.concurrency,
-          policy.accountQueueLimit,
-          onGrant(best.account)
+        const queueForBest = Effect.flatMap(
+          store.enter(accountPool(best.account.name), best.account.concurrency, policy.accountQueueLimit, onGrant(best.account)),
+          (entry): Effect.Effect<AccountTicket, RateLimited> => {
+            if (entry._tag === "Full") return Effect.fail(tooManyPending())
+            return Effect.map(accountSlot(entry), (ticket): AccountTicket =>
+              ticket._tag === "Granted"
+                ? { _tag: "Granted", account: best.account, release: entry.release }
+                : { _tag: "Queued", account: best.account, wait: ticket.wait, release: entry.release })
+          }
         )
-        if (entry._tag === "Full") return yield* tooManyPending()
-        const ticket = yield* accountSlot(entry)
-        return ticket._tag === "Granted"
-          ? { _tag: "Granted", account: best.account, release: entry.release } satisfies AccountTicket
-          : { _tag: "Queued", account: best.account, wait: ticket.wait, release: entry.release } satisfies AccountTicket
-      }),
+        // The free accounts in order; one that filled up since the view was read is skipped.
+        const tryFrom = (i: number): Effect.Effect<AccountTicket, RateLimited | StoreError, Scope.Scope> => {
+          let c = ordered[i]
+          while (c !== undefined && c.view.inUse >= c.account.concurrency) c = ordered[++i]
+          if (c === undefined) return queueForBest
+          const { account } = c
+          return Effect.flatMap(
+            store.enter(accountPool(account.name), account.concurrency, -1, onGrant(account)),
+            (entry) => (entry._tag === "Granted" ? Effect.succeed({ _tag: "Granted", account, release: entry.release }) : tryFrom(i + 1))
+          )
+        }
+        return tryFrom(0)
+      })
+    },
 
     report,
 
