@@ -9,7 +9,7 @@
  * long a change made elsewhere (the CLI, another instance) takes to be seen.
  */
 import { SqlClient } from "@effect/sql"
-import { Config, Context, Deferred, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
 import type { Micros, Principal } from "../domain/model.js"
 import { costMicros } from "../domain/pricing.js"
@@ -190,11 +190,11 @@ const make = (options: StoreOptions) =>
         tracked.delete(s.requestId)
         hashOfKey.set(s.principal.key.id, s.principal.key.sha256)
         const cost = costMicros(s.model, s.usage, s.principal.group.rateMultiplier, prices)
-        return Effect.flatMap(Deferred.make<Micros, StoreError>(), (done) => {
-          const item: SettleItem = { _tag: "Settle", settlement: s, cost, closesMarker: entry?.written === true, done }
+        // The caller waits for the batch's commit; a plain callback, not a Deferred, per settlement.
+        return Effect.async<Micros, StoreError>((resume) => {
+          const item: SettleItem = { _tag: "Settle", settlement: s, cost, closesMarker: entry?.written === true, done: resume }
           inFlight.add(item, s.principal, cost, s.at.getTime())
           writer.enqueue(item)
-          return Deferred.await(done)
         })
       })
 

@@ -26,7 +26,8 @@ export interface SettleItem {
   readonly cost: Micros
   /** Its open marker was written, so the settlement removes it. */
   readonly closesMarker: boolean
-  readonly done: Deferred.Deferred<Micros, StoreError>
+  /** Called once, when the batch carrying it has committed (the cost charged, 0 for a repeat) or failed. */
+  readonly done: (result: Exit.Exit<Micros, StoreError>) => void
 }
 
 /** A request's open marker, written once the request has run for a while (see Store.track). */
@@ -324,8 +325,9 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
         Effect.zipRight(
           options.onBatch(undefined, [...settles, ...repeats]),
           Effect.sync(() => {
-            for (const s of settles) Deferred.unsafeDone(s.done, Exit.fail(error))
-            for (const s of repeats) Deferred.unsafeDone(s.done, Exit.fail(error))
+            const failed = Exit.fail(error)
+            for (const s of settles) s.done(failed)
+            for (const s of repeats) s.done(failed)
           })
         )
 
@@ -345,8 +347,8 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
         // One step for the whole batch: each settle resumes its waiting request.
         const fresh = result.right.fresh
         yield* Effect.sync(() => {
-          for (const s of settles) Deferred.unsafeDone(s.done, Exit.succeed(fresh.has(s.settlement.requestId) ? s.cost : 0))
-          for (const s of repeats) Deferred.unsafeDone(s.done, Exit.succeed(0))
+          for (const s of settles) s.done(Exit.succeed(fresh.has(s.settlement.requestId) ? s.cost : 0))
+          for (const s of repeats) s.done(Exit.succeed(0))
         })
       }).pipe(
         // A bug here must not stop the writer (every later settlement would wait forever).
