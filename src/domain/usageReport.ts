@@ -158,7 +158,22 @@ export const parseDay = (s: string): string | undefined => {
   return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== s ? undefined : s
 }
 
-export const dayOf = (d: Date): string => d.toISOString().slice(0, 10)
+const MS_PER_DAY = 86_400_000
+let lastDay = Number.NaN
+let lastDayText = ""
+
+/**
+ * The UTC day of `d` (`YYYY-MM-DD`). Every settlement asks twice, nearly always for the same day as
+ * the one before, so the last answer is kept: UTC days are whole multiples of a day since the epoch.
+ */
+export const dayOf = (d: Date): string => {
+  const day = Math.floor(d.getTime() / MS_PER_DAY)
+  if (day !== lastDay) {
+    lastDayText = d.toISOString().slice(0, 10)
+    lastDay = day
+  }
+  return lastDayText
+}
 
 export const addDays = (day: string, n: number): string =>
   dayOf(new Date(new Date(`${day}T00:00:00Z`).getTime() + n * 86_400_000))

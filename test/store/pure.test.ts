@@ -1,6 +1,6 @@
 /**
  * The pure pieces under the store: DATABASE_URL rules, exact pricing, subscription windows, the
- * shared eligibility rules, CLI money.
+ * UTC day a usage row is filed under, the shared eligibility rules, CLI money.
  */
 import { Effect, Either, Exit, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
@@ -9,6 +9,7 @@ import type { Principal } from "../../src/domain/model.js"
 import { costMicros, priceFor } from "../../src/domain/pricing.js"
 import { addSpend, emptySpends, usedIn, windowEnd, windowStart } from "../../src/domain/subscription.js"
 import { emptyUsage } from "../../src/domain/usage.js"
+import { dayOf } from "../../src/domain/usageReport.js"
 import { eligibility } from "../../src/services/Quota.js"
 import { describeTarget, parseDatabaseUrl } from "../../src/store/target.js"
 import { testPrincipal } from "../support/principal.js"
@@ -95,6 +96,24 @@ describe("subscription windows (UTC)", () => {
     expect(usedIn("weekly", spends, at + 86_400_000)).toBe(150)
     spends = addSpend(spends, 7, at - 86_400_000)
     expect(usedIn("daily", spends, at)).toBe(150)
+  })
+})
+
+describe("the UTC day of a moment", () => {
+  it("changes exactly at UTC midnight, also when moments alternate between days or precede 1970", () => {
+    const day = (iso: string) => dayOf(new Date(iso))
+    expect(day("2026-11-26T23:59:59.999Z")).toBe("2026-11-26")
+    expect(day("2026-11-27T00:00:00.000Z")).toBe("2026-11-27")
+    expect(day("2026-11-26T12:00:00.000Z")).toBe("2026-11-26")
+    expect(day("2026-11-27T00:00:00.001Z")).toBe("2026-11-27")
+    expect(day("1969-12-31T23:59:59.999Z")).toBe("1969-12-31")
+    expect(day("1970-01-01T00:00:00.000Z")).toBe("1970-01-01")
+    expect(day("2024-02-29T10:00:00+02:00")).toBe("2024-02-29")
+    expect(day("2024-03-01T01:00:00+02:00")).toBe("2024-02-29")
+    for (let i = 0; i < 200; i++) {
+      const at = new Date(Date.UTC(2026, 0, 1) + i * 37_000_000)
+      expect(dayOf(at)).toBe(at.toISOString().slice(0, 10))
+    }
   })
 })
 
