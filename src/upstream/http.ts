@@ -74,6 +74,10 @@ const ABORTED = new Error("The gateway stopped reading this upstream answer")
 
 const noop = (): void => {}
 
+/** Chunks as one UTF-8 text (decoded together, so a character split between chunks survives). */
+const utf8Of = (chunks: ReadonlyArray<Uint8Array>): string =>
+  chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength).toString("utf8") : Buffer.concat(chunks).toString("utf8")
+
 /**
  * One upstream request and its answer. It hands the answer over once (`answer`): whole for a JSON
  * request, at the headers for a stream. A stream's body goes to the one listener that asks for it;
@@ -193,15 +197,8 @@ class Exchange implements Dispatcher.DispatchHandler, BodySource {
     this.answer(result)
   }
 
-  private bodyText(): string {
-    const held = this.held
-    const text = held.length === 1 ? held[0]!.toString("utf8") : Buffer.concat(held).toString("utf8")
-    held.length = 0
-    return text
-  }
-
   private whole(): UpstreamResponse {
-    const text = this.bodyText()
+    const text = utf8Of(this.held.splice(0))
     return {
       status: this.status,
       headers: this.headers,
@@ -228,7 +225,7 @@ class Exchange implements Dispatcher.DispatchHandler, BodySource {
             data: (chunk) => {
               chunks.push(chunk)
             },
-            end: () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))),
+            end: () => resume(Effect.succeed(utf8Of(chunks))),
             error: (failure) => resume(Effect.fail(failure))
           })
           return Effect.sync(() => source.unlisten())
