@@ -9,7 +9,7 @@
 //
 // The bundle is imported into this process (no child process), so argv (`--config`), the
 // environment and signals (SIGTERM drains) reach src/main.ts exactly as before.
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
@@ -17,6 +17,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const outDir = join(root, ".build")
 const bundle = join(outDir, "main.mjs")
 const inputs = ["src", "package-lock.json", "package.json", "tsconfig.json", "scripts/start.mjs"]
+// Worker threads' entry files, plain JavaScript run as they are: the bundle starts them from beside itself.
+const workers = ["src/store/writerThread.worker.mjs"]
 
 // Loaded from node_modules instead of bundled: native addons (found at run time through
 // `bindings` / node-gyp-build), ioredis (reads its package.json through __dirname, which a bundle
@@ -125,10 +127,14 @@ const build = async () => {
   }).catch(() => process.exit(1)) // esbuild has already printed the errors
   await esbuild.stop() // its service process would otherwise live as long as the server
   // Write to per-process temp names, then rename: a concurrent start sees the old or the new
-  // bundle, never half a file. The map goes first so a new bundle always finds its map.
+  // bundle, never half a file. The bundle goes last so a new bundle always finds its map and workers.
   mkdirSync(outDir, { recursive: true })
-  const mapFirst = (file) => (file.path.endsWith(".map") ? 0 : 1)
-  const files = [...result.outputFiles].sort((a, b) => mapFirst(a) - mapFirst(b))
+  const bundleLast = (file) => (file.path === bundle ? 1 : 0)
+  const copies = workers.map((path) => {
+    const contents = readFileSync(join(root, path))
+    return { path: join(outDir, path.slice(path.lastIndexOf("/") + 1)), contents, text: contents.toString() }
+  })
+  const files = [...result.outputFiles, ...copies].sort((a, b) => bundleLast(a) - bundleLast(b))
   for (const file of files) {
     const tmp = `${file.path}.${process.pid}.tmp`
     writeFileSync(tmp, file.path.endsWith(".map") ? onlyOwnSources(file.text) : file.contents)

@@ -9,6 +9,7 @@
  * long a change made elsewhere (the CLI, another instance) takes to be seen.
  */
 import { SqlClient } from "@effect/sql"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
 import type { Micros, Principal } from "../domain/model.js"
@@ -17,14 +18,23 @@ import type { SubscriptionFigures } from "../domain/subscription.js"
 import type { UsageSnapshot } from "../domain/usageReport.js"
 import { addFinalizer } from "../lib/scope.js"
 import type { DayRange, EligibilityFigures, Settlement } from "../services/Quota.js"
-import { dialectOf } from "./client.js"
+import { dialectOf, sqlitePragmas } from "./client.js"
 import { reportOrphans } from "./orphans.js"
 import { balanceOf, keyFigures, priceOverrides, principalByHash, subscriptionOf } from "./queries.js"
 import { loadSnapshot } from "./report.js"
 import { orStoreError } from "./rows.js"
 import { TtlCache } from "./ttlCache.js"
 import { InFlight, subscriptionId as subKey } from "./inFlight.js"
-import { type Committed, makeWriter, type OpenMarker, type SettleItem } from "./writer.js"
+import {
+  type BatchRunner,
+  type Committed,
+  makeWriter,
+  type OpenMarker,
+  runOnConnection,
+  runOnThread,
+  type SettleItem
+} from "./writer.js"
+import { startWriterThread } from "./writerThread.js"
 
 export interface StoreShape {
   readonly findPrincipal: (sha256: string) => Effect.Effect<Option.Option<Principal>, StoreError>
@@ -53,6 +63,11 @@ export interface StoreOptions {
    * and never cost a write for it; real upstream calls take longer, so they are covered.
    */
   readonly openMarkerDelayMillis: number
+  /**
+   * On a SQLite file, write settlement batches from a thread of their own (writerThread.ts) rather
+   * than on the event loop. PostgreSQL and in-memory SQLite always write on their connection.
+   */
+  readonly writerThread: boolean
 }
 
 export const defaultStoreOptions: StoreOptions = {
@@ -62,8 +77,23 @@ export const defaultStoreOptions: StoreOptions = {
   reportOrphans: true,
   orphanAfterMillis: 60 * 60_000,
   flushTimeoutMillis: 30_000,
-  openMarkerDelayMillis: 100
+  openMarkerDelayMillis: 100,
+  writerThread: true
 }
+
+/**
+ * Where batches are written. The SQLite client, when that is the store, is in the context beside
+ * the SqlClient (its layer provides both): its file name is what the writer thread opens.
+ */
+const batchRunner = (sql: SqlClient.SqlClient, options: StoreOptions): Effect.Effect<BatchRunner, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const sqlite = yield* Effect.serviceOption(SqliteClient.SqliteClient)
+    if (!options.writerThread || Option.isNone(sqlite) || sqlite.value.config.filename === ":memory:") {
+      return runOnConnection(sql)
+    }
+    const thread = yield* startWriterThread({ filename: sqlite.value.config.filename, pragmas: sqlitePragmas })
+    return runOnThread(sql, thread)
+  })
 
 const make = (options: StoreOptions) =>
   Effect.gen(function*() {
@@ -121,7 +151,9 @@ const make = (options: StoreOptions) =>
       }
       return due
     }
-    const writer = yield* makeWriter({ maxBatch: options.maxBatch, onBatch, dueMarkers })
+    // The thread is released after the writer's last flush (finalizers run in reverse order).
+    const runBatch = yield* batchRunner(sql, options)
+    const writer = yield* makeWriter({ maxBatch: options.maxBatch, runBatch, onBatch, dueMarkers })
     let closed = false
 
     // Markers due while no settlement comes along to carry them are written on a tick.

@@ -23,7 +23,7 @@ const openFailed = (target: DatabaseTarget) => (cause: unknown) =>
  * only an OS crash or power loss can drop the last commits. busy_timeout lets the admin CLI and
  * the server share the file without SQLITE_BUSY failures.
  */
-const sqlitePragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"]
+export const sqlitePragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"]
 
 const sqlite = (target: Extract<DatabaseTarget, { _tag: "Sqlite" }>): Layer.Layer<SqlClient.SqlClient, StoreError> =>
   Layer.unwrapEffect(

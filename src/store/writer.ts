@@ -1,41 +1,43 @@
 /**
  * The single writer: settlements (and the open-request markers) queue here and are written in
- * batches, one transaction per batch (group commit). SQLite runs synchronously, so nothing else
- * can enqueue while a transaction runs; before committing, the writer therefore yields to I/O for
- * a moment, and keeps gathering while new items keep arriving. Idle, that costs one event-loop
- * turn; under load, one transaction carries many settlements.
+ * batches, one transaction per batch (group commit). The writer gathers for a few event-loop turns
+ * while new items keep arriving: idle, that costs one turn; under load, one transaction carries
+ * many settlements, and each batch's fixed cost (BEGIN, COMMIT, the round trip) is shared.
+ *
+ * A batch runs where the store's database is best written from: on a SQLite file, on the writer
+ * thread (writerThread.ts: better-sqlite3 is synchronous, and its statements, commits and WAL
+ * checkpoints would otherwise run between requests on the event loop); on PostgreSQL or an
+ * in-memory SQLite database, on a connection of this process. Its SQL is the same (batch.ts).
  *
  * Exactly-once: the usage_events primary key (the request id) decides which settlements are new;
  * only those move balances, windows, key quotas and rollups, in the same transaction. A retried
  * batch (or a retried settle) therefore cannot charge twice, and a batch either lands whole or not at all.
  */
-import { SqlClient, type SqlError, type Statement } from "@effect/sql"
-import { Chunk, Deferred, Effect, Exit, Queue, Schedule, Schema, type Scope } from "effect"
-import { KeyStatus } from "../domain/config.js"
+import type { SqlClient, SqlError, Statement } from "@effect/sql"
+import { Chunk, Deferred, Effect, Exit, Queue, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
-import { windowStart, type WindowSpends } from "../domain/subscription.js"
-import { dayOf } from "../domain/usageReport.js"
-import type { Settlement } from "../services/Quota.js"
-import { spendsOf, SpendRow } from "./queries.js"
-import { DbInt, decodeRows, orStoreError } from "./rows.js"
+import {
+  type Batch,
+  type BatchOutcome,
+  type BatchSettle,
+  type Committed,
+  committedOf,
+  eventSteps,
+  freshIds,
+  type OpenMarker,
+  type Step,
+  totalSteps
+} from "./batch.js"
+import { orStoreError } from "./rows.js"
+import type { WriterThread } from "./writerThread.js"
 
-export interface SettleItem {
+export type { Committed, OpenMarker }
+
+export interface SettleItem extends BatchSettle {
   readonly _tag: "Settle"
-  readonly settlement: Settlement
-  readonly cost: Micros
-  /** Its open marker was written, so the settlement removes it. */
-  readonly closesMarker: boolean
   /** Called once, when the batch carrying it has committed (the cost charged, 0 for a repeat) or failed. */
   readonly done: (result: Exit.Exit<Micros, StoreError>) => void
-}
-
-/** A request's open marker, written once the request has run for a while (see Store.track). */
-export interface OpenMarker {
-  readonly requestId: string
-  readonly keyId: string
-  readonly model: string
-  readonly at: number
 }
 
 /** A request that ended without settling: its written marker goes. */
@@ -56,15 +58,12 @@ export interface FlushItem {
 
 export type WriterItem = SettleItem | CloseItem | TickItem | FlushItem
 
-/** Fresh figures read back from the rows a batch changed, for the in-process caches. */
-export interface Committed {
-  readonly balances: ReadonlyArray<{ readonly user: string; readonly balanceMicros: Micros }>
-  readonly keys: ReadonlyArray<{ readonly id: string; readonly status: KeyStatus; readonly quotaUsedMicros: Micros }>
-  readonly subscriptions: ReadonlyArray<{ readonly user: string; readonly group: string; readonly spends: WindowSpends }>
-}
+/** Writes one batch in one transaction, or fails having written none of it. */
+export type BatchRunner = (batch: Batch) => Effect.Effect<BatchOutcome, StoreError>
 
 export interface WriterOptions {
   readonly maxBatch: number
+  readonly runBatch: BatchRunner
   /**
    * After each batch, before any settle resolves: what it committed (undefined when it failed) and
    * the settlements it carried, committed or not. One synchronous step, so the caches and the
@@ -75,38 +74,6 @@ export interface WriterOptions {
   readonly dueMarkers: () => ReadonlyArray<OpenMarker>
 }
 
-const CHUNK = 100 // rows per multi-row statement: far below both drivers' parameter limits
-
-const chunks = <A>(xs: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < xs.length; i += CHUNK) out.push(xs.slice(i, i + CHUNK))
-  return out
-}
-
-const sum = <K>(m: Map<K, number>, k: K, n: number) => m.set(k, (m.get(k) ?? 0) + n)
-const byKey = <A>(m: Map<string, A>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-
-const RequestIdRow = Schema.Struct({ request_id: Schema.String })
-const BalanceRow = Schema.Struct({ name: Schema.String, balance_micros: DbInt })
-const KeyRow = Schema.Struct({ id: Schema.String, status: KeyStatus, quota_used_micros: DbInt })
-const SubRow = Schema.extend(SpendRow, Schema.Struct({ user_name: Schema.String, group_name: Schema.String }))
-
-interface DailyTotals {
-  keyId: string
-  day: string
-  model: string
-  requests: number
-  input: number
-  output: number
-  cacheRead: number
-  cacheCreation: number
-  cost: number
-}
-
-/**
- * One batch, one transaction. Rows are touched in a fixed order (users, subscriptions, keys,
- * rollups; each sorted) so concurrent instances on PostgreSQL cannot deadlock on each other.
- */
 /** Runs one statement on the batch's connection, inside its transaction. */
 type Run = (statement: Statement.Statement<unknown>) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
 
@@ -137,142 +104,56 @@ const inTransaction = <A, E>(
     })
   )
 
-const writeBatch = (
-  sql: SqlClient.SqlClient,
-  run: Run,
-  opens: ReadonlyArray<OpenMarker>,
-  settles: ReadonlyArray<SettleItem>,
-  closes: ReadonlyArray<string>
-) =>
+/** The batch on a connection of this process: PostgreSQL, and an in-memory SQLite database. */
+export const runOnConnection = (sql: SqlClient.SqlClient): BatchRunner => (batch) =>
+  inTransaction(sql, (run) =>
+    Effect.gen(function*() {
+      const fresh = new Set<string>()
+      for (const step of eventSteps(sql, batch)) {
+        const rows = yield* run(step.statement)
+        if (step.rows === "fresh") yield* freshIds(rows, fresh)
+      }
+      const results: Array<readonly [Step, ReadonlyArray<unknown>]> = []
+      for (const step of totalSteps(sql, batch, fresh, Date.now())) {
+        const rows = yield* run(step.statement)
+        if (step.rows !== undefined) results.push([step, rows])
+      }
+      return { fresh, committed: yield* committedOf(results) }
+    })).pipe(orStoreError("writing settlements failed"))
+
+/**
+ * The batch on the SQLite writer thread. Its statements go over whole, planned as if every
+ * settlement were new; in the rare batch where one is a repeat, the thread rolls back and says
+ * which were new, and the batch is planned again for those.
+ */
+export const runOnThread = (sql: SqlClient.SqlClient, thread: WriterThread): BatchRunner => (batch) =>
   Effect.gen(function*() {
-    const now = Date.now()
-    for (const part of chunks(opens)) {
-      yield* run(sql`INSERT INTO usage_open ${
-        sql.insert(part.map((o) => ({ request_id: o.requestId, key_id: o.keyId, model: o.model, started_at: o.at })))
-      } ON CONFLICT (request_id) DO NOTHING`)
-    }
-
-    const fresh = new Set<string>()
-    for (const part of chunks(settles)) {
-      const rows = yield* run(sql`INSERT INTO usage_events ${
-        sql.insert(part.map(({ cost, settlement: s }) => ({
-          request_id: s.requestId,
-          key_id: s.principal.key.id,
-          user_name: s.principal.user.name,
-          group_name: s.principal.group.name,
-          model: s.model,
-          day: dayOf(s.at),
-          at: s.at.getTime(),
-          input_tokens: s.usage.inputTokens,
-          output_tokens: s.usage.outputTokens,
-          cache_read_tokens: s.usage.cacheReadTokens,
-          cache_creation_tokens: s.usage.cacheCreationTokens,
-          reasoning_tokens: s.usage.reasoningTokens,
-          cost_micros: cost,
-          charged_to: s.principal.group.billing
-        })))
-      } ON CONFLICT (request_id) DO NOTHING RETURNING request_id`)
-      for (const r of yield* decodeRows(RequestIdRow)(rows)) fresh.add(r.request_id)
-    }
-
-    const balances = new Map<string, number>()
-    const keys = new Map<string, number>()
-    // A subscription's costs grouped by the windows they fall in (a batch may straddle midnight).
-    const subs = new Map<string, { user: string; group: string; at: number; cost: number }>()
-    const daily = new Map<string, DailyTotals>()
-    for (const { cost, settlement: s } of settles) {
-      if (!fresh.has(s.requestId)) continue
-      const { group, key, user } = s.principal
-      const at = s.at.getTime()
-      if (group.billing === "subscription") {
-        const id = `${user.name}\u0000${group.name}\u0000${String(windowStart("daily", at)).padStart(15, "0")}`
-        const entry = subs.get(id)
-        if (entry) entry.cost += cost
-        else subs.set(id, { user: user.name, group: group.name, at, cost })
-      } else {
-        sum(balances, user.name, cost)
+    const events = eventSteps(sql, batch)
+    let fresh: ReadonlySet<string> = new Set(batch.settles.map((s) => s.settlement.requestId))
+    // A second miss would need another writer inserting the same request ids meanwhile.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const steps = [...events, ...totalSteps(sql, batch, fresh, Date.now())]
+      const reply = yield* thread.run(
+        steps.map((step) => {
+          const [text, params] = step.statement.compile()
+          return { sql: text, params, rows: step.rows !== undefined, fresh: step.rows === "fresh" }
+        }),
+        fresh.size
+      )
+      if (reply._tag === "Mismatch") {
+        const actual = new Set<string>()
+        for (const rows of reply.fresh) yield* freshIds(rows, actual)
+        fresh = actual
+        continue
       }
-      sum(keys, key.id, cost)
-      const day = dayOf(s.at)
-      const id = `${key.id}\u0000${day}\u0000${s.model}`
-      const t = daily.get(id) ??
-        { keyId: key.id, day, model: s.model, requests: 0, input: 0, output: 0, cacheRead: 0, cacheCreation: 0, cost: 0 }
-      t.requests += 1
-      t.input += s.usage.inputTokens
-      t.output += s.usage.outputTokens
-      t.cacheRead += s.usage.cacheReadTokens
-      t.cacheCreation += s.usage.cacheCreationTokens
-      t.cost += cost
-      daily.set(id, t)
+      const results: Array<readonly [Step, ReadonlyArray<unknown>]> = []
+      steps.forEach((step, i) => {
+        const rows = reply.rows[i]
+        if (step.rows !== undefined && rows !== undefined && rows !== null) results.push([step, rows])
+      })
+      return { fresh, committed: yield* committedOf(results) }
     }
-
-    const committed = {
-      balances: [] as Array<Committed["balances"][number]>,
-      keys: [] as Array<Committed["keys"][number]>,
-      subscriptions: [] as Array<Committed["subscriptions"][number]>
-    }
-    for (const [user, cost] of byKey(balances)) {
-      const rows = yield* run(sql`UPDATE users SET balance_micros = balance_micros - ${cost}, balance_touched = 1,
-          updated_at = ${now} WHERE name = ${user} RETURNING name, balance_micros`)
-      for (const r of yield* decodeRows(BalanceRow)(rows)) committed.balances.push({ user: r.name, balanceMicros: r.balance_micros })
-    }
-    for (const [, { at, cost, group, user }] of byKey(subs)) {
-      const d = windowStart("daily", at)
-      const w = windowStart("weekly", at)
-      const m = windowStart("monthly", at)
-      // A window start older than this cost's window means that window is over: start afresh.
-      const rows = yield* run(sql`UPDATE subscriptions SET
-          daily_used_micros = CASE WHEN daily_start = ${d} THEN daily_used_micros + ${cost}
-            WHEN daily_start < ${d} THEN ${cost} ELSE daily_used_micros END,
-          daily_start = CASE WHEN daily_start < ${d} THEN ${d} ELSE daily_start END,
-          weekly_used_micros = CASE WHEN weekly_start = ${w} THEN weekly_used_micros + ${cost}
-            WHEN weekly_start < ${w} THEN ${cost} ELSE weekly_used_micros END,
-          weekly_start = CASE WHEN weekly_start < ${w} THEN ${w} ELSE weekly_start END,
-          monthly_used_micros = CASE WHEN monthly_start = ${m} THEN monthly_used_micros + ${cost}
-            WHEN monthly_start < ${m} THEN ${cost} ELSE monthly_used_micros END,
-          monthly_start = CASE WHEN monthly_start < ${m} THEN ${m} ELSE monthly_start END,
-          updated_at = ${now}
-        WHERE user_name = ${user} AND group_name = ${group}
-        RETURNING user_name, group_name, daily_start, daily_used_micros, weekly_start, weekly_used_micros,
-          monthly_start, monthly_used_micros`)
-      for (const r of yield* decodeRows(SubRow)(rows)) {
-        committed.subscriptions.push({ user: r.user_name, group: r.group_name, spends: spendsOf(r) })
-      }
-    }
-    for (const [id, cost] of byKey(keys)) {
-      // SET expressions read the row as it was, so `quota_used_micros + cost` is the new figure.
-      const rows = yield* run(sql`UPDATE api_keys SET quota_used_micros = quota_used_micros + ${cost},
-          status = CASE WHEN status = 'active' AND quota_micros IS NOT NULL AND quota_micros > 0
-            AND quota_used_micros + ${cost} >= quota_micros THEN 'quota_exhausted' ELSE status END,
-          updated_at = ${now}
-        WHERE id = ${id} RETURNING id, status, quota_used_micros`)
-      for (const r of yield* decodeRows(KeyRow)(rows)) {
-        committed.keys.push({ id: r.id, status: r.status, quotaUsedMicros: r.quota_used_micros })
-      }
-    }
-    for (const part of chunks(byKey(daily).map(([, t]) => t))) {
-      yield* run(sql`INSERT INTO usage_daily ${
-        sql.insert(part.map((t) => ({
-          key_id: t.keyId,
-          day: t.day,
-          model: t.model,
-          requests: t.requests,
-          input_tokens: t.input,
-          output_tokens: t.output,
-          cache_read_tokens: t.cacheRead,
-          cache_creation_tokens: t.cacheCreation,
-          cost_micros: t.cost
-        })))
-      } ON CONFLICT (key_id, day, model) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
-        input_tokens = usage_daily.input_tokens + excluded.input_tokens,
-        output_tokens = usage_daily.output_tokens + excluded.output_tokens,
-        cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
-        cache_creation_tokens = usage_daily.cache_creation_tokens + excluded.cache_creation_tokens,
-        cost_micros = usage_daily.cost_micros + excluded.cost_micros`)
-    }
-    const finished = [...settles.filter((s) => s.closesMarker).map((s) => s.settlement.requestId), ...closes]
-    for (const part of chunks(finished)) yield* run(sql`DELETE FROM usage_open WHERE request_id IN ${sql.in(part)}`)
-    return { fresh, committed } as const
+    return yield* new StoreError({ message: "writing settlements failed: the batch's new settlements kept changing" })
   })
 
 /** Transient failures (a dropped connection, a busy file) are retried; exactly-once makes that safe. */
@@ -299,9 +180,8 @@ export interface Writer {
   readonly flush: Effect.Effect<void>
 }
 
-export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never, SqlClient.SqlClient | Scope.Scope> =>
+export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const queue = yield* Queue.unbounded<WriterItem>()
 
     const process = (items: ReadonlyArray<WriterItem>) => {
@@ -334,11 +214,7 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
       return Effect.gen(function*() {
         const opens = options.dueMarkers()
         if (opens.length + settles.length + closes.length === 0) return
-        const result = yield* inTransaction(sql, (run) => writeBatch(sql, run, opens, settles, closes)).pipe(
-          Effect.retry(retryPolicy),
-          orStoreError("writing settlements failed"),
-          Effect.either
-        )
+        const result = yield* options.runBatch({ opens, settles, closes }).pipe(Effect.retry(retryPolicy), Effect.either)
         if (result._tag === "Left") {
           if (settles.length === 0) yield* Effect.logWarning("recording open requests failed", result.left)
           return yield* failAll(result.left)
