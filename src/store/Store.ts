@@ -92,7 +92,7 @@ const batchRunner = (sql: SqlClient.SqlClient, options: StoreOptions): Effect.Ef
       return runOnConnection(sql)
     }
     const thread = yield* startWriterThread({ filename: sqlite.value.config.filename, pragmas: sqlitePragmas })
-    return runOnThread(sql, thread)
+    return runOnThread(thread)
   })
 
 const make = (options: StoreOptions) =>

@@ -10,8 +10,13 @@
  *
  * Rows are touched in a fixed order (users, subscriptions, keys, rollups; each sorted) so concurrent
  * instances on PostgreSQL cannot deadlock on each other.
+ *
+ * The statements are plain text with `?` placeholders (numbered `$n` for PostgreSQL by `textFor`)
+ * and a flat parameter list, rather than @effect/sql statements: every batch built its five
+ * statements' fragments through the sql template and compiled them back to text, for texts that
+ * only ever come in a few shapes (they are built once per shape here). Measured in process, 16
+ * settlements in flight: 33-44 -> 25-39 µs of event-loop CPU per settlement.
  */
-import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { KeyStatus } from "../domain/config.js"
 import type { StoreError } from "../domain/errors.js"
@@ -19,6 +24,7 @@ import type { Micros } from "../domain/model.js"
 import { windowStart, type WindowSpends } from "../domain/subscription.js"
 import { dayOf } from "../domain/usageReport.js"
 import type { Settlement } from "../services/Quota.js"
+import type { Dialect } from "./client.js"
 import { spendsOf, SpendRow } from "./queries.js"
 import { DbInt, decodeRows } from "./rows.js"
 
@@ -54,11 +60,46 @@ export interface BatchOutcome {
 /** What a step's returned rows are. */
 export type RowsOf = "fresh" | "balance" | "subscription" | "key"
 
+/** A parameter as both drivers bind it. */
+export type Param = string | number | null
+
 export interface Step {
-  readonly statement: Statement.Statement<unknown>
+  /** With `?` placeholders. */
+  readonly text: string
+  readonly params: ReadonlyArray<Param>
   /** Set when the statement returns rows the batch reads; the others' rows are not wanted. */
   readonly rows?: RowsOf
 }
+
+const numbered = new Map<string, string>()
+/** The statement's text for a dialect: PostgreSQL numbers its placeholders. */
+export const textFor = (text: string, dialect: Dialect): string => {
+  if (dialect === "sqlite") return text
+  let out = numbered.get(text)
+  if (out === undefined) {
+    let n = 0
+    out = text.replace(/\?/g, () => `$${++n}`)
+    numbered.set(text, out)
+  }
+  return out
+}
+
+const tuples = new Map<string, string>()
+/** `(?, ?), (?, ?)`: `rows` groups of `width` placeholders. */
+const placeholders = (width: number, rows: number): string => {
+  const id = `${width}x${rows}`
+  let out = tuples.get(id)
+  if (out === undefined) {
+    const one = `(${Array.from({ length: width }, () => "?").join(", ")})`
+    out = Array.from({ length: rows }, () => one).join(", ")
+    tuples.set(id, out)
+  }
+  return out
+}
+
+/** An INSERT of many rows: the columns once, the values row after row. */
+const insert = (table: string, columns: ReadonlyArray<string>, rows: number, tail: string): string =>
+  `INSERT INTO ${table} (${columns.join(", ")}) VALUES ${placeholders(columns.length, rows)} ${tail}`
 
 export interface Batch {
   readonly opens: ReadonlyArray<OpenMarker>
@@ -77,36 +118,43 @@ const chunks = <A>(xs: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
 const sum = <K>(m: Map<K, number>, k: K, n: number) => m.set(k, (m.get(k) ?? 0) + n)
 const byKey = <A>(m: Map<string, A>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 
-export const eventSteps = (sql: SqlClient.SqlClient, batch: Batch): Array<Step> => {
+const OPEN_COLUMNS = ["request_id", "key_id", "model", "started_at"]
+const EVENT_COLUMNS = [
+  "request_id",
+  "key_id",
+  "user_name",
+  "group_name",
+  "model",
+  "day",
+  "at",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_creation_tokens",
+  "reasoning_tokens",
+  "cost_micros",
+  "charged_to"
+]
+
+export const eventSteps = (batch: Batch): Array<Step> => {
   const steps: Array<Step> = []
   for (const part of chunks(batch.opens)) {
-    steps.push({
-      statement: sql`INSERT INTO usage_open ${
-        sql.insert(part.map((o) => ({ request_id: o.requestId, key_id: o.keyId, model: o.model, started_at: o.at })))
-      } ON CONFLICT (request_id) DO NOTHING`
-    })
+    const params: Array<Param> = []
+    for (const o of part) params.push(o.requestId, o.keyId, o.model, o.at)
+    steps.push({ text: insert("usage_open", OPEN_COLUMNS, part.length, "ON CONFLICT (request_id) DO NOTHING"), params })
   }
   for (const part of chunks(batch.settles)) {
+    const params: Array<Param> = []
+    for (const { cost, settlement: s } of part) {
+      const { group, key, user } = s.principal
+      const u = s.usage
+      params.push(s.requestId, key.id, user.name, group.name, s.model, dayOf(s.at), s.at.getTime())
+      params.push(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheCreationTokens, u.reasoningTokens, cost, group.billing)
+    }
     steps.push({
       rows: "fresh",
-      statement: sql`INSERT INTO usage_events ${
-        sql.insert(part.map(({ cost, settlement: s }) => ({
-          request_id: s.requestId,
-          key_id: s.principal.key.id,
-          user_name: s.principal.user.name,
-          group_name: s.principal.group.name,
-          model: s.model,
-          day: dayOf(s.at),
-          at: s.at.getTime(),
-          input_tokens: s.usage.inputTokens,
-          output_tokens: s.usage.outputTokens,
-          cache_read_tokens: s.usage.cacheReadTokens,
-          cache_creation_tokens: s.usage.cacheCreationTokens,
-          reasoning_tokens: s.usage.reasoningTokens,
-          cost_micros: cost,
-          charged_to: s.principal.group.billing
-        })))
-      } ON CONFLICT (request_id) DO NOTHING RETURNING request_id`
+      text: insert("usage_events", EVENT_COLUMNS, part.length, "ON CONFLICT (request_id) DO NOTHING RETURNING request_id"),
+      params
     })
   }
   return steps
@@ -125,7 +173,48 @@ interface DailyTotals {
 }
 
 /** The second step, for the settlements `fresh` holds (`now` stamps updated_at). */
-export const totalSteps = (sql: SqlClient.SqlClient, batch: Batch, fresh: ReadonlySet<string>, now: number): Array<Step> => {
+const DAILY_COLUMNS = [
+  "key_id",
+  "day",
+  "model",
+  "requests",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_creation_tokens",
+  "cost_micros"
+]
+const DAILY_MERGE = `ON CONFLICT (key_id, day, model) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
+        input_tokens = usage_daily.input_tokens + excluded.input_tokens,
+        output_tokens = usage_daily.output_tokens + excluded.output_tokens,
+        cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
+        cache_creation_tokens = usage_daily.cache_creation_tokens + excluded.cache_creation_tokens,
+        cost_micros = usage_daily.cost_micros + excluded.cost_micros`
+
+const BALANCE = `UPDATE users SET balance_micros = balance_micros - ?, balance_touched = 1, updated_at = ?
+  WHERE name = ? RETURNING name, balance_micros`
+
+// A window start older than this cost's window means that window is over: start afresh.
+// Parameters: (start, cost, start, cost, start, start) per window, then updated_at, user, group.
+const window = (name: string) =>
+  `${name}_used_micros = CASE WHEN ${name}_start = ? THEN ${name}_used_micros + ?
+      WHEN ${name}_start < ? THEN ? ELSE ${name}_used_micros END,
+    ${name}_start = CASE WHEN ${name}_start < ? THEN ? ELSE ${name}_start END`
+const SUBSCRIPTION = `UPDATE subscriptions SET ${window("daily")}, ${window("weekly")}, ${window("monthly")}, updated_at = ?
+  WHERE user_name = ? AND group_name = ?
+  RETURNING user_name, group_name, daily_start, daily_used_micros, weekly_start, weekly_used_micros,
+    monthly_start, monthly_used_micros`
+
+// SET expressions read the row as it was, so `quota_used_micros + cost` is the new figure.
+const KEY = `UPDATE api_keys SET quota_used_micros = quota_used_micros + ?,
+    status = CASE WHEN status = 'active' AND quota_micros IS NOT NULL AND quota_micros > 0
+      AND quota_used_micros + ? >= quota_micros THEN 'quota_exhausted' ELSE status END,
+    updated_at = ?
+  WHERE id = ? RETURNING id, status, quota_used_micros`
+
+const deleteOpen = (n: number) => `DELETE FROM usage_open WHERE request_id IN ${placeholders(n, 1)}`
+
+export const totalSteps = (batch: Batch, fresh: ReadonlySet<string>, now: number): Array<Step> => {
   const balances = new Map<string, number>()
   const keys = new Map<string, number>()
   // A subscription's costs grouped by the windows they fall in (a batch may straddle midnight).
@@ -158,71 +247,25 @@ export const totalSteps = (sql: SqlClient.SqlClient, batch: Batch, fresh: Readon
   }
 
   const steps: Array<Step> = []
-  for (const [user, cost] of byKey(balances)) {
-    steps.push({
-      rows: "balance",
-      statement: sql`UPDATE users SET balance_micros = balance_micros - ${cost}, balance_touched = 1,
-          updated_at = ${now} WHERE name = ${user} RETURNING name, balance_micros`
-    })
-  }
+  for (const [user, cost] of byKey(balances)) steps.push({ rows: "balance", text: BALANCE, params: [cost, now, user] })
   for (const [, { at, cost, group, user }] of byKey(subs)) {
-    const d = windowStart("daily", at)
-    const w = windowStart("weekly", at)
-    const m = windowStart("monthly", at)
-    // A window start older than this cost's window means that window is over: start afresh.
-    steps.push({
-      rows: "subscription",
-      statement: sql`UPDATE subscriptions SET
-          daily_used_micros = CASE WHEN daily_start = ${d} THEN daily_used_micros + ${cost}
-            WHEN daily_start < ${d} THEN ${cost} ELSE daily_used_micros END,
-          daily_start = CASE WHEN daily_start < ${d} THEN ${d} ELSE daily_start END,
-          weekly_used_micros = CASE WHEN weekly_start = ${w} THEN weekly_used_micros + ${cost}
-            WHEN weekly_start < ${w} THEN ${cost} ELSE weekly_used_micros END,
-          weekly_start = CASE WHEN weekly_start < ${w} THEN ${w} ELSE weekly_start END,
-          monthly_used_micros = CASE WHEN monthly_start = ${m} THEN monthly_used_micros + ${cost}
-            WHEN monthly_start < ${m} THEN ${cost} ELSE monthly_used_micros END,
-          monthly_start = CASE WHEN monthly_start < ${m} THEN ${m} ELSE monthly_start END,
-          updated_at = ${now}
-        WHERE user_name = ${user} AND group_name = ${group}
-        RETURNING user_name, group_name, daily_start, daily_used_micros, weekly_start, weekly_used_micros,
-          monthly_start, monthly_used_micros`
-    })
+    const params: Array<Param> = []
+    for (const start of [windowStart("daily", at), windowStart("weekly", at), windowStart("monthly", at)]) {
+      params.push(start, cost, start, cost, start, start)
+    }
+    params.push(now, user, group)
+    steps.push({ rows: "subscription", text: SUBSCRIPTION, params })
   }
-  for (const [id, cost] of byKey(keys)) {
-    // SET expressions read the row as it was, so `quota_used_micros + cost` is the new figure.
-    steps.push({
-      rows: "key",
-      statement: sql`UPDATE api_keys SET quota_used_micros = quota_used_micros + ${cost},
-          status = CASE WHEN status = 'active' AND quota_micros IS NOT NULL AND quota_micros > 0
-            AND quota_used_micros + ${cost} >= quota_micros THEN 'quota_exhausted' ELSE status END,
-          updated_at = ${now}
-        WHERE id = ${id} RETURNING id, status, quota_used_micros`
-    })
-  }
+  for (const [id, cost] of byKey(keys)) steps.push({ rows: "key", text: KEY, params: [cost, cost, now, id] })
   for (const part of chunks(byKey(daily).map(([, t]) => t))) {
-    steps.push({
-      statement: sql`INSERT INTO usage_daily ${
-        sql.insert(part.map((t) => ({
-          key_id: t.keyId,
-          day: t.day,
-          model: t.model,
-          requests: t.requests,
-          input_tokens: t.input,
-          output_tokens: t.output,
-          cache_read_tokens: t.cacheRead,
-          cache_creation_tokens: t.cacheCreation,
-          cost_micros: t.cost
-        })))
-      } ON CONFLICT (key_id, day, model) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
-        input_tokens = usage_daily.input_tokens + excluded.input_tokens,
-        output_tokens = usage_daily.output_tokens + excluded.output_tokens,
-        cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
-        cache_creation_tokens = usage_daily.cache_creation_tokens + excluded.cache_creation_tokens,
-        cost_micros = usage_daily.cost_micros + excluded.cost_micros`
-    })
+    const params: Array<Param> = []
+    for (const t of part) {
+      params.push(t.keyId, t.day, t.model, t.requests, t.input, t.output, t.cacheRead, t.cacheCreation, t.cost)
+    }
+    steps.push({ text: insert("usage_daily", DAILY_COLUMNS, part.length, DAILY_MERGE), params })
   }
   const finished = [...batch.settles.filter((s) => s.closesMarker).map((s) => s.settlement.requestId), ...batch.closes]
-  for (const part of chunks(finished)) steps.push({ statement: sql`DELETE FROM usage_open WHERE request_id IN ${sql.in(part)}` })
+  for (const part of chunks(finished)) steps.push({ text: deleteOpen(part.length), params: part })
   return steps
 }
 

@@ -13,7 +13,7 @@
  * only those move balances, windows, key quotas and rollups, in the same transaction. A retried
  * batch (or a retried settle) therefore cannot charge twice, and a batch either lands whole or not at all.
  */
-import type { SqlClient, SqlError, Statement } from "@effect/sql"
+import type { SqlClient, SqlError } from "@effect/sql"
 import { Chunk, Deferred, Effect, Exit, Queue, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
@@ -27,8 +27,10 @@ import {
   freshIds,
   type OpenMarker,
   type Step,
+  textFor,
   totalSteps
 } from "./batch.js"
+import { dialectOf } from "./client.js"
 import { orStoreError } from "./rows.js"
 import type { WriterThread } from "./writerThread.js"
 
@@ -75,10 +77,10 @@ export interface WriterOptions {
 }
 
 /** Runs one statement on the batch's connection, inside its transaction. */
-type Run = (statement: Statement.Statement<unknown>) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
+type Run = (step: Step) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
 
 /**
- * One transaction on one reserved connection, statements compiled and run on it directly.
+ * One transaction on one reserved connection, statements run on it directly.
  * `withTransaction` and executing a Statement add, per statement, a span, a scoped connection
  * lookup and a prepare-cache lookup keyed by the statement's text: measured, that was about half
  * of a batch's CPU (docs/performance.md). This batch is the one transaction on the request path,
@@ -90,10 +92,8 @@ const inTransaction = <A, E>(
 ): Effect.Effect<A, E | SqlError.SqlError> =>
   Effect.scoped(
     Effect.flatMap(sql.reserve, (conn) => {
-      const run: Run = (statement) => {
-        const [text, params] = statement.compile()
-        return conn.execute(text, params, undefined)
-      }
+      const dialect = dialectOf(sql)
+      const run: Run = (step) => conn.execute(textFor(step.text, dialect), step.params, undefined)
       const rollback = Effect.ignore(conn.execute("ROLLBACK", [], undefined))
       const commit = Effect.tapError(conn.execute("COMMIT", [], undefined), () => rollback)
       return Effect.zipRight(conn.execute("BEGIN", [], undefined), Effect.exit(body(run))).pipe(
@@ -109,13 +109,13 @@ export const runOnConnection = (sql: SqlClient.SqlClient): BatchRunner => (batch
   inTransaction(sql, (run) =>
     Effect.gen(function*() {
       const fresh = new Set<string>()
-      for (const step of eventSteps(sql, batch)) {
-        const rows = yield* run(step.statement)
+      for (const step of eventSteps(batch)) {
+        const rows = yield* run(step)
         if (step.rows === "fresh") yield* freshIds(rows, fresh)
       }
       const results: Array<readonly [Step, ReadonlyArray<unknown>]> = []
-      for (const step of totalSteps(sql, batch, fresh, Date.now())) {
-        const rows = yield* run(step.statement)
+      for (const step of totalSteps(batch, fresh, Date.now())) {
+        const rows = yield* run(step)
         if (step.rows !== undefined) results.push([step, rows])
       }
       return { fresh, committed: yield* committedOf(results) }
@@ -126,18 +126,15 @@ export const runOnConnection = (sql: SqlClient.SqlClient): BatchRunner => (batch
  * settlement were new; in the rare batch where one is a repeat, the thread rolls back and says
  * which were new, and the batch is planned again for those.
  */
-export const runOnThread = (sql: SqlClient.SqlClient, thread: WriterThread): BatchRunner => (batch) =>
+export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
   Effect.gen(function*() {
-    const events = eventSteps(sql, batch)
+    const events = eventSteps(batch)
     let fresh: ReadonlySet<string> = new Set(batch.settles.map((s) => s.settlement.requestId))
     // A second miss would need another writer inserting the same request ids meanwhile.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const steps = [...events, ...totalSteps(sql, batch, fresh, Date.now())]
+      const steps = [...events, ...totalSteps(batch, fresh, Date.now())]
       const reply = yield* thread.run(
-        steps.map((step) => {
-          const [text, params] = step.statement.compile()
-          return { sql: text, params, rows: step.rows !== undefined, fresh: step.rows === "fresh" }
-        }),
+        steps.map((step) => ({ sql: step.text, params: step.params, rows: step.rows !== undefined, fresh: step.rows === "fresh" })),
         fresh.size
       )
       if (reply._tag === "Mismatch") {
