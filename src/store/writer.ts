@@ -1,7 +1,7 @@
 /**
  * The single writer: settlements (and the open-request markers) queue here and are written in
  * batches, one transaction per batch (group commit). The writer gathers for a few event-loop turns
- * while new items keep arriving: idle, that costs one turn; under load, one transaction carries
+ * while new items keep arriving: idle, that costs two turns; under load, one transaction carries
  * many settlements, and each batch's fixed cost (BEGIN, COMMIT, the round trip) is shared.
  *
  * A batch runs where the store's database is best written from: on a SQLite file, on the writer
