@@ -114,29 +114,29 @@ const make = (options: StoreOptions) =>
     const hashOfKey = new Map<string, string>()
 
     const inFlight = new InFlight<SettleItem>()
-    const onBatch = (c: Committed | undefined, settles: ReadonlyArray<SettleItem>) =>
-      Effect.sync(() => {
-        for (const s of settles) inFlight.remove(s)
-        if (c === undefined) return
-        for (const b of c.balances) balances.set(b.user, b.balanceMicros)
-        for (const k of c.keys) {
-          keys.set(k.id, Option.some({ status: k.status, quotaUsedMicros: k.quotaUsedMicros }))
-          const hash = hashOfKey.get(k.id)
-          if (hash === undefined) continue
-          const cached = principals.peek(hash)?.value
-          // The status is part of what auth and /v1/usage read: a flip must not wait for the TTL.
-          if (cached !== undefined && Option.isSome(cached) && cached.value.key.status !== k.status) {
-            principals.invalidate(hash)
-          }
+    const onBatch = (c: Committed | undefined, settles: ReadonlyArray<SettleItem>, repeats: ReadonlyArray<SettleItem>) => {
+      for (const s of settles) inFlight.remove(s)
+      for (const s of repeats) inFlight.remove(s)
+      if (c === undefined) return
+      for (const b of c.balances) balances.set(b.user, b.balanceMicros)
+      for (const k of c.keys) {
+        keys.set(k.id, Option.some({ status: k.status, quotaUsedMicros: k.quotaUsedMicros }))
+        const hash = hashOfKey.get(k.id)
+        if (hash === undefined) continue
+        const cached = principals.peek(hash)?.value
+        // The status is part of what auth and /v1/usage read: a flip must not wait for the TTL.
+        if (cached !== undefined && Option.isSome(cached) && cached.value.key.status !== k.status) {
+          principals.invalidate(hash)
         }
-        for (const s of c.subscriptions) {
-          const id = subKey(s.user, s.group)
-          const cached = subscriptions.peek(id)?.value
-          if (cached !== undefined && Option.isSome(cached)) {
-            subscriptions.set(id, Option.some({ ...cached.value, spends: s.spends }))
-          }
+      }
+      for (const s of c.subscriptions) {
+        const id = subKey(s.user, s.group)
+        const cached = subscriptions.peek(id)?.value
+        if (cached !== undefined && Option.isSome(cached)) {
+          subscriptions.set(id, Option.some({ ...cached.value, spends: s.spends }))
         }
-      })
+      }
+    }
 
     // Requests tracked and not yet settled or ended, with whether their marker has been written.
     const tracked = new Map<string, { readonly marker: OpenMarker; written: boolean }>()

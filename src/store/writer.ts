@@ -14,7 +14,7 @@
  * batch (or a retried settle) therefore cannot charge twice, and a batch either lands whole or not at all.
  */
 import type { SqlClient, SqlError } from "@effect/sql"
-import { Chunk, Deferred, Effect, Exit, Queue, Schedule, type Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, FiberId, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
 import {
@@ -31,6 +31,7 @@ import {
   totalSteps
 } from "./batch.js"
 import { dialectOf } from "./client.js"
+import { Inbox } from "./inbox.js"
 import { orStoreError } from "./rows.js"
 import type { WriterThread } from "./writerThread.js"
 
@@ -71,7 +72,11 @@ export interface WriterOptions {
    * the settlements it carried, committed or not. One synchronous step, so the caches and the
    * costs in flight (inFlight.ts) never both count, nor both miss, a settlement.
    */
-  readonly onBatch: (committed: Committed | undefined, settles: ReadonlyArray<SettleItem>) => Effect.Effect<void>
+  readonly onBatch: (
+    committed: Committed | undefined,
+    settles: ReadonlyArray<SettleItem>,
+    repeats: ReadonlyArray<SettleItem>
+  ) => void
   /** The open markers due to be written now (the Store marks them written). */
   readonly dueMarkers: () => ReadonlyArray<OpenMarker>
 }
@@ -153,14 +158,13 @@ export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
     return yield* new StoreError({ message: "writing settlements failed: the batch's new settlements kept changing" })
   })
 
-/** Transient failures (a dropped connection, a busy file) are retried; exactly-once makes that safe. */
-const retryPolicy = Schedule.exponential("25 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
-
-/** One turn of the event loop: lets pending I/O run (and enqueue), unlike a microtask. */
-const yieldToIo = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
+/**
+ * Transient failures (a dropped connection, a busy file) are retried; exactly-once makes that safe.
+ * Five attempts, 25, 50, 100 and 200 ms apart; the schedule is only built once the first has failed.
+ */
+const retryPolicy = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+const withRetries = <A>(attempt: Effect.Effect<A, StoreError>): Effect.Effect<A, StoreError> =>
+  Effect.catchAll(attempt, () => Effect.retry(Effect.delay(attempt, "25 millis"), retryPolicy))
 
 /**
  * Most event-loop turns spent gathering one batch: bounds the latency added under load. Gathering
@@ -172,16 +176,16 @@ const MAX_GATHER_TURNS = 8
 const QUIET_TURNS = 2
 
 export interface Writer {
-  readonly enqueue: (item: WriterItem) => boolean
+  readonly enqueue: (item: WriterItem) => void
   /** Resolves when everything enqueued before it has been written (or has failed). */
   readonly flush: Effect.Effect<void>
 }
 
 export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<WriterItem>()
+    const inbox = new Inbox<WriterItem>()
 
-    const process = (items: ReadonlyArray<WriterItem>) => {
+    const process = (items: ReadonlyArray<WriterItem>): Effect.Effect<void> => {
       const settles: Array<SettleItem> = []
       const repeats: Array<SettleItem> = [] // the same request id twice in one batch
       const closes: Array<string> = []
@@ -198,67 +202,63 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
           }
         }
       }
-      const failAll = (error: StoreError) =>
-        Effect.zipRight(
-          options.onBatch(undefined, [...settles, ...repeats]),
+      const failAll = (error: StoreError) => {
+        options.onBatch(undefined, settles, repeats)
+        const failed = Exit.fail(error)
+        for (const s of settles) s.done(failed)
+        for (const s of repeats) s.done(failed)
+      }
+      const flushed = () => {
+        for (const f of flushes) Deferred.unsafeDone(f.done, Exit.void)
+      }
+      const opens = options.dueMarkers()
+      if (opens.length + settles.length + closes.length === 0) return Effect.sync(flushed)
+      return Effect.matchCauseEffect(withRetries(options.runBatch({ opens, settles, closes })), {
+        onSuccess: ({ committed, fresh }) =>
           Effect.sync(() => {
-            const failed = Exit.fail(error)
-            for (const s of settles) s.done(failed)
-            for (const s of repeats) s.done(failed)
-          })
-        )
-
-      return Effect.gen(function*() {
-        const opens = options.dueMarkers()
-        if (opens.length + settles.length + closes.length === 0) return
-        const result = yield* options.runBatch({ opens, settles, closes }).pipe(Effect.retry(retryPolicy), Effect.either)
-        if (result._tag === "Left") {
-          if (settles.length === 0) yield* Effect.logWarning("recording open requests failed", result.left)
-          return yield* failAll(result.left)
-        }
-        yield* options.onBatch(result.right.committed, [...settles, ...repeats])
-        // One step for the whole batch: each settle resumes its waiting request.
-        const fresh = result.right.fresh
-        yield* Effect.sync(() => {
-          for (const s of settles) s.done(Exit.succeed(fresh.has(s.settlement.requestId) ? s.cost : 0))
-          for (const s of repeats) s.done(Exit.succeed(0))
-        })
-      }).pipe(
-        // A bug here must not stop the writer (every later settlement would wait forever).
-        Effect.catchAllCause((cause) =>
-          Effect.logError("the settlement writer failed on a batch", cause).pipe(
-            Effect.zipRight(failAll(new StoreError({ message: "internal error while writing settlements" })))
+            options.onBatch(committed, settles, repeats)
+            // Each settle resumes its waiting request.
+            for (const s of settles) s.done(Exit.succeed(fresh.has(s.settlement.requestId) ? s.cost : 0))
+            for (const s of repeats) s.done(Exit.succeed(0))
+            flushed()
+          }),
+        onFailure: (cause) => {
+          const failure = Cause.failureOption(cause)
+          if (failure._tag === "Some") {
+            return Effect.zipRight(
+              settles.length === 0 ? Effect.logWarning("recording open requests failed", failure.value) : Effect.void,
+              Effect.sync(() => {
+                failAll(failure.value)
+                flushed()
+              })
+            )
+          }
+          // A bug here must not stop the writer (every later settlement would wait forever).
+          return Effect.zipRight(
+            Effect.logError("the settlement writer failed on a batch", cause),
+            Effect.sync(() => {
+              failAll(new StoreError({ message: "internal error while writing settlements" }))
+              flushed()
+            })
           )
-        ),
-        Effect.ensuring(Effect.forEach(flushes, (f) => Deferred.succeed(f.done, undefined), { discard: true }))
-      )
+        }
+      })
     }
 
-    // Only the wait for a first item is interruptible: once items are out of the queue, their
+    // Only the wait for a first item is interruptible: once items are out of the inbox, their
     // batch is gathered and written, also during shutdown, because their callers are waiting.
     const nextBatch = Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        const items = Chunk.toArray(yield* restore(Queue.takeBetween(queue, 1, options.maxBatch)))
-        let quiet = 0
-        for (let turn = 0; turn < MAX_GATHER_TURNS && items.length < options.maxBatch; turn++) {
-          yield* yieldToIo
-          const more = yield* Queue.takeUpTo(queue, options.maxBatch - items.length)
-          if (Chunk.isEmpty(more)) {
-            if (++quiet >= QUIET_TURNS) break
-            continue
-          }
-          quiet = 0
-          items.push(...more)
-        }
-        yield* process(items)
-      })
+      Effect.zipRight(
+        restore(inbox.waitForItems),
+        Effect.flatMap(inbox.gather(options.maxBatch, MAX_GATHER_TURNS, QUIET_TURNS), process)
+      )
     )
     yield* nextBatch.pipe(Effect.forever, Effect.forkScoped)
 
-    const flush = Effect.gen(function*() {
-      const done = yield* Deferred.make<void>()
-      yield* Queue.offer(queue, { _tag: "Flush", done })
-      yield* Deferred.await(done)
+    const flush = Effect.suspend(() => {
+      const done = Deferred.unsafeMake<void>(FiberId.none)
+      inbox.offer({ _tag: "Flush", done })
+      return Deferred.await(done)
     })
-    return { enqueue: (item) => Queue.unsafeOffer(queue, item), flush }
+    return { enqueue: inbox.offer, flush }
   })
