@@ -14,7 +14,7 @@
  * batch (or a retried settle) therefore cannot charge twice, and a batch either lands whole or not at all.
  */
 import type { SqlClient, SqlError } from "@effect/sql"
-import { Cause, Deferred, Effect, Exit, FiberId, Schedule, type Scope } from "effect"
+import { Cause, Deferred, Effect, Either, Exit, FiberId, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
 import {
@@ -129,33 +129,44 @@ export const runOnConnection = (sql: SqlClient.SqlClient): BatchRunner => (batch
 /**
  * The batch on the SQLite writer thread. Its statements go over whole, planned as if every
  * settlement were new; in the rare batch where one is a repeat, the thread rolls back and says
- * which were new, and the batch is planned again for those.
+ * which were new, and the batch is planned again for those. Planned afresh on every attempt.
  */
 export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
-  Effect.gen(function*() {
+  Effect.suspend(() => {
     const events = eventSteps(batch)
-    let fresh: ReadonlySet<string> = new Set(batch.settles.map((s) => s.settlement.requestId))
-    // A second miss would need another writer inserting the same request ids meanwhile.
-    for (let attempt = 0; attempt < 3; attempt++) {
+    const attempt = (fresh: ReadonlySet<string>, left: number): Effect.Effect<BatchOutcome, StoreError> => {
       const steps = [...events, ...totalSteps(batch, fresh, Date.now())]
-      const reply = yield* thread.run(
-        steps.map((step) => ({ sql: step.text, params: step.params, rows: step.rows !== undefined, fresh: step.rows === "fresh" })),
-        fresh.size
-      )
-      if (reply._tag === "Mismatch") {
-        const actual = new Set<string>()
-        for (const rows of reply.fresh) yield* freshIds(rows, actual)
-        fresh = actual
-        continue
-      }
-      const results: Array<readonly [Step, ReadonlyArray<unknown>]> = []
-      steps.forEach((step, i) => {
-        const rows = reply.rows[i]
-        if (step.rows !== undefined && rows !== undefined && rows !== null) results.push([step, rows])
+      const statements = steps.map((step) => ({
+        sql: step.text,
+        params: step.params,
+        rows: step.rows !== undefined,
+        fresh: step.rows === "fresh"
+      }))
+      return Effect.flatMap(thread.run(statements, fresh.size), (reply) => {
+        if (reply._tag === "Mismatch") {
+          // A second miss would need another writer inserting the same request ids meanwhile.
+          if (left === 0) {
+            return Effect.fail(new StoreError({ message: "writing settlements failed: the batch's new settlements kept changing" }))
+          }
+          const actual = new Set<string>()
+          for (const rows of reply.fresh) {
+            const added = freshIds(rows, actual)
+            if (Either.isLeft(added)) return Effect.fail(added.left)
+          }
+          return attempt(actual, left - 1)
+        }
+        const results: Array<readonly [Step, ReadonlyArray<unknown>]> = []
+        steps.forEach((step, i) => {
+          const rows = reply.rows[i]
+          if (step.rows !== undefined && rows !== undefined && rows !== null) results.push([step, rows])
+        })
+        return Either.match(committedOf(results), {
+          onLeft: (error) => Effect.fail(error),
+          onRight: (committed) => Effect.succeed({ fresh, committed })
+        })
       })
-      return { fresh, committed: yield* committedOf(results) }
     }
-    return yield* new StoreError({ message: "writing settlements failed: the batch's new settlements kept changing" })
+    return attempt(new Set(batch.settles.map((s) => s.settlement.requestId)), 2)
   })
 
 /**
