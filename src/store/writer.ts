@@ -222,20 +222,21 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
       const flushed = () => {
         for (const f of flushes) Deferred.unsafeDone(f.done, Exit.void)
       }
-      const opens = options.dueMarkers()
-      if (opens.length + settles.length + closes.length === 0) return Effect.sync(flushed)
-      return Effect.matchCauseEffect(withRetries(options.runBatch({ opens, settles, closes })), {
-        onSuccess: ({ committed, fresh }) =>
-          Effect.sync(() => {
-            options.onBatch(committed, settles, repeats)
-            // Each settle resumes its waiting request.
-            for (const s of settles) s.done(Exit.succeed(fresh.has(s.settlement.requestId) ? s.cost : 0))
-            for (const s of repeats) s.done(Exit.succeed(0))
-            flushed()
-          }),
-        onFailure: (cause) => {
-          const failure = Cause.failureOption(cause)
-          if (failure._tag === "Some") {
+      const write = Effect.suspend(() => {
+        const opens = options.dueMarkers()
+        if (opens.length + settles.length + closes.length === 0) return Effect.sync(flushed)
+        return Effect.matchCauseEffect(withRetries(options.runBatch({ opens, settles, closes })), {
+          onSuccess: ({ committed, fresh }) =>
+            Effect.sync(() => {
+              options.onBatch(committed, settles, repeats)
+              // Each settle resumes its waiting request.
+              for (const s of settles) s.done(Exit.succeed(fresh.has(s.settlement.requestId) ? s.cost : 0))
+              for (const s of repeats) s.done(Exit.succeed(0))
+              flushed()
+            }),
+          onFailure: (cause) => {
+            const failure = Cause.failureOption(cause)
+            if (failure._tag === "None") return Effect.failCause(cause)
             return Effect.zipRight(
               settles.length === 0 ? Effect.logWarning("recording open requests failed", failure.value) : Effect.void,
               Effect.sync(() => {
@@ -244,16 +245,18 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
               })
             )
           }
-          // A bug here must not stop the writer (every later settlement would wait forever).
-          return Effect.zipRight(
-            Effect.logError("the settlement writer failed on a batch", cause),
-            Effect.sync(() => {
-              failAll(new StoreError({ message: "internal error while writing settlements" }))
-              flushed()
-            })
-          )
-        }
+        })
       })
+      // A bug here must not stop the writer (every later settlement would wait forever). A settle
+      // already resumed ignores a second answer.
+      return Effect.catchAllCause(write, (cause) =>
+        Effect.zipRight(
+          Effect.logError("the settlement writer failed on a batch", cause),
+          Effect.sync(() => {
+            failAll(new StoreError({ message: "internal error while writing settlements" }))
+            flushed()
+          })
+        ))
     }
 
     // Only the wait for a first item is interruptible: once items are out of the inbox, their
