@@ -71,35 +71,39 @@ export interface Step {
   readonly rows?: RowsOf
 }
 
-const numbered = new Map<string, string>()
-/** The statement's text for a dialect: PostgreSQL numbers its placeholders. */
-export const textFor = (text: string, dialect: Dialect): string => {
-  if (dialect === "sqlite") return text
-  let out = numbered.get(text)
-  if (out === undefined) {
-    let n = 0
-    out = text.replace(/\?/g, () => `$${++n}`)
-    numbered.set(text, out)
+/** Texts come in a few shapes (a dialect, a row count): each is built once. */
+const memo = (build: (key: string) => string) => {
+  const built = new Map<string, string>()
+  return (key: string): string => {
+    let out = built.get(key)
+    if (out === undefined) {
+      out = build(key)
+      built.set(key, out)
+    }
+    return out
   }
-  return out
 }
 
-const tuples = new Map<string, string>()
+const numbered = memo((text) => {
+  let n = 0
+  return text.replace(/\?/g, () => `$${++n}`)
+})
+/** The statement's text for a dialect: PostgreSQL numbers its placeholders. */
+export const textFor = (text: string, dialect: Dialect): string => (dialect === "sqlite" ? text : numbered(text))
+
 /** `(?, ?), (?, ?)`: `rows` groups of `width` placeholders. */
 const placeholders = (width: number, rows: number): string => {
-  const id = `${width}x${rows}`
-  let out = tuples.get(id)
-  if (out === undefined) {
-    const one = `(${Array.from({ length: width }, () => "?").join(", ")})`
-    out = Array.from({ length: rows }, () => one).join(", ")
-    tuples.set(id, out)
-  }
-  return out
+  const one = `(${Array.from({ length: width }, () => "?").join(", ")})`
+  return Array.from({ length: rows }, () => one).join(", ")
 }
 
-/** An INSERT of many rows: the columns once, the values row after row. */
-const insert = (table: string, columns: ReadonlyArray<string>, rows: number, tail: string): string =>
-  `INSERT INTO ${table} (${columns.join(", ")}) VALUES ${placeholders(columns.length, rows)} ${tail}`
+/** The INSERT of `rows` rows into one of the batch's tables: the columns once, the values row after row. */
+const inserter = (table: string, columns: ReadonlyArray<string>, tail: string) => {
+  const text = memo((rows) => `INSERT INTO ${table} (${columns.join(", ")}) VALUES ${placeholders(columns.length, Number(rows))} ${tail}`)
+  return (rows: number): string => text(String(rows))
+}
+
+const deleteOpen = memo((n) => `DELETE FROM usage_open WHERE request_id IN ${placeholders(Number(n), 1)}`)
 
 export interface Batch {
   readonly opens: ReadonlyArray<OpenMarker>
@@ -136,12 +140,15 @@ const EVENT_COLUMNS = [
   "charged_to"
 ]
 
+const insertOpen = inserter("usage_open", OPEN_COLUMNS, "ON CONFLICT (request_id) DO NOTHING")
+const insertEvents = inserter("usage_events", EVENT_COLUMNS, "ON CONFLICT (request_id) DO NOTHING RETURNING request_id")
+
 export const eventSteps = (batch: Batch): Array<Step> => {
   const steps: Array<Step> = []
   for (const part of chunks(batch.opens)) {
     const params: Array<Param> = []
     for (const o of part) params.push(o.requestId, o.keyId, o.model, o.at)
-    steps.push({ text: insert("usage_open", OPEN_COLUMNS, part.length, "ON CONFLICT (request_id) DO NOTHING"), params })
+    steps.push({ text: insertOpen(part.length), params })
   }
   for (const part of chunks(batch.settles)) {
     const params: Array<Param> = []
@@ -153,7 +160,7 @@ export const eventSteps = (batch: Batch): Array<Step> => {
     }
     steps.push({
       rows: "fresh",
-      text: insert("usage_events", EVENT_COLUMNS, part.length, "ON CONFLICT (request_id) DO NOTHING RETURNING request_id"),
+      text: insertEvents(part.length),
       params
     })
   }
@@ -191,6 +198,8 @@ const DAILY_MERGE = `ON CONFLICT (key_id, day, model) DO UPDATE SET requests = u
         cache_creation_tokens = usage_daily.cache_creation_tokens + excluded.cache_creation_tokens,
         cost_micros = usage_daily.cost_micros + excluded.cost_micros`
 
+const insertDaily = inserter("usage_daily", DAILY_COLUMNS, DAILY_MERGE)
+
 const BALANCE = `UPDATE users SET balance_micros = balance_micros - ?, balance_touched = 1, updated_at = ?
   WHERE name = ? RETURNING name, balance_micros`
 
@@ -211,8 +220,6 @@ const KEY = `UPDATE api_keys SET quota_used_micros = quota_used_micros + ?,
       AND quota_used_micros + ? >= quota_micros THEN 'quota_exhausted' ELSE status END,
     updated_at = ?
   WHERE id = ? RETURNING id, status, quota_used_micros`
-
-const deleteOpen = (n: number) => `DELETE FROM usage_open WHERE request_id IN ${placeholders(n, 1)}`
 
 export const totalSteps = (batch: Batch, fresh: ReadonlySet<string>, now: number): Array<Step> => {
   const balances = new Map<string, number>()
@@ -262,10 +269,10 @@ export const totalSteps = (batch: Batch, fresh: ReadonlySet<string>, now: number
     for (const t of part) {
       params.push(t.keyId, t.day, t.model, t.requests, t.input, t.output, t.cacheRead, t.cacheCreation, t.cost)
     }
-    steps.push({ text: insert("usage_daily", DAILY_COLUMNS, part.length, DAILY_MERGE), params })
+    steps.push({ text: insertDaily(part.length), params })
   }
   const finished = [...batch.settles.filter((s) => s.closesMarker).map((s) => s.settlement.requestId), ...batch.closes]
-  for (const part of chunks(finished)) steps.push({ text: deleteOpen(part.length), params: part })
+  for (const part of chunks(finished)) steps.push({ text: deleteOpen(String(part.length)), params: part })
   return steps
 }
 

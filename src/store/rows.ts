@@ -19,13 +19,13 @@ export const DbFlag = Schema.transform(DbInt, Schema.Boolean, {
 // in the settlement profile.
 const decoders = new WeakMap<object, (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<unknown>, ParseResult.ParseError>>()
 
+const unexpectedRow = (e: ParseResult.ParseError) =>
+  new StoreError({ message: `unexpected row from the database: ${ParseResult.TreeFormatter.formatErrorSync(e)}` })
+
 /** Like `decodeRows`, without an Effect step: for the settlement writer's batch, decoded in one go. */
 export const decodeRowsEither = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = Schema.decodeUnknownEither(Schema.Array(schema))
-  return (rows: ReadonlyArray<unknown>): Either.Either<ReadonlyArray<A>, StoreError> =>
-    Either.mapLeft(decode(rows), (e) =>
-      new StoreError({ message: `unexpected row from the database: ${ParseResult.TreeFormatter.formatErrorSync(e)}` })
-    )
+  return (rows: ReadonlyArray<unknown>): Either.Either<ReadonlyArray<A>, StoreError> => Either.mapLeft(decode(rows), unexpectedRow)
 }
 
 export const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<A>, StoreError> => {
@@ -34,11 +34,7 @@ export const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => (rows: Readonly
     decode = Schema.decodeUnknown(Schema.Array(schema))
     decoders.set(schema, decode)
   }
-  return (decode(rows) as Effect.Effect<ReadonlyArray<A>, ParseResult.ParseError>).pipe(
-    Effect.mapError((e) =>
-      new StoreError({ message: `unexpected row from the database: ${ParseResult.TreeFormatter.formatErrorSync(e)}` })
-    )
-  )
+  return (decode(rows) as Effect.Effect<ReadonlyArray<A>, ParseResult.ParseError>).pipe(Effect.mapError(unexpectedRow))
 }
 
 /** Infrastructure failures become StoreError with a message saying what was being done. */
