@@ -3,6 +3,7 @@
  *
  *   npx tsx bench/profile.ts [scenario=passthrough-json] [requests=20000]          CPU, by self time
  *   npx tsx bench/profile.ts --alloc [scenario=passthrough-json] [requests=4000]   allocations
+ *   npx tsx bench/profile.ts --survivors [scenario] [requests=4000]   what outlives a minor GC at 200 req/s
  *
  * CPU: starts the bench fake upstream and the gateway as `node --cpu-prof
  * --cpu-prof-dir=$BENCH_PROF_DIR --import tsx src/main.ts` (default dir /tmp/prof; default log
@@ -19,6 +20,9 @@
  * V8 sampling heap profiler over the inspector protocol with garbage included (objects later
  * collected by minor and major GC), which `--heap-prof` leaves out: the bytes allocated per
  * request and by whom, i.e. what feeds the garbage collector.
+ *
+ * --survivors: the same at 200 req/s (open loop), counting only objects that outlived a minor GC:
+ * what the scavenger copies and promotes. At that rate a request's objects should all die young.
  */
 import { mkdirSync, readdirSync, statSync } from "node:fs"
 import { readFile } from "node:fs/promises"
@@ -39,10 +43,12 @@ import {
   stopChild
 } from "./harness.js"
 import { formatAllocations, formatSummary, type HeapProfileNode, summarise, summariseAllocations } from "./profileSummary.js"
+import type { CannonResult, PacedResult } from "./load.js"
 import { cpuSeconds } from "./shared.js"
 
 const args = process.argv.slice(2)
-const alloc = args.includes("--alloc")
+const survivors = args.includes("--survivors")
+const alloc = survivors || args.includes("--alloc")
 const positional = args.filter((a) => !a.startsWith("--"))
 const scenarioId = (positional[0] ?? "passthrough-json") as ScenarioId
 const requests = Number(positional[1] ?? (alloc ? "4000" : "20000"))
@@ -77,6 +83,11 @@ const inspector = async (port: number) => {
   return { call, close: () => ws.close() }
 }
 
+const answered = (r: CannonResult | PacedResult) =>
+  "ok2xx" in r
+    ? { ok2xx: r.ok2xx, failed: r.non2xx + r.errors, rps: r.rps }
+    : { ok2xx: r.ok, failed: r.failed, rps: r.ok / r.elapsedSec }
+
 const main = async (scenario: Scenario): Promise<void> => {
   const dir = process.env["BENCH_PROF_DIR"] ?? "/tmp/prof"
   const inspectPort = alloc ? await freePort() : 0
@@ -97,15 +108,19 @@ const main = async (scenario: Scenario): Promise<void> => {
     await session.call("HeapProfiler.startSampling", {
       samplingInterval: 16_384,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true
+      // --survivors: only what outlived a minor GC (promoted, or still young), i.e. GC work.
+      includeObjectsCollectedByMinorGC: !survivors
     })
   }
   const cpu0 = cpuSeconds(gw.pid)
   const t0 = performance.now()
-  const r = await load.run({ op: "cannon", url: gw.url, connections: 32, amount: requests, requests: [scenario.gatewayRequest] })
+  // --survivors measures at 200 req/s, where a request's objects should all die young.
+  const r = survivors
+    ? answered(await load.run({ op: "paced", url: gw.url, rate: 200, duration: requests / 200, warmup: 20, ...scenario.gatewayRequest }))
+    : answered(await load.run({ op: "cannon", url: gw.url, connections: 32, amount: requests, requests: [scenario.gatewayRequest] }))
   const cpu1 = cpuSeconds(gw.pid)
   log(
-    `${scenario.label}: ${r.ok2xx} ok, ${r.non2xx + r.errors} failed, ${r.rps.toFixed(0)} req/s, ` +
+    `${scenario.label}: ${r.ok2xx} ok, ${r.failed} failed, ${r.rps.toFixed(0)} req/s, ` +
       `${(((cpu1 - cpu0) / Math.max(1, r.ok2xx)) * 1e6).toFixed(0)} µs CPU/req (profiler on) in ${((performance.now() - t0) / 1000).toFixed(1)} s`
   )
 
@@ -115,7 +130,7 @@ const main = async (scenario: Scenario): Promise<void> => {
     await stopChild(gw.child)
     await stopChild(load.child)
     await stopChild(fake.child)
-    process.stdout.write(`${formatAllocations(summariseAllocations(profile.head, r.ok2xx, top))}\n`)
+    process.stdout.write(`${formatAllocations(summariseAllocations(profile.head, r.ok2xx, top), survivors ? "outlived a minor GC" : undefined)}\n`)
     return
   }
 

@@ -224,11 +224,11 @@ export const summariseAllocations = (head: HeapProfileNode, requests: number, to
   return { totalBytes: total, requests, functions: rows(fn), areas: rows(area) }
 }
 
-export const formatAllocations = (s: AllocationSummary): string => {
+export const formatAllocations = (s: AllocationSummary, what = "garbage included"): string => {
   const lines: Array<string> = []
   lines.push(
     `allocations: ${(s.totalBytes / 1024 / 1024).toFixed(0)} MB sampled over ${s.requests} requests = ` +
-      `${(s.totalBytes / 1024 / Math.max(1, s.requests)).toFixed(0)} KB per request (garbage included)`
+      `${(s.totalBytes / 1024 / Math.max(1, s.requests)).toFixed(0)} KB per request (${what})`
   )
   lines.push("")
   lines.push("   KB/req  share  allocating function  location")

@@ -1,6 +1,7 @@
 /**
  * Entry point: read config and settings, build the services, serve HTTP, drain on SIGTERM.
  */
+import "./v8Flags.js" // first: GC settings for the whole process
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, Settings } from "./config/AppConfig.js"
