@@ -80,6 +80,18 @@ describe("SseDecoder", () => {
     expect(decoder.flush()).toEqual([])
   })
 
+  it("drops a byte order mark at the start of the stream only, even split across chunks", () => {
+    const bytes = encoder.encode("\uFEFFdata: a\n\ndata: \uFEFFb\n\n")
+    expect(decodeAll([bytes]).map((f) => f.data)).toEqual(["a", "\uFEFFb"])
+    expect(decodeAll(cut(bytes, [1, 2])).map((f) => f.data)).toEqual(["a", "\uFEFFb"])
+  })
+
+  it("keeps a field name that only begins like data or event out of both", () => {
+    const [frame] = decodeAll([encoder.encode("eventual: x\ndatabase: y\ndata\nevent\n\n")])
+    expect(frame?.event).toBe("")
+    expect(frame?.data).toBe("")
+  })
+
   it("skips empty frames made of blank lines only", () => {
     expect(decodeAll([encoder.encode("\n\n\n\ndata: x\n\n\n\n")]).map((f) => f.data)).toEqual(["x"])
   })
