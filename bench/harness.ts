@@ -259,14 +259,26 @@ export interface Gateway {
 }
 
 /**
- * How the gateway process runs: `bundle` is what `npm start` runs (`node scripts/start.mjs`, the
- * esbuild bundle, rebuilt first if src/ changed), without the npm and sh processes in front;
- * `tsx` compiles src/ on the fly, which keeps one file per module in CPU profiles.
+ * How the gateway process runs: `bundle` is what `npm start` runs (`node <V8 flags>
+ * scripts/start.mjs`, the esbuild bundle, rebuilt first if src/ changed), without the npm and sh
+ * processes in front; `tsx` compiles src/ on the fly, which keeps one file per module in CPU
+ * profiles. Both take their node flags from package.json's start script, so the bench measures
+ * the heap settings users get.
  */
 export type GatewayRunner = "bundle" | "tsx"
 
+/** The `npm start` command line after `node`: its flags, then scripts/start.mjs. */
+const startArgs = (): ReadonlyArray<string> => {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } }
+  const [node, ...args] = scripts.start.trim().split(/\s+/)
+  if (node !== "node" || args.at(-1) !== "scripts/start.mjs") {
+    throw new Error(`bench: expected package.json's start script to be "node [flags] scripts/start.mjs", found "${scripts.start}"`)
+  }
+  return args
+}
+
 const runnerArgs = (runner: GatewayRunner): ReadonlyArray<string> =>
-  runner === "bundle" ? ["scripts/start.mjs"] : ["--import", "tsx", "src/main.ts"]
+  runner === "bundle" ? startArgs() : [...startArgs().slice(0, -1), "--import", "tsx", "src/main.ts"]
 
 /**
  * Starts the gateway in its production configuration: `node [nodeArgs] scripts/start.mjs`, the
