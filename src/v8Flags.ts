@@ -6,8 +6,8 @@
  * request objects are briefly alive at every minor GC, so V8 pretenures some of their sites; the
  * pretenured objects die young anyway, but until the next full GC they still point at the young
  * objects allocated after them, which therefore survive every minor GC and are copied and promoted
- * in turn. Measured at 200 req/s (passthrough JSON): 22-25 MB promoted in 8 s with pretenuring,
- * 5-8 MB without, and half the time paused in minor GCs (docs/performance.md, sixth pass).
+ * in turn. Measured at 200 req/s (passthrough JSON): 21-25 MB promoted in 8 s with pretenuring,
+ * 5-10 MB without, and half the time paused in minor GCs (docs/performance.md, sixth pass).
  * V8 reads the flag at each GC, so setting it at run time works as the command-line flag does.
  */
 import { setFlagsFromString } from "node:v8"

@@ -57,7 +57,7 @@ export class SseDecoder {
   private buffer = ""
   /**
    * node:string_decoder rather than TextDecoder: the same UTF-8 decoding (a character split
-   * between chunks is held, invalid bytes become U+FFFD) for a third of the CPU on small chunks.
+   * between chunks is held, invalid bytes become U+FFFD) for a quarter of the CPU on small chunks.
    * Unlike TextDecoder it keeps a byte order mark, which the SSE grammar says to drop.
    */
   private readonly decoder = new StringDecoder("utf8")
