@@ -3,6 +3,9 @@
  * `inputTokens` follows OpenAI's meaning: it INCLUDES cached reads and cache writes
  * (Anthropic's `input_tokens` does not; the translation adds them back).
  */
+import { Either, Schema } from "effect"
+import { ResponsesUsage } from "./upstreamJson.js"
+
 export interface TokenUsage {
   readonly inputTokens: number
   readonly outputTokens: number
@@ -19,22 +22,13 @@ export const emptyUsage: TokenUsage = {
   reasoningTokens: 0
 }
 
-const int = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0)
+const decodeResponsesUsage = Schema.decodeUnknownEither(ResponsesUsage)
 
-/** Reads an OpenAI Responses `usage` object (as found on response.completed / JSON bodies). */
-export const fromResponsesUsage = (u: unknown): TokenUsage => {
-  if (typeof u !== "object" || u === null) return emptyUsage
-  const r = u as Record<string, unknown>
-  const inDetails = (typeof r["input_tokens_details"] === "object" && r["input_tokens_details"]) as Record<string, unknown> | false
-  const outDetails = (typeof r["output_tokens_details"] === "object" && r["output_tokens_details"]) as Record<string, unknown> | false
-  return {
-    inputTokens: int(r["input_tokens"]),
-    outputTokens: int(r["output_tokens"]),
-    cacheReadTokens: inDetails ? int(inDetails["cached_tokens"]) : 0,
-    cacheCreationTokens: inDetails ? int(inDetails["cache_write_tokens"]) : 0,
-    reasoningTokens: outDetails ? int(outDetails["reasoning_tokens"]) : 0
-  }
-}
+/**
+ * Reads an OpenAI Responses `usage` object (as found on response.completed / JSON bodies): counts
+ * are non-negative integers (floored), unreadable or missing ones 0, a non-object is emptyUsage.
+ */
+export const fromResponsesUsage = (u: unknown): TokenUsage => Either.getOrElse(decodeResponsesUsage(u), () => emptyUsage)
 
 /** The Responses wire form of a usage: all five keys always present, as integers (Codex is strict). */
 export const toResponsesUsage = (u: TokenUsage) => ({

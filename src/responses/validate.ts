@@ -1,114 +1,488 @@
 /**
  * Validation of a POST /v1/responses body, in the pipeline's order, with the exact messages real
  * clients and the spec expect. Pure: JSON in, a typed view or the first InvalidRequest out.
+ *
+ * The body is decoded with one Schema, built at module load. Only three fields can refuse a
+ * request here (model, stream, previous_response_id), then the tool outputs' correlation; every
+ * other field is read leniently: a value of an unexpected type shows as absent in the typed view
+ * and still travels upstream untouched in `body`. The gateway forwards the client's own bytes, so
+ * the decoded view is for reading, never for re-serialising.
  */
-import { Either, Schema } from "effect"
+import { Either, ParseResult, Predicate, Schema } from "effect"
+import type * as AST from "effect/SchemaAST"
 import { InvalidRequest } from "../domain/errors.js"
+
+const invalid = (code: string, message: string, param: string | null) => new InvalidRequest({ code, message, param })
+
+// ---------------------------------------------------------------------------------------------
+// Combinators
+// ---------------------------------------------------------------------------------------------
+
+const ABSENT = ParseResult.succeed(undefined)
+
+/** The guard for a primitive keyword, so a lenient leaf costs a `typeof` rather than a parse. */
+const keywordGuard = (ast: AST.AST): ((u: unknown) => boolean) | undefined => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return Predicate.isString
+    case "NumberKeyword":
+      return Predicate.isNumber
+    case "BooleanKeyword":
+      return Predicate.isBoolean
+    default:
+      return undefined
+  }
+}
+
+/**
+ * `schema` where the client's value fits it, `undefined` where it does not: never a failure.
+ * For fields the gateway reads in passing and must not refuse (the upstream judges them).
+ */
+const lenient = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A | undefined, unknown> =>
+  Schema.declare<A | undefined, unknown, readonly [Schema.Schema<A, I>]>([schema], {
+    decode: (inner) => {
+      const guard = keywordGuard(inner.ast)
+      if (guard !== undefined) return (u) => (guard(u) ? ParseResult.succeed(u as A) : ABSENT)
+      const decode = ParseResult.decodeUnknownEither(inner)
+      return (u, options) => {
+        const result = decode(u, options)
+        return Either.isRight(result) ? result : ABSENT
+      }
+    },
+    encode: (inner) => {
+      const encode = ParseResult.encodeUnknownEither(inner)
+      return (a, options) => (a === undefined ? ABSENT : encode(a, options))
+    }
+  })
+
+/**
+ * An optional key read leniently: absent, or of the wrong type, is `undefined`. (`exact`: the
+ * lenient schema already takes `undefined`; `Schema.optional` would wrap it in a slower union.)
+ */
+const maybe = <A, I>(schema: Schema.Schema<A, I>) => Schema.optionalWith(lenient(schema), { exact: true })
+
+/** An optional key of any value, kept as is. */
+const anything = Schema.optionalWith(Schema.Unknown, { exact: true })
+
+/** A JSON object passed through as is (no copy): JSON Schemas, metadata. */
+const JsonObject = Schema.declare(
+  (u): u is { readonly [key: string]: unknown } => Predicate.isRecord(u),
+  { identifier: "JsonObject" }
+)
+
+/** The keys of an item or tool the gateway does not interpret, kept in its typed view. */
+type Rest = { readonly [key: string]: unknown }
+
+type Decoder<A> = (u: unknown, options?: AST.ParseOptions) => Either.Either<A, ParseResult.ParseIssue>
+
+/**
+ * Decodes `struct`'s fields and keeps the object's other keys as they are: the value
+ * `Schema.Struct(fields, Schema.Record(...))` decodes to, without decoding each extra key
+ * (which costs four times as much as the declared fields).
+ */
+const keepingRest = <A extends object, I>(struct: Schema.Schema<A, I>): Decoder<A & Rest> => {
+  const decode = ParseResult.decodeUnknownEither(struct)
+  return (u, options) => {
+    const result = decode(u, options)
+    if (Either.isLeft(result)) return Either.left(result.left)
+    // A struct decodes only from an object: the guard is for the compiler.
+    return Predicate.isRecord(u)
+      ? ParseResult.succeed({ ...u, ...result.right })
+      : ParseResult.fail(new ParseResult.Type(struct.ast, u))
+  }
+}
+
+/** An object schema whose decoded value keeps the keys `struct` does not declare. */
+const open = <A extends object, I>(struct: Schema.Schema<A, I>): Schema.Schema<A & Rest, unknown> =>
+  Schema.declare<A & Rest, unknown, readonly [Schema.Schema<A, I>]>([struct], {
+    decode: () => keepingRest(struct),
+    encode: () => ParseResult.succeed
+  })
+
+/**
+ * `Schema.Array(element)`, decoded in one pass. (Schema.Array's parser pairs each element with its
+ * index and sorts them back, to allow effectful elements; ours are all synchronous.)
+ */
+const list = <A, I>(element: Schema.Schema<A, I>): Schema.Schema<ReadonlyArray<A>, unknown> =>
+  Schema.declare<ReadonlyArray<A>, unknown, readonly [Schema.Schema<ReadonlyArray<A>, ReadonlyArray<I>>]>(
+    [Schema.Array(element)],
+    {
+      decode: () => {
+        const decode = ParseResult.decodeUnknownEither(element)
+        return (u, options, ast) => {
+          if (!Array.isArray(u)) return ParseResult.fail(new ParseResult.Type(ast, u))
+          const out = new Array<A>(u.length)
+          for (let i = 0; i < u.length; i++) {
+            const result = decode(u[i], options)
+            if (Either.isLeft(result)) return ParseResult.fail(new ParseResult.Pointer(i, u, result.left))
+            out[i] = result.right
+          }
+          return ParseResult.succeed(out)
+        }
+      },
+      encode: (array) => ParseResult.encodeUnknownEither(array)
+    }
+  )
+
+// ---------------------------------------------------------------------------------------------
+// Input items
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A message: `type: "message"`, or the short form `{role, content}` without a type (chosen by
+ * InputItem only when `role` is a string; a typeless object without one is unrecognized).
+ */
+const MessageItem = Schema.Struct({
+  type: Schema.optionalWith(Schema.Literal("message"), { exact: true }),
+  id: maybe(Schema.String),
+  role: maybe(Schema.String),
+  /** A string or an array of content parts; the translator reads it. */
+  content: anything,
+  status: maybe(Schema.String)
+})
+
+const FunctionCallItem = Schema.Struct({
+  type: Schema.Literal("function_call"),
+  id: maybe(Schema.String),
+  call_id: maybe(Schema.String),
+  name: maybe(Schema.String),
+  namespace: maybe(Schema.String),
+  /** JSON text on the wire; some clients send an object. */
+  arguments: anything
+})
+
+const CustomToolCallItem = Schema.Struct({
+  type: Schema.Literal("custom_tool_call"),
+  id: maybe(Schema.String),
+  call_id: maybe(Schema.String),
+  name: maybe(Schema.String),
+  namespace: maybe(Schema.String),
+  input: maybe(Schema.String)
+})
+
+/** The other call kinds that a tool output may answer (by call_id). */
+const callItem = <T extends string>(type: T) =>
+  Schema.Struct({ type: Schema.Literal(type), id: maybe(Schema.String), call_id: maybe(Schema.String) })
+
+/** A tool's answer: `output` is a string, an array of content parts, or anything else. */
+const outputItem = <T extends string>(type: T) =>
+  Schema.Struct({ type: Schema.Literal(type), id: maybe(Schema.String), call_id: maybe(Schema.String), output: anything })
+
+const ItemReference = Schema.Struct({ type: Schema.Literal("item_reference"), id: maybe(Schema.String) })
+
+const ReasoningItem = Schema.Struct({
+  type: Schema.Literal("reasoning"),
+  id: maybe(Schema.String),
+  encrypted_content: maybe(Schema.String),
+  summary: anything
+})
+
+const ImageGenerationCallItem = Schema.Struct({
+  type: Schema.Literal("image_generation_call"),
+  id: maybe(Schema.String),
+  status: maybe(Schema.String),
+  /** Base64 image data: the biggest thing a history carries. */
+  result: maybe(Schema.String)
+})
+
+/** Kinds the gateway knows by name but reads nothing from besides `id`. */
+const otherItem = <T extends string>(type: T) =>
+  Schema.Struct({ type: Schema.Literal(type), id: maybe(Schema.String), status: maybe(Schema.String) })
+
+/**
+ * An input element with no kind the gateway knows (an unknown or non-string `type`, neither type
+ * nor string role, or not an object at all). Kept, never refused: `value` is the client's element.
+ */
+const UnrecognizedItem = Schema.Struct({ type: Schema.Literal("unrecognized"), value: Schema.Unknown })
+type UnrecognizedItem = typeof UnrecognizedItem.Type
+
+/** The kinds with a required `type`, each with exactly one literal. */
+const TYPED_KINDS = [
+  FunctionCallItem,
+  outputItem("function_call_output"),
+  CustomToolCallItem,
+  outputItem("custom_tool_call_output"),
+  callItem("tool_search_call"),
+  outputItem("tool_search_output"),
+  callItem("local_shell_call"),
+  outputItem("local_shell_call_output"),
+  callItem("mcp_tool_call"),
+  outputItem("mcp_tool_call_output"),
+  callItem("tool_call"),
+  outputItem("computer_call_output"),
+  ItemReference,
+  ReasoningItem,
+  ImageGenerationCallItem,
+  otherItem("web_search_call"),
+  otherItem("file_search_call"),
+  otherItem("computer_call"),
+  otherItem("code_interpreter_call"),
+  otherItem("mcp_call"),
+  otherItem("mcp_list_tools"),
+  otherItem("mcp_approval_request"),
+  otherItem("mcp_approval_response"),
+  otherItem("compaction")
+] as const
+
+/** The declared fields of each kind, as decoded; the kinds are open (see `keepingRest`). */
+const ItemKinds = Schema.Union(MessageItem, ...TYPED_KINDS, UnrecognizedItem)
+type KnownItem = typeof MessageItem.Type | typeof TYPED_KINDS[number]["Type"]
+
+/**
+ * One element of `input`. A known kind has its declared fields decoded (a wrong type reads as
+ * absent) and keeps all its other keys; anything else is an UnrecognizedItem.
+ */
+export type InputItem = (KnownItem & Rest) | UnrecognizedItem
+
+const kindDecoders: ReadonlyMap<unknown, Decoder<KnownItem & Rest>> = new Map([
+  ["message", keepingRest(MessageItem)],
+  // Each kind's schema, seen as a member of the union (which it is; TS cannot map over the tuple's types).
+  ...TYPED_KINDS.map((kind): [string, Decoder<KnownItem & Rest>] => [
+    kind.fields.type.literals[0],
+    keepingRest(Schema.make<KnownItem, unknown, never>(kind.ast))
+  ])
+])
+const decodeMessage = kindDecoders.get("message")
+
+/** Finds an element's kind by one lookup on `type` (Schema.Union would try members and build errors). */
+const decodeItem = (u: unknown, options?: AST.ParseOptions): Either.Either<InputItem, ParseResult.ParseIssue> => {
+  if (Predicate.isRecord(u)) {
+    const type = u["type"]
+    const decode = type === undefined ? (typeof u["role"] === "string" ? decodeMessage : undefined) : kindDecoders.get(type)
+    const item = decode?.(u, options)
+    if (item !== undefined && Either.isRight(item)) return item
+  }
+  return ParseResult.succeed({ type: "unrecognized", value: u })
+}
+
+/** One element of `input`, by its `type`; never fails (UnrecognizedItem takes anything). */
+export const InputItem: Schema.Schema<InputItem, unknown> = Schema.declare<InputItem, unknown, readonly [typeof ItemKinds]>(
+  [ItemKinds],
+  {
+    decode: () => decodeItem,
+    encode: () => (item) =>
+      ParseResult.succeed(Predicate.isRecord(item) && item["type"] === "unrecognized" ? item["value"] : item)
+  }
+)
+
+/** `input`: a string (one user message) or a list of items; anything else reads as absent. */
+const Input = lenient(Schema.Union(list(InputItem), Schema.String))
+
+// ---------------------------------------------------------------------------------------------
+// Tools and the rest of the body
+// ---------------------------------------------------------------------------------------------
+
+/** A tool definition: its kind and name; parameters, format, nested tools etc. stay in the rest. */
+export const Tool = open(Schema.Struct({ type: maybe(Schema.String), name: maybe(Schema.String) }))
+export type Tool = typeof Tool.Type
+
+/** `"none" | "auto" | "required"`, or an object naming a tool or a kind of tool. */
+export const ToolChoice = Schema.Union(
+  Schema.Literal("none", "auto", "required"),
+  open(Schema.Struct({ type: Schema.String, name: maybe(Schema.String) }))
+)
+export type ToolChoice = typeof ToolChoice.Type
+
+const Reasoning = Schema.Struct({
+  effort: maybe(Schema.String),
+  summary: maybe(Schema.String)
+})
+
+const TextFormat = Schema.Struct({
+  type: Schema.String,
+  name: maybe(Schema.String),
+  schema: maybe(JsonObject),
+  strict: maybe(Schema.Boolean)
+})
+
+const Text = Schema.Struct({
+  format: maybe(TextFormat),
+  verbosity: maybe(Schema.String)
+})
+
+/** A previous_response_id HTTP can live with: null, or blank. Anything else is refused. */
+const NoPreviousResponse = Schema.NullOr(Schema.String.pipe(Schema.filter((s) => s.trim() === "")))
+
+/**
+ * The fields of a Responses create body the gateway reads. Strict, in the order of the checks:
+ * model, stream, previous_response_id. Lenient: everything after them. Keys not listed are not
+ * in the decoded view; they are in `body`, which is what goes upstream.
+ */
+export const ResponsesBody = Schema.Struct({
+  model: Schema.String.pipe(Schema.minLength(1)),
+  stream: Schema.optional(Schema.Boolean),
+  previous_response_id: Schema.optional(NoPreviousResponse),
+  input: Schema.optionalWith(Input, { exact: true }),
+  instructions: maybe(Schema.String),
+  tools: maybe(list(lenient(Tool))),
+  tool_choice: maybe(ToolChoice),
+  parallel_tool_calls: maybe(Schema.Boolean),
+  reasoning: maybe(Reasoning),
+  max_output_tokens: maybe(Schema.Number),
+  max_tool_calls: maybe(Schema.Number),
+  temperature: maybe(Schema.Number),
+  top_p: maybe(Schema.Number),
+  top_logprobs: maybe(Schema.Number),
+  text: maybe(Text),
+  include: maybe(list(Schema.String)),
+  store: maybe(Schema.Boolean),
+  background: maybe(Schema.Boolean),
+  metadata: maybe(JsonObject),
+  prompt_cache_key: maybe(Schema.String),
+  service_tier: maybe(Schema.String),
+  truncation: maybe(Schema.String),
+  user: maybe(Schema.String),
+  safety_identifier: maybe(Schema.String),
+  stream_options: maybe(JsonObject),
+  /** Refused by the Messages translation (no stored state); the value does not matter here. */
+  conversation: anything,
+  prompt: anything
+})
+export type ResponsesBody = typeof ResponsesBody.Type
+
+const decodeBody = Schema.decodeUnknownEither(ResponsesBody)
+const decodeInput = Schema.decodeUnknownSync(Input)
 
 export interface ResponsesRequest {
   readonly model: string
   readonly stream: boolean
   /** The whole body, for forwarding and translation; fields we do not interpret pass through. */
   readonly body: Record<string, unknown>
+  /** The typed view of `body` (see ResponsesBody): what the gateway reads, never what it sends. */
+  readonly decoded: ResponsesBody
 }
 
-const invalid = (code: string, message: string, param: string | null) =>
-  Either.left(new InvalidRequest({ code, message, param }))
-
-const Model = Schema.String.pipe(Schema.minLength(1))
-const isModel = Schema.is(Model)
-const isStream = Schema.is(Schema.Boolean)
+// ---------------------------------------------------------------------------------------------
+// Refusals
+// ---------------------------------------------------------------------------------------------
 
 const MESSAGE_ID = /^(msg|message|item|chatcmpl)_[a-z0-9_-]{1,256}$/
 
-const TOOL_OUTPUT_TYPES = new Set([
-  "function_call_output",
-  "custom_tool_call_output",
-  "tool_search_output",
-  "mcp_tool_call_output"
-])
-const TOOL_CALL_TYPES = new Set([
+const previousResponseRefusal = (previous: unknown): InvalidRequest => {
+  const id = (typeof previous === "string" ? previous : JSON.stringify(previous) ?? String(previous)).trim()
+  return MESSAGE_ID.test(id.toLowerCase())
+    ? invalid(
+      "previous_response_id_not_response_id",
+      "previous_response_id must be a response.id (resp_*), not a message id",
+      "previous_response_id"
+    )
+    : invalid(
+      "previous_response_id_unsupported",
+      "previous_response_id is only supported on Responses WebSocket v2",
+      "previous_response_id"
+    )
+}
+
+/** The strict fields, each with the refusal its failure means. */
+const refusals: Readonly<Record<PropertyKey, (body: Record<PropertyKey, unknown>) => InvalidRequest>> = {
+  model: () => invalid("missing_model", "model is required", "model"),
+  stream: () => invalid("invalid_stream_type", "invalid stream field type", "stream"),
+  previous_response_id: (body) => previousResponseRefusal(body["previous_response_id"])
+}
+
+const single = <A>(x: A | ReadonlyArray<A>): x is A => !Array.isArray(x)
+
+/** The key a decoding failure points at: decoding stops at the first failing key, in the schema's order. */
+const failedKey = (issue: ParseResult.ParseIssue): PropertyKey | undefined => {
+  if (issue._tag !== "Composite" || !single(issue.issues)) return undefined
+  const pointer = issue.issues
+  return pointer._tag === "Pointer" && single(pointer.path) ? pointer.path : undefined
+}
+
+/** The first decoding failure as the client's 400. */
+const refusal = (issue: ParseResult.ParseIssue, body: Record<PropertyKey, unknown>): InvalidRequest => {
+  const key = failedKey(issue)
+  const refuse = key === undefined ? undefined : refusals[key]
+  if (refuse !== undefined) return refuse(body)
+  // Only the strict fields can fail; reaching this is a bug in the schema, not a client error.
+  throw new Error(`unexpected body decoding failure: ${ParseResult.TreeFormatter.formatIssueSync(issue)}`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool output correlation
+// ---------------------------------------------------------------------------------------------
+
+const TOOL_CALL_TYPES = [
   "function_call",
   "custom_tool_call",
   "tool_search_call",
   "local_shell_call",
   "mcp_tool_call",
   "tool_call"
-])
+] as const
+const TOOL_OUTPUT_TYPES = [
+  "function_call_output",
+  "custom_tool_call_output",
+  "tool_search_output",
+  "mcp_tool_call_output"
+] as const
 
-const asRecord = (v: unknown): Record<string, unknown> | undefined =>
-  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined
+type ToolCallItem = Extract<InputItem, { readonly type: typeof TOOL_CALL_TYPES[number] }>
+type ToolOutputItem = Extract<InputItem, { readonly type: typeof TOOL_OUTPUT_TYPES[number] }>
 
-const trimmedString = (v: unknown): string => (typeof v === "string" ? v.trim() : "")
+const toolCallTypes: ReadonlySet<InputItem["type"]> = new Set(TOOL_CALL_TYPES)
+const toolOutputTypes: ReadonlySet<InputItem["type"]> = new Set(TOOL_OUTPUT_TYPES)
+const isToolCall = (item: InputItem): item is ToolCallItem => toolCallTypes.has(item.type)
+const isToolOutput = (item: InputItem): item is ToolOutputItem => toolOutputTypes.has(item.type)
+
+const uncorrelated = (index: number, callId: string): InvalidRequest =>
+  callId === ""
+    ? invalid(
+      "function_call_output_uncorrelated",
+      "function_call_output requires call_id on HTTP requests; send the matching function_call item in the same input " +
+        "(continuation via previous_response_id is only supported on Responses WebSocket v2)",
+      `input[${index}].call_id`
+    )
+    : invalid(
+      "function_call_output_uncorrelated",
+      `function_call_output with call_id '${callId}' has no matching function_call or item_reference in input; ` +
+        "send the full history on HTTP requests (continuation via previous_response_id is only supported on Responses WebSocket v2)",
+      `input[${index}].call_id`
+    )
 
 /**
  * Every tool output must pair with a call in the same input (by call_id), or with an
  * `item_reference` whose id is that call_id. Over HTTP there is no stored history to pair with.
  */
-export const checkToolOutputs = (input: unknown): Either.Either<void, InvalidRequest> => {
+const correlate = (input: ResponsesBody["input"]): Either.Either<void, InvalidRequest> => {
   if (!Array.isArray(input)) return Either.void
-  const callIds = new Set<string>()
-  const referenceIds = new Set<string>()
-  const outputs: Array<{ index: number; callId: string }> = []
-  input.forEach((raw, index) => {
-    const item = asRecord(raw)
-    if (!item) return
-    const type = item["type"]
-    if (typeof type !== "string") return
-    if (TOOL_CALL_TYPES.has(type)) {
-      const id = trimmedString(item["call_id"])
-      if (id !== "") callIds.add(id)
-    } else if (type === "item_reference") {
-      const id = trimmedString(item["id"])
-      if (id !== "") referenceIds.add(id)
-    } else if (TOOL_OUTPUT_TYPES.has(type)) {
-      outputs.push({ index, callId: trimmedString(item["call_id"]) })
+  const items: ReadonlyArray<InputItem> = input
+  const known = new Set<string>()
+  let firstOutput = -1
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]!
+    if (isToolCall(item)) {
+      const id = item.call_id?.trim() ?? ""
+      if (id !== "") known.add(id)
+    } else if (item.type === "item_reference") {
+      const id = item.id?.trim() ?? ""
+      if (id !== "") known.add(id)
+    } else if (firstOutput === -1 && isToolOutput(item)) {
+      firstOutput = index
     }
-  })
-  for (const { index, callId } of outputs) {
-    if (callId === "") {
-      return invalid(
-        "function_call_output_uncorrelated",
-        "function_call_output requires call_id on HTTP requests; send the matching function_call item in the same input " +
-          "(continuation via previous_response_id is only supported on Responses WebSocket v2)",
-        `input[${index}].call_id`
-      )
-    }
-    if (!callIds.has(callId) && !referenceIds.has(callId)) {
-      return invalid(
-        "function_call_output_uncorrelated",
-        `function_call_output with call_id '${callId}' has no matching function_call or item_reference in input; ` +
-          "send the full history on HTTP requests (continuation via previous_response_id is only supported on Responses WebSocket v2)",
-        `input[${index}].call_id`
-      )
-    }
+  }
+  if (firstOutput === -1) return Either.void
+  for (let index = firstOutput; index < items.length; index++) {
+    const item = items[index]!
+    if (!isToolOutput(item)) continue
+    const callId = item.call_id?.trim() ?? ""
+    if (callId === "" || !known.has(callId)) return Either.left(uncorrelated(index, callId))
   }
   return Either.void
 }
 
+/** The correlation check on a raw `input` value (anything; only arrays of items are checked). */
+export const checkToolOutputs = (input: unknown): Either.Either<void, InvalidRequest> => correlate(decodeInput(input))
+
 export const validateResponsesBody = (json: unknown): Either.Either<ResponsesRequest, InvalidRequest> => {
-  const body = asRecord(json)
-  if (!body) return invalid("invalid_json", "Request body must be a JSON object", null)
-  const model = body["model"]
-  if (!isModel(model)) return invalid("missing_model", "model is required", "model")
-  const stream = body["stream"]
-  if (stream !== undefined && !isStream(stream)) return invalid("invalid_stream_type", "invalid stream field type", "stream")
-  const previous = body["previous_response_id"]
-  if (previous !== undefined && previous !== null) {
-    const id = (typeof previous === "string" ? previous : JSON.stringify(previous)).trim()
-    if (id !== "") {
-      return MESSAGE_ID.test(id.toLowerCase())
-        ? invalid(
-          "previous_response_id_not_response_id",
-          "previous_response_id must be a response.id (resp_*), not a message id",
-          "previous_response_id"
-        )
-        : invalid(
-          "previous_response_id_unsupported",
-          "previous_response_id is only supported on Responses WebSocket v2",
-          "previous_response_id"
-        )
-    }
-  }
-  return Either.map(checkToolOutputs(body["input"]), () => ({ model, stream: stream === true, body }))
+  if (!Predicate.isRecord(json)) return Either.left(invalid("invalid_json", "Request body must be a JSON object", null))
+  const result = decodeBody(json)
+  if (Either.isLeft(result)) return Either.left(refusal(result.left.issue, json))
+  const decoded = result.right
+  return Either.map(correlate(decoded.input), () => ({
+    model: decoded.model,
+    stream: decoded.stream === true,
+    body: json,
+    decoded
+  }))
 }

@@ -1,11 +1,13 @@
+import { Schema } from "effect"
+
 /**
  * A request the translation cannot express upstream: the client gets a 400 with this message and
  * `param` (a JSON path into its request, e.g. `input[2].content[0].image_url`).
  */
-export class TranslationError {
-  readonly _tag = "TranslationError"
-  constructor(readonly message: string, readonly param: string | null) {}
-}
+export class TranslationError extends Schema.TaggedError<TranslationError>()("TranslationError", {
+  message: Schema.String,
+  param: Schema.NullOr(Schema.String)
+}) {}
 
 /**
  * Request translation walks deep, nested input; throwing from the spot that finds the problem and
@@ -13,7 +15,7 @@ export class TranslationError {
  * Only TranslationError is ever caught there.
  */
 export const reject = (message: string, param: string | null): never => {
-  throw new TranslationError(message, param)
+  throw new TranslationError({ message, param })
 }
 
 export const isRecord = (u: unknown): u is Record<string, unknown> =>
