@@ -12,7 +12,7 @@
  * `{"url": "http://127.0.0.1:NNNN", ...}` when listening. Exits when stdin closes (its parent died).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import { encodeSseEvents, simulateMessages, simulateResponses } from "../src/upstream/simulator/index.js"
+import { encodeSseEvents, simulateMessages, simulateResponses } from "../src/services/upstream/simulator/index.js"
 import { exitWithParent, messagesBody, OPENAI_MODEL, responsesBody } from "./shared.js"
 
 interface Canned {

@@ -5,7 +5,7 @@ import "./v8Flags.js" // first: GC settings for the whole process
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, Settings } from "./config/AppConfig.js"
-import { GatewayServer } from "./http/GatewayServer.js"
+import { GatewayServer } from "./server/GatewayServer.js"
 import { AccessLog } from "./observability/accessLog.js"
 import * as JsonLogger from "./observability/logger.js"
 import { servicesLayer } from "./server.js"

@@ -4,17 +4,18 @@
  */
 import { Layer } from "effect"
 import type { AppConfig, Settings } from "./config/AppConfig.js"
-import { GatewayServer, type ListenOptions } from "./http/GatewayServer.js"
+import { GatewayServer, type ListenOptions } from "./server/GatewayServer.js"
 import { AccessLog } from "./observability/accessLog.js"
 import { KeyRepo } from "./services/KeyRepo.js"
 import { Lifecycle } from "./services/Lifecycle.js"
 import { Moderation } from "./services/Moderation.js"
 import { Quota } from "./services/Quota.js"
 import { Scheduler } from "./services/Scheduler.js"
-import { Upstream } from "./upstream/Upstream.js"
+import * as UpstreamLive from "./services/upstream/live.js"
+import type { Upstream } from "./services/upstream/Upstream.js"
 
-/** Layers that may need the configuration and settings, and nothing else. */
-type ServiceLayer<S> = Layer.Layer<S, unknown, AppConfig | Settings>
+/** Layers that may need the configuration, the settings and the shutdown signal, and nothing else. */
+type ServiceLayer<S> = Layer.Layer<S, unknown, AppConfig | Settings | Lifecycle>
 
 export interface ServiceOverrides {
   readonly keyRepo?: ServiceLayer<KeyRepo>
@@ -39,10 +40,9 @@ export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Ser
     overrides.quota ?? Quota.layer,
     overrides.scheduler ?? Scheduler.layer,
     overrides.moderation ?? Moderation.layer,
-    overrides.upstream ?? Upstream.layer,
-    overrides.accessLog ?? AccessLog.layerLogger,
-    Lifecycle.layer
-  )
+    overrides.upstream ?? UpstreamLive.layer,
+    overrides.accessLog ?? AccessLog.layerLogger
+  ).pipe(Layer.provideMerge(Lifecycle.layer))
 
 /**
  * The gateway listening on `listen` (default: a free port on 127.0.0.1), with its services exposed

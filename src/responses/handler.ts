@@ -6,21 +6,22 @@
  * that must wait gets its SSE response at once and waits inside it (keep-alives, then the answer or
  * a response.failed). When slots are free nothing waits and no extra fiber or timer is made.
  */
+import { HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { Effect, Metric, Scope } from "effect"
 import { Settings } from "../config/AppConfig.js"
-import { ModelNotFound, PermissionDenied } from "../domain/errors.js"
+import { type GatewayError, ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import type { Group } from "../domain/model.js"
-import { authenticateWith } from "../http/auth.js"
-import { parseJson, readBodyText } from "../http/body.js"
-import { moderationFlagged, taggedCounters } from "../http/metrics.js"
-import { sse } from "../http/reply.js"
-import type { ClientRequest } from "../http/request.js"
+import { authenticate } from "../endpoints/kit/auth.js"
+import { parseJson, readBodyText } from "../endpoints/kit/body.js"
+import { afterAnswer, sse } from "../endpoints/kit/reply.js"
+import { pathOf, requestId as currentRequestId } from "../endpoints/kit/request.js"
+import { moderationFlagged, taggedCounters } from "../observability/metrics.js"
 import { KeyRepo } from "../services/KeyRepo.js"
+import { Lifecycle } from "../services/Lifecycle.js"
 import { Moderation, type ModerationShape } from "../services/Moderation.js"
 import { Quota } from "../services/Quota.js"
 import { Scheduler } from "../services/Scheduler.js"
 import { sessionOf } from "../services/scheduler/session.js"
-import { Lifecycle } from "../services/Lifecycle.js"
 import { makeMessagesPlanner } from "./messagesPath.js"
 import { makeOpenAIPlanner } from "./openaiPath.js"
 import { moderationTexts, offersModel, wantsImageGeneration } from "./policy.js"
@@ -61,8 +62,14 @@ const moderate = (moderation: ModerationShape, group: Group, body: Record<string
   })
 }
 
+export type ResponsesHandler = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  GatewayError,
+  HttpServerRequest.HttpServerRequest | Scope.Scope
+>
+
 /**
- * The handler, with its services resolved once when the gateway starts: a request pays for its
+ * The handler, with its services resolved once when the gateway is built: a request pays for its
  * own steps, not for looking up a dozen services.
  */
 export const makeResponsesHandler = Effect.gen(function*() {
@@ -76,9 +83,10 @@ export const makeResponsesHandler = Effect.gen(function*() {
   const planOpenAI = yield* makeOpenAIPlanner
   const planMessages = yield* makeMessagesPlanner
 
-  return (request: ClientRequest) => Effect.gen(function*() {
-    const requestId = request.id
-    const principal = yield* authenticateWith(keys, request, { allowExpired: false })
+  const handler: ResponsesHandler = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const requestId = yield* currentRequestId
+    const principal = yield* authenticate(keys, request, { allowExpired: false })
     const rawBody = yield* readBodyText(request, settings.maxBodyBytes)
     const validated = yield* Effect.flatMap(parseJson(rawBody), validateResponsesBody)
 
@@ -99,8 +107,10 @@ export const makeResponsesHandler = Effect.gen(function*() {
     // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
     yield* quota.track(requestId, principal, validated.model)
 
-    const input = { requestId, principal, request: validated, rawBody, subpath: responsesSubpath(request.path) }
+    const input = { requestId, principal, request: validated, rawBody, subpath: responsesSubpath(pathOf(request.url)) }
     const plan = yield* (principal.group.platform === "openai" ? planOpenAI : planMessages)(input)
+    // Whatever answer is rendered is settled once the client has it (or left): exactly once.
+    yield* afterAnswer(plan.settle)
     const callInput: CallInput = {
       requestId,
       principal,
@@ -135,4 +145,5 @@ export const makeResponsesHandler = Effect.gen(function*() {
     const step = yield* call(callInput, false)
     return yield* plan.json(yield* answerOf(step))
   })
+  return handler
 })

@@ -1,39 +1,31 @@
 /**
  * Messages-style groups: the Responses request is translated to an Anthropic Messages request, the
  * answer translated back (JSON, or event by event for streams). The translation is pure
- * (`src/translate`); this file wires it to the drain signal and settlement, as a PathPlan the
- * handler runs around the upstream call.
+ * (`src/translate`); this file wires it to the upstream answer, the drain signal and settlement, as
+ * a PathPlan the handler runs around the upstream call.
  */
 import { Effect, Either, Option } from "effect"
 import { InvalidRequest } from "../domain/errors.js"
 import { newId } from "../domain/ids.js"
 import { type Account, upstreamModel } from "../domain/model.js"
-import { observe, upstreamLatency } from "../http/metrics.js"
-import { json as jsonReply, type SseReply } from "../http/reply.js"
+import { parseUpstreamJson } from "../domain/upstreamJson.js"
+import { json as jsonReply } from "../endpoints/kit/reply.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
+import { readText, type UpstreamRequest } from "../services/upstream/Upstream.js"
 import { encodeEvent } from "../sse/codec.js"
 import { toolNameMap } from "../translate/names.js"
 import { responsesToMessages } from "../translate/request.js"
 import { messageToResponse } from "../translate/response.js"
 import { finishStream, initialStreamState, stepStream, streamUsage } from "../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../translate/types.js"
-import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
-import type { PathPlan, Planner } from "./openaiPath.js"
+import { makeSettlement, type PathPlan, type Planner, upstreamObject } from "./openaiPath.js"
 import { settleUsage } from "./settle.js"
-import { pumpFrames } from "./ssePump.js"
+import { relaySse } from "./sseRelay.js"
 import type { Answer } from "./upstreamCall.js"
 
-const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> => {
-  try {
-    const json = JSON.parse(data) as unknown
-    return typeof json === "object" && json !== null && typeof (json as { type?: unknown }).type === "string"
-      ? Option.some(json as AnthropicStreamEvent)
-      : Option.none()
-  } catch {
-    return Option.none()
-  }
-}
+const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> =>
+  Option.filter(Either.getRight(parseUpstreamJson(data)), (json): json is AnthropicStreamEvent => typeof json["type"] === "string")
 
 export const makeMessagesPlanner = Effect.gen(function*() {
   const quota = yield* Quota
@@ -52,6 +44,7 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       stream: request.stream
     })
     const started = Date.now()
+    const settlement = makeSettlement((usage) => settleUsage(quota, requestId, principal, request.model, usage), started)
     const ctx = {
       responseId: newId("resp"),
       model: request.model,
@@ -61,21 +54,16 @@ export const makeMessagesPlanner = Effect.gen(function*() {
     }
 
     const json = (answer: Answer) =>
-      Effect.flatMap(readText(answer.response), (text) => {
-        let message: AnthropicMessage
-        try {
-          message = JSON.parse(text) as AnthropicMessage
-        } catch {
-          return Effect.die(new InvalidRequest({ code: "upstream_invalid_response", message: "Upstream answer was not JSON", param: null }))
-        }
-        const { response, usage } = messageToResponse(message, ctx)
-        observe(upstreamLatency, Date.now() - started)
-        return Effect.succeed({ ...jsonReply(response), after: settleUsage(quota, requestId, principal, request.model, usage) })
-      })
+      Effect.flatMap(readText(answer.response), (text) => Effect.map(upstreamObject(answer.account, text), (message) => {
+        const { response, usage } = messageToResponse(message as unknown as AnthropicMessage, ctx)
+        settlement.arm(() => usage)
+        return jsonReply(response)
+      }))
 
-    const stream = (answer: Answer): SseReply["run"] => (sink) => {
+    const stream = (answer: Answer) => {
       let state = initialStreamState(ctx)
-      return pumpFrames(answer.response, sink, lifecycle, {
+      settlement.arm(() => streamUsage(state))
+      return relaySse(answer.response.body, {
         frames: (frames) => {
           let out = ""
           for (const frame of frames) {
@@ -89,15 +77,11 @@ export const makeMessagesPlanner = Effect.gen(function*() {
         },
         // A stream the upstream finished needs nothing more; otherwise it is closed as it stopped.
         finish: (early) =>
-          finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }).map(encodeEvent).join(""),
-        settle: Effect.suspend(() => {
-          observe(upstreamLatency, Date.now() - started)
-          return settleUsage(quota, requestId, principal, request.model, streamUsage(state))
-        })
-      })
+          finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }).map(encodeEvent).join("")
+      }, lifecycle.pastDrainDeadline)
     }
 
-    return Effect.succeed<PathPlan>({ build, json, stream })
+    return Effect.succeed<PathPlan>({ build, json, stream, settle: settlement.settle })
   }
   return plan
 })

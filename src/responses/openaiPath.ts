@@ -1,22 +1,24 @@
 /**
  * Responses-native groups: the request goes to an OpenAI Responses account as the client sent it
  * (re-serialised only when the account maps the model name), and the answer comes back with the
- * requested model name. Streams flow frame by frame; nothing is buffered whole. The handler runs
+ * requested model name. Streams flow read by read; nothing is buffered whole. The handler runs
  * the upstream call; this file builds its request and renders its answer (a PathPlan).
  */
-import { Effect } from "effect"
-import type { InvalidRequest, UpstreamFailed } from "../domain/errors.js"
+import type { HttpServerResponse } from "@effect/platform"
+import { Effect, Either, type Stream } from "effect"
+import { type InvalidRequest, UpstreamFailed } from "../domain/errors.js"
 import { type Account, type Principal, upstreamModel } from "../domain/model.js"
-import { fromResponsesUsage } from "../domain/usage.js"
-import { observe, upstreamLatency } from "../http/metrics.js"
-import { json as jsonReply, rawJson, type SseReply, type TextReply } from "../http/reply.js"
+import { parseUpstreamJson } from "../domain/upstreamJson.js"
+import { fromResponsesUsage, type TokenUsage } from "../domain/usage.js"
+import { json as jsonReply, rawJson } from "../endpoints/kit/reply.js"
+import { observe, upstreamLatency } from "../observability/metrics.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { Quota } from "../services/Quota.js"
-import { readText, type UpstreamRequest } from "../upstream/Upstream.js"
+import { readText, type UpstreamRequest } from "../services/upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { stripImageCalls } from "./policy.js"
 import { settleUsage } from "./settle.js"
-import { pumpFrames } from "./ssePump.js"
+import { relaySse } from "./sseRelay.js"
 import type { Answer } from "./upstreamCall.js"
 import type { ResponsesRequest } from "./validate.js"
 
@@ -45,10 +47,49 @@ const buildRequest = (input: PathInput) => (account: Account): UpstreamRequest =
  */
 export interface PathPlan {
   readonly build: (account: Account) => UpstreamRequest
-  /** A non-stream answer as the client's JSON response (usage settled). */
-  readonly json: (answer: Answer) => Effect.Effect<TextReply, UpstreamFailed>
-  /** A stream answer written as SSE frames: never fails, always ends with a terminal event, settles usage. */
-  readonly stream: (answer: Answer) => SseReply["run"]
+  /** A non-stream answer as the client's JSON response. */
+  readonly json: (answer: Answer) => Effect.Effect<HttpServerResponse.HttpServerResponse, UpstreamFailed>
+  /** A stream answer as the client's SSE frames: never fails, always ends with a terminal event. */
+  readonly stream: (answer: Answer) => Stream.Stream<Uint8Array>
+  /**
+   * Records the usage of whatever answer was rendered (nothing if none was): the handler runs it
+   * once the client has its answer, or left.
+   */
+  readonly settle: Effect.Effect<void>
+}
+
+/** How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts. */
+export type Planner = (input: PathInput) => Effect.Effect<PathPlan, InvalidRequest>
+
+/**
+ * An upstream JSON answer as an object, or, when it is not one, a typed upstream failure (502
+ * upstream_invalid_response), never a defect.
+ */
+export const upstreamObject = (account: Account, text: string): Effect.Effect<Record<string, unknown>, UpstreamFailed> =>
+  Either.match(parseUpstreamJson(text), {
+    onRight: Effect.succeed,
+    onLeft: (why) =>
+      Effect.fail(
+        new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: `${why} (account '${account.name}')` })
+      )
+  })
+
+/**
+ * A plan's settlement: armed by whichever answer was rendered with how to read its usage then
+ * (a stream's usage is known only once it ended), run once.
+ */
+export const makeSettlement = (settleWith: (usage: TokenUsage) => Effect.Effect<void>, started: number) => {
+  let usage: (() => TokenUsage) | undefined
+  return {
+    arm: (read: () => TokenUsage) => {
+      usage = read
+    },
+    settle: Effect.suspend(() => {
+      if (usage === undefined) return Effect.void
+      observe(upstreamLatency, Date.now() - started)
+      return settleWith(usage())
+    })
+  }
 }
 
 /** How an upstream stream that ended without its terminal event is closed. */
@@ -57,57 +98,46 @@ const UNFINISHED: StreamEnding = {
   message: "The upstream stream ended before the response was complete"
 }
 
-/** How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts. */
-export type Planner = (input: PathInput) => Effect.Effect<PathPlan, InvalidRequest>
-
 export const makeOpenAIPlanner = Effect.gen(function*() {
   const quota = yield* Quota
   const lifecycle = yield* Lifecycle
   const plan: Planner = (input) => {
     const { principal, request, requestId } = input
-    const started = Date.now()
     const stripImages = !principal.group.allowImageGeneration
-
-    const settle = (usage: unknown) => settleUsage(quota, requestId, principal, request.model, fromResponsesUsage(usage))
+    const settlement = makeSettlement(
+      (usage) => settleUsage(quota, requestId, principal, request.model, usage),
+      Date.now()
+    )
 
     const json = (answer: Answer) =>
-      Effect.map(readText(answer.response), (text): TextReply => {
-        observe(upstreamLatency, Date.now() - started)
-        let body: Record<string, unknown> | undefined
-        try {
-          body = JSON.parse(text) as Record<string, unknown>
-        } catch {
-          body = undefined
-        }
-        const after = settle(body?.["usage"])
+      Effect.flatMap(readText(answer.response), (text) => Effect.map(upstreamObject(answer.account, text), (body) => {
+        const usage = fromResponsesUsage(body["usage"])
+        settlement.arm(() => usage)
         // Re-serialise only when something must change: the model name, or image items this
         // group may not receive.
-        const stripped = stripImages && body !== undefined && stripImageCalls(body)
-        if (body !== undefined && (stripped || body["model"] !== request.model)) {
+        const stripped = stripImages && stripImageCalls(body)
+        if (stripped || body["model"] !== request.model) {
           body["model"] = request.model
-          return { ...jsonReply(body), after }
+          return jsonReply(body)
         }
-        return { ...rawJson(text), after }
-      })
+        return rawJson(text)
+      }))
 
-    const stream = (answer: Answer): SseReply["run"] => (sink) => {
+    const stream = (answer: Answer) => {
       const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })
-      return pumpFrames(answer.response, sink, lifecycle, {
+      settlement.arm(() => state.usageSoFar())
+      return relaySse(answer.response.body, {
         frames: (frames) => {
           let out = ""
           for (const frame of frames) out += state.onFrame(frame) ?? ""
           return out
         },
         // A complete stream already carries its terminal event; `finish` only adds one if not.
-        finish: (early) => state.finish(early ?? UNFINISHED),
-        settle: Effect.suspend(() => {
-          observe(upstreamLatency, Date.now() - started)
-          return settleUsage(quota, requestId, principal, request.model, state.usageSoFar())
-        })
-      })
+        finish: (early) => state.finish(early ?? UNFINISHED)
+      }, lifecycle.pastDrainDeadline)
     }
 
-    return Effect.succeed<PathPlan>({ build: buildRequest(input), json, stream })
+    return Effect.succeed<PathPlan>({ build: buildRequest(input), json, stream, settle: settlement.settle })
   }
   return plan
 })

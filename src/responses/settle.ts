@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import type { Principal } from "../domain/model.js"
 import type { TokenUsage } from "../domain/usage.js"
-import { costMicrosTotal, observe, taggedCounters, tokensTotal } from "../http/metrics.js"
+import { costMicrosTotal, observe, taggedCounters, tokensTotal } from "../observability/metrics.js"
 import type { QuotaShape } from "../services/Quota.js"
 
 const tokensByModel = taggedCounters(tokensTotal, ["model"])

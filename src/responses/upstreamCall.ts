@@ -20,12 +20,13 @@ import {
   upstreamRefusedRequest
 } from "../domain/errors.js"
 import type { Account, Principal } from "../domain/model.js"
-import { observe, upstreamFirstByte } from "../http/metrics.js"
+import { decodeUpstreamError } from "../domain/upstreamJson.js"
+import { observe, upstreamFirstByte } from "../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../services/Scheduler.js"
 import { countFailover } from "../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
 import { failoverReason } from "../services/scheduler/verdict.js"
-import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../upstream/Upstream.js"
+import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../services/upstream/Upstream.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
 
@@ -34,21 +35,9 @@ const retryAfterOf = (headers: Readonly<Record<string, string>>): number | undef
   return ms === undefined ? undefined : Math.ceil(ms / 1000)
 }
 
-/** Reads the provider's error message (OpenAI or Anthropic shape) without trusting its size. */
-const upstreamMessage = (body: string): { message: string | undefined; code: string | undefined } => {
-  try {
-    const json = JSON.parse(body) as { error?: { message?: unknown; code?: unknown; type?: unknown } }
-    const message = typeof json.error?.message === "string" ? json.error.message : undefined
-    const code = typeof json.error?.code === "string" ? json.error.code : undefined
-    return { message, code }
-  } catch {
-    return { message: undefined, code: undefined }
-  }
-}
-
 /** What the client sees when an upstream refused: its own words for request problems, ours otherwise. */
 export const upstreamError = (status: number, headers: Readonly<Record<string, string>>, body: string): UpstreamFailed => {
-  const { code, message } = upstreamMessage(body)
+  const { code, message } = decodeUpstreamError(body)
   const retryAfterSeconds = retryAfterOf(headers)
   if (status === 429) {
     return new UpstreamFailed({

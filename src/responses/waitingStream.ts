@@ -5,15 +5,15 @@
  * (wait timed out, no account, upstream failed, shutdown) the client gets a `response.created` +
  * `response.failed` pair, never a bare cut.
  *
- * Only the waiting path builds this (one timer); a request whose slot is free at once never does. Slots stay owned by the request's scope, so they are given back however it ends.
+ * Only the waiting path builds this; a request whose slot is free at once never does. Slots stay
+ * owned by the request's scope, so they are given back however it ends.
  */
-import { Cause, Effect, Exit, Fiber } from "effect"
+import { Cause, Deferred, Effect, Exit, Schedule, Stream } from "effect"
+import { envelopeOf } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"
 import { newId } from "../domain/ids.js"
-import { envelopeOf } from "../http/envelope.js"
-import type { SseReply } from "../http/reply.js"
 import { encodeEvent, keepAliveComment } from "../sse/codec.js"
-import { SHUTTING_DOWN } from "./ssePump.js"
+import { SHUTTING_DOWN } from "./sseRelay.js"
 
 /** A Responses stream that failed before it produced anything: `response.created`, then `response.failed`. */
 export const failedResponseFrames = (model: string, code: string, message: string): string => {
@@ -47,13 +47,16 @@ export interface WaitingStreamOptions<A> {
   readonly keepAliveMillis: number
   /** Waits for the slot(s) and calls upstream. */
   readonly prepare: Effect.Effect<A, GatewayError>
-  /** Writes the answer's frames, once prepared. */
-  readonly stream: (value: A) => SseReply["run"]
+  /** The answer's frames, once prepared. */
+  readonly stream: (value: A) => Stream.Stream<Uint8Array>
   /** Completes when running streams must end (shutdown). */
   readonly drainDeadline: Effect.Effect<void>
 }
 
-export const waitingStream = <A>(options: WaitingStreamOptions<A>): SseReply["run"] => (sink) => {
+const encoder = new TextEncoder()
+const bytes = (text: string) => encoder.encode(text)
+
+export const waitingStream = <A>(options: WaitingStreamOptions<A>): Stream.Stream<Uint8Array> => {
   const prepared: Effect.Effect<Outcome<A>> = Effect.exit(options.prepare).pipe(
     Effect.flatMap((exit): Effect.Effect<Outcome<A>> => {
       if (Exit.isSuccess(exit)) return Effect.succeed({ _tag: "Ready", value: exit.value })
@@ -67,28 +70,24 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): SseReply["ru
         code: "internal_error",
         message: `Internal error; quote request id ${options.requestId} when reporting it`
       })
-    })
-  )
-  // The wait runs in a fiber of its own scope: however this ends (answer, shutdown, the client
-  // left), closing that scope interrupts the wait and waits for it to give back what it holds
-  // before the request's scope closes. A plain race would leave it running past the request.
-  const outcome = Effect.scoped(
-    Effect.flatMap(Effect.forkScoped(prepared), (fiber) =>
-      Effect.race(Fiber.join(fiber), Effect.as(options.drainDeadline, SHUTTING_DOWN_OUTCOME)))
-  )
-  // Keep-alives from a plain timer while waiting: one write each, stopped however the wait ends.
-  const waiting = Effect.acquireUseRelease(
-    Effect.sync(() => {
-      sink.write(keepAliveComment)
-      return setInterval(() => sink.write(keepAliveComment), options.keepAliveMillis)
     }),
-    () => outcome,
-    (timer) => Effect.sync(() => clearInterval(timer))
+    Effect.race(Effect.as(options.drainDeadline, SHUTTING_DOWN_OUTCOME))
   )
-  return Effect.flatMap(waiting, (o) =>
-    o._tag === "Ready"
-      ? options.stream(o.value)(sink)
-      : Effect.sync(() => {
-        sink.write(failedResponseFrames(options.model, o.code, o.message))
-      }))
+  // The wait runs in a fiber of the stream's own scope: however the stream ends (answer, shutdown,
+  // the client left), closing that scope interrupts the wait, which gives back what it holds
+  // before the request's scope closes.
+  return Stream.unwrapScoped(Effect.gen(function*() {
+    const outcome = yield* Deferred.make<Outcome<A>>()
+    yield* Effect.forkScoped(Effect.flatMap(prepared, (o) => Deferred.succeed(outcome, o)))
+    const keepAlive = bytes(keepAliveComment)
+    const keepAlives = Stream.concat(
+      Stream.succeed(keepAlive),
+      Stream.fromSchedule(Schedule.spaced(options.keepAliveMillis)).pipe(Stream.as(keepAlive))
+    ).pipe(Stream.interruptWhenDeferred(outcome))
+    const answer = Stream.unwrap(Effect.map(Deferred.await(outcome), (o) =>
+      o._tag === "Ready"
+        ? options.stream(o.value)
+        : Stream.succeed(bytes(failedResponseFrames(options.model, o.code, o.message)))))
+    return Stream.concat(keepAlives, answer)
+  }))
 }

@@ -13,6 +13,8 @@ export interface LifecycleShape {
    * two fibers per stream.
    */
   readonly onDrainDeadline: (callback: () => void) => () => void
+  /** Whether running streams must end now (the drain deadline has passed). */
+  readonly pastDrainDeadline: () => boolean
   /** Starts the drain clock (idempotent). */
   readonly beginShutdown: (drainSeconds: number) => Effect.Effect<void>
 }
@@ -37,6 +39,10 @@ export class DrainSignal {
     }
   }
 
+  get isFired(): boolean {
+    return this.fired
+  }
+
   /** How many callbacks are waiting. */
   get watchers(): number {
     return this.callbacks.size
@@ -57,6 +63,7 @@ export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
   return {
     drainDeadline: signal.await,
     onDrainDeadline: (callback) => signal.watch(callback),
+    pastDrainDeadline: () => signal.isFired,
     beginShutdown: (drainSeconds) =>
       Effect.suspend(() => {
         if (started) return Effect.void

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import { Scheduler } from "../../src/services/Scheduler.js"
-import { Upstream } from "../../src/upstream/Upstream.js"
+import { Upstream } from "../../src/services/upstream/Upstream.js"
 import { startGateway, type TestGateway, testData } from "../support/gateway.js"
 import { expectEnvelope, postResponses, readEvents, sleep, waitFor } from "./helpers.js"
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Upstream } from "../../src/upstream/Upstream.js"
+import { Upstream } from "../../src/services/upstream/Upstream.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 import { call, expectEnvelope, postResponses, rawAsAnswer, rawRequest } from "./helpers.js"
 

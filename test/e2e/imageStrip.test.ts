@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import OpenAI from "openai"
-import { Upstream } from "../../src/upstream/Upstream.js"
+import { Upstream } from "../../src/services/upstream/Upstream.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 import { imageAnswer, sseText } from "../support/imageAnswer.js"
 

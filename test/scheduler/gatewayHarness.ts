@@ -6,7 +6,7 @@
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { AppConfig, defaultSettings, Settings, type SettingsShape } from "../../src/config/AppConfig.js"
 import type { GatewayData } from "../../src/config/resolve.js"
-import { GatewayServer } from "../../src/http/GatewayServer.js"
+import { GatewayServer } from "../../src/server/GatewayServer.js"
 import { gatewayLayer, type ServiceOverrides } from "../../src/server.js"
 import { type PoolStats, Scheduler } from "../../src/services/Scheduler.js"
 import type { SchedulingSettings } from "../../src/services/scheduler/settings.js"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { simulateMessages } from "../../src/upstream/simulator/index.js"
+import { simulateMessages } from "../../src/services/upstream/simulator/index.js"
 import { rebuildMessage } from "./grammar.js"
 
 const weatherTool = {

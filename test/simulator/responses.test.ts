@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { simulateResponses } from "../../src/upstream/simulator/index.js"
+import { simulateResponses } from "../../src/services/upstream/simulator/index.js"
 import { checkResponsesStream } from "./grammar.js"
 
 const weatherTool = {

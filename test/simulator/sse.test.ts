@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { encodeSseEvent, encodeSseEvents } from "../../src/upstream/simulator/index.js"
+import { encodeSseEvent, encodeSseEvents } from "../../src/services/upstream/simulator/index.js"
 
 describe("encodeSseEvents", () => {
   const events = [

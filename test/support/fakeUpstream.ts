@@ -9,9 +9,9 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
-import { encodeSseEvent } from "../../src/upstream/simulator/sse.js"
-import { simulateMessages } from "../../src/upstream/simulator/messages.js"
-import { simulateResponses } from "../../src/upstream/simulator/responses.js"
+import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
+import { simulateMessages } from "../../src/services/upstream/simulator/messages.js"
+import { simulateResponses } from "../../src/services/upstream/simulator/responses.js"
 
 export interface FakeUpstreamRequest {
   readonly method: string

@@ -6,7 +6,7 @@ import { Either, Layer, ManagedRuntime } from "effect"
 import { AppConfig, Settings, type SettingsShape } from "../../src/config/AppConfig.js"
 import { decodeConfig } from "../../src/config/load.js"
 import type { GatewayData } from "../../src/config/resolve.js"
-import { GatewayServer } from "../../src/http/GatewayServer.js"
+import { GatewayServer } from "../../src/server/GatewayServer.js"
 import { gatewayLayer, type ServiceOverrides, type Services } from "../../src/server.js"
 import { startFakeUpstream } from "./fakeUpstream.js"
 

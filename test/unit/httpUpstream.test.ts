@@ -1,21 +1,25 @@
 /**
- * src/upstream/http.ts against a real socket: the HTTP upstream's contract as the rest of the gateway
- * relies on it. A JSON answer comes back whole (any status is a value, UTF-8 intact); a stream answer
- * comes back at its headers and its body reaches one listener in order, held until it listens, with
- * pause/resume reaching the socket; closing the request's scope or interrupting `send` aborts the
- * upstream request; transport failures are `UpstreamFailed` with status 0 and a code per cause.
- * Every test talks to a local `node:http` server, so undici's real parser, pool and timers are used.
+ * src/services/upstream/http.ts against a real socket: the HTTP upstream's contract as the rest of
+ * the gateway relies on it. A JSON answer comes back whole (any status is a value, UTF-8 intact); a
+ * stream answer comes back at its headers and its body is a pull-based Stream: every byte in order,
+ * reads that came while nobody pulled handed over together, the upstream paused once a bounded
+ * amount is held and resumed by the next pull. Closing the request's scope or interrupting `send`
+ * aborts the upstream request; transport failures are `UpstreamFailed` with status 0 and a code per
+ * cause, mid-body ones failing the body Stream; at the drain deadline, stream bodies still open end
+ * (failed) and their upstream requests are aborted. Every test talks to a local `node:http` server, so
+ * undici's real parser, pool and timers are used.
  */
 import { once } from "node:events"
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Redacted, Scope, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Option, Redacted, Scope, Stream } from "effect"
 import { defaultSettings, type SettingsShape } from "../../src/config/AppConfig.js"
 import { UpstreamFailed } from "../../src/domain/errors.js"
 import type { Account, Platform } from "../../src/domain/model.js"
-import { makeHttpUpstream } from "../../src/upstream/http.js"
-import type { BodySource, UpstreamRequest, UpstreamResponse, UpstreamShape } from "../../src/upstream/Upstream.js"
+import { makeHttpUpstream } from "../../src/services/upstream/http.js"
+import { readText, type UpstreamRequest, type UpstreamResponse, type UpstreamShape } from "../../src/services/upstream/Upstream.js"
+import { DrainSignal } from "../../src/services/Lifecycle.js"
 
 // -- event-loop helpers --
 
@@ -119,6 +123,13 @@ const upstreamForBlock = (settings: SettingsShape) => {
   return { upstream }
 }
 
+/** An upstream of its own watching `signal` as its drain deadline (one-shot, so one per test); `close` closes its agent. */
+const upstreamWithDrain = (signal: DrainSignal) => {
+  const scope = Effect.runSync(Scope.make())
+  const upstream = Effect.runSync(Scope.extend(makeHttpUpstream(defaultSettings, (callback) => signal.watch(callback)), scope))
+  return { upstream, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
 /** An HTTP account; `secret: null` for one without a secret. */
 const accountOf = (baseUrl: string, platform: Platform = "openai", secret: string | null = "sk-secret"): Account => ({
   name: `acct-${platform}`,
@@ -142,64 +153,69 @@ const streamRequest = (body = `{"model":"m","input":"hi","stream":true}`): Upstr
 /** Sends on a scope of its own that stays open: the test closes it, as the end of a client request would. */
 const sendOpen = async (upstream: UpstreamShape, account: Account, request: UpstreamRequest) => {
   const scope = Effect.runSync(Scope.make())
-  const response = await Effect.runPromise(Scope.extend(upstream.send(account, request), scope))
-  return { response, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+  const response = await within(Effect.runPromise(Scope.extend(upstream.send(account, request), scope)), "the answer", 5_000)
+  return { response, scope, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
 /** A JSON send, whole, with its text. */
 const sendJson = (upstream: UpstreamShape, account: Account, request: UpstreamRequest = jsonRequest()) =>
   Effect.runPromise(Effect.scoped(Effect.flatMap(upstream.send(account, request), (response) =>
-    Effect.map(textOf(response), (text) => ({ response, text })))))
+    Effect.map(readText(response), (text) => ({ response, text })))))
 
 /** The failure `send` ends with (the test fails if it succeeds). */
 const sendFailure = (upstream: UpstreamShape, account: Account, request: UpstreamRequest) =>
   Effect.runPromise(Effect.scoped(Effect.flip(upstream.send(account, request))))
 
-const textOf = (response: UpstreamResponse): Effect.Effect<string, UpstreamFailed> => {
-  if (response.text === undefined) throw new Error("the HTTP upstream's answer has no text")
-  return response.text
-}
+/** What one pull of a body gives: a Chunk of reads, the end, or the failure the body ended with. */
+type Pulled = { readonly chunk: Chunk.Chunk<Uint8Array> } | "end" | UpstreamFailed
 
-const sourceOf = (response: UpstreamResponse): BodySource => {
-  if (response.source === undefined) throw new Error("the HTTP upstream's stream answer has no source")
-  return response.source
-}
+const bytesOf = (chunk: Chunk.Chunk<Uint8Array>): Buffer => Buffer.concat(Chunk.toArray(chunk))
 
-/** Listens to a body and records what reaches the listener; `onData` runs after each chunk is recorded. */
-const record = (source: BodySource, onData: () => void = () => {}) => {
-  const chunks: Array<Uint8Array> = []
-  const state = { received: 0, ends: 0, failures: [] as Array<UpstreamFailed> }
-  const settled = deferred<"end" | UpstreamFailed>()
-  source.listen({
-    data: (chunk) => {
-      chunks.push(chunk)
-      state.received += chunk.length
-      onData()
-    },
-    end: () => {
-      state.ends++
-      settled.resolve("end")
-    },
-    error: (failure) => {
-      state.failures.push(failure)
-      settled.resolve(failure)
+/**
+ * A consumer that pulls a body one pull at a time, when the test says so (as the platform pulls the
+ * client's body only when the client's socket has room). Its pulls live on `scope`.
+ */
+const pullerOf = async (response: UpstreamResponse, scope: Scope.Scope) => {
+  const pull = await Effect.runPromise(Scope.extend(Stream.toPull(response.body), scope))
+  const next = (): Promise<Pulled> =>
+    Effect.runPromise(
+      pull.pipe(
+        Effect.map((chunk): Pulled => ({ chunk })),
+        Effect.catchAll(Option.match({
+          onNone: () => Effect.succeed<Pulled>("end"),
+          onSome: (failure) => Effect.succeed<Pulled>(failure)
+        }))
+      )
+    )
+  /** Pulls until the body ends or fails: what came (one entry per pull), then how it ended. */
+  const rest = async () => {
+    const pulls: Array<Chunk.Chunk<Uint8Array>> = []
+    for (;;) {
+      const pulled = await next()
+      if (pulled === "end" || pulled instanceof UpstreamFailed) return { pulls, outcome: pulled }
+      pulls.push(pulled.chunk)
     }
-  })
-  return { state, settled: settled.promise, bytes: () => Buffer.concat(chunks) }
+  }
+  return { next, rest }
 }
 
-/** Records the body and pauses the source on the first chunk, as the SSE pump does when the client's socket is full. */
-const recordPausingOnFirstChunk = (source: BodySource) => {
-  const paused = { yes: false }
-  const body = record(source, () => {
-    if (paused.yes) return
-    paused.yes = true
-    source.pause()
-  })
-  return { ...body, paused: () => paused.yes }
+/** Runs a body Stream to its end, recording each element as it comes; the body's failure, if any. */
+const consume = (body: Stream.Stream<Uint8Array, UpstreamFailed>, onElement: (bytes: Uint8Array) => void = () => {}) => {
+  const elements: Array<Uint8Array> = []
+  const done = Effect.runPromise(
+    Stream.runForEach(body, (bytes) =>
+      Effect.sync(() => {
+        elements.push(bytes)
+        onElement(bytes)
+      })).pipe(
+        Effect.as<"end" | UpstreamFailed>("end"),
+        Effect.catchAll((failure) => Effect.succeed(failure))
+      )
+  )
+  return { elements, done, text: () => Buffer.concat(elements).toString("utf8") }
 }
 
-const expectFailure = (outcome: "end" | UpstreamFailed, code: string) => {
+const expectFailure = (outcome: unknown, code: string) => {
   expect(outcome).toBeInstanceOf(UpstreamFailed)
   expect(outcome).toMatchObject({ status: 0, code })
 }
@@ -207,13 +223,16 @@ const expectFailure = (outcome: "end" | UpstreamFailed, code: string) => {
 /** An SSE frame, numbered so order and loss show. */
 const frame = (i: number) => `event: response.output_text.delta\ndata: {"n":${i},"delta":"é${i}"}\n\n`
 
+/** The HTTP upstream's high water mark for a stream nobody pulls (http.ts, HIGH_WATER_BYTES). */
+const HIGH_WATER = 64 * 1024
+
 // -- the tests --
 
 describe("HTTP upstream: JSON answers", () => {
   const server = serverForBlock()
   const up = upstreamForBlock(defaultSettings)
 
-  it("comes back whole: status, flattened lower-case headers, headersAt, text and body Stream", async () => {
+  it("comes back whole: status, flattened lower-case headers, headersAt, and the body as one element", async () => {
     const body = JSON.stringify({ id: "resp_1", output: [] })
     server.handle = (_req, res) => {
       res.setHeader("X-Request-Id", "req-42")
@@ -230,9 +249,30 @@ describe("HTTP upstream: JSON answers", () => {
     expect(response.headersAt).toBeGreaterThanOrEqual(before)
     expect(response.headersAt).toBeLessThanOrEqual(Date.now())
     expect(text).toBe(body)
-    // the Stream body, for callers that read it that way, carries the same bytes
+    // the body Stream is the whole answer in one element, and can be read again after the scope closed
     const chunks = await Effect.runPromise(Stream.runCollect(response.body))
-    expect(Buffer.concat(Chunk.toArray(chunks)).toString("utf8")).toBe(body)
+    expect(Chunk.size(chunks)).toBe(1)
+    expect(bytesOf(chunks).toString("utf8")).toBe(body)
+  })
+
+  it("send ends only once the last byte came, not at the headers", async () => {
+    const release = deferred()
+    const progress = { ended: false }
+    server.handle = async (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" })
+      res.write(`{"part":`)
+      await release.promise
+      res.end(`"two"}`)
+      progress.ended = true
+    }
+    const fiber = Effect.runFork(Effect.scoped(Effect.flatMap(up.upstream.send(accountOf(server.origin), jsonRequest()), readText)))
+    await sleep(150)
+    // headers and the first half are in, yet send has not handed anything over
+    expect(fiber.unsafePoll()).toBeNull()
+    release.resolve()
+    const text = await within(Effect.runPromise(Fiber.join(fiber)), "the whole answer")
+    expect(progress.ended).toBe(true)
+    expect(text).toBe(`{"part":"two"}`)
   })
 
   it("decodes a multi-byte UTF-8 body split mid-character across two writes", async () => {
@@ -294,7 +334,7 @@ describe("HTTP upstream: JSON answers", () => {
       server.seen.length = 0
       await sendJson(up.upstream, account)
       const streamed = await sendOpen(up.upstream, account, streamRequest())
-      expect(await Effect.runPromise(textOf(streamed.response))).toBe(frame(0))
+      expect(await Effect.runPromise(readText(streamed.response))).toBe(frame(0))
       await streamed.close()
       expect(server.seen).toHaveLength(2)
       return server.seen.map((s) => s.headers)
@@ -328,14 +368,16 @@ describe("HTTP upstream: failures before the answer", () => {
   const up = upstreamForBlock(defaultSettings)
   const short = upstreamForBlock({ ...defaultSettings, upstreamFirstByteTimeoutMillis: 200 })
 
-  it("interrupting a pending send aborts the upstream request", async () => {
-    const arrived = deferred<{ readonly closed: Promise<boolean> }>()
-    server.handle = (_req, res) => arrived.resolve({ closed: closedEarly(res) }) // never answers
-    const fiber = Effect.runFork(Effect.scoped(up.upstream.send(accountOf(server.origin), jsonRequest())))
-    const { closed } = await within(arrived.promise, "the request to reach the server")
-    const exit = await within(Effect.runPromise(Fiber.interrupt(fiber)), "the interrupted send to end")
-    expect(Exit.isInterrupted(exit)).toBe(true)
-    expect(await within(closed, "the server to see the request close")).toBe(true)
+  it("interrupting a pending send aborts the upstream request (JSON and stream)", async () => {
+    for (const request of [jsonRequest(), streamRequest()]) {
+      const arrived = deferred<{ readonly closed: Promise<boolean> }>()
+      server.handle = (_req, res) => arrived.resolve({ closed: closedEarly(res) }) // never answers
+      const fiber = Effect.runFork(Effect.scoped(up.upstream.send(accountOf(server.origin), request)))
+      const { closed } = await within(arrived.promise, "the request to reach the server")
+      const exit = await within(Effect.runPromise(Fiber.interrupt(fiber)), "the interrupted send to end")
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(await within(closed, "the server to see the request close")).toBe(true)
+    }
   })
 
   it("no answer headers within the first-byte timeout fails with upstream_first_byte_timeout", async () => {
@@ -351,6 +393,17 @@ describe("HTTP upstream: failures before the answer", () => {
     expect(failure.message).toContain("acct-openai")
     // the timed-out request is not left running upstream
     expect(await within((await arrived.promise).closed, "the server to see the request close")).toBe(true)
+  })
+
+  it("a JSON answer cut off mid-body fails send with upstream_unreachable", async () => {
+    server.handle = (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "100" })
+      res.write(`{"half":`)
+      setTimeout(() => res.socket?.destroy(), 30)
+    }
+    const failure = await within(sendFailure(up.upstream, accountOf(server.origin), jsonRequest()), "the reset")
+    expect(failure).toBeInstanceOf(UpstreamFailed)
+    expect(failure).toMatchObject({ status: 0, code: "upstream_unreachable" })
   })
 
   it("a refused connection fails with upstream_unreachable", async () => {
@@ -382,7 +435,23 @@ describe("HTTP upstream: stream answers", () => {
   const server = serverForBlock()
   const up = upstreamForBlock(defaultSettings)
 
-  it("answers at the headers; a late listener, then one after unlisten, get every byte in order, then end", async () => {
+  it("a pull waiting when the request's scope closes ends as a cut (not a clean end), and so does one after", async () => {
+    server.handle = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(frame(0))
+    }
+    const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
+    const body = consume(response.body)
+    await until(() => body.elements.length > 0, "the first frame")
+    await close()
+    const outcome = await within(body.done, "the waiting pull to end", 1_000)
+    expect(outcome).toBeInstanceOf(UpstreamFailed)
+    expect(outcome).toMatchObject({ status: 0, code: "upstream_unreachable" })
+    const late = consume(response.body)
+    expect(await within(late.done, "a pull after the close to end", 1_000)).toBeInstanceOf(UpstreamFailed)
+  })
+
+  it("answers at the headers, before any body byte; the body gives every byte in order as it comes, then ends", async () => {
     const frames = Array.from({ length: 8 }, (_, i) => frame(i))
     const progress = { written: 0, ended: false }
     const release = deferred()
@@ -398,35 +467,55 @@ describe("HTTP upstream: stream answers", () => {
       res.end()
       progress.ended = true
     }
+    const before = Date.now()
     const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
     // send returned before a single body byte was written
     expect(progress.written).toBe(0)
     expect(response.status).toBe(200)
     expect(response.headers["content-type"]).toBe("text/event-stream")
+    expect(response.headersAt).toBeGreaterThanOrEqual(before)
+
+    const writtenAtFirst: Array<number> = []
+    const body = consume(response.body, () => writtenAtFirst.push(progress.written))
     release.resolve()
-    await until(() => progress.written >= 4, "the server to write some frames")
-
-    // the first listener comes late and leaves after its first chunk
-    const source = sourceOf(response)
-    const first = record(source, () => source.unlisten())
-    await until(() => first.state.received > 0, "the first chunk")
-    // what comes while nobody listens is held for the next listener, the end included
-    await until(() => progress.ended, "the server to end")
-    await sleep(50)
-    const second = record(source)
-    expect(await within(second.settled, "the body to end")).toBe("end")
-
-    expect(Buffer.concat([first.bytes(), second.bytes()]).toString("utf8")).toBe(frames.join(""))
-    expect(first.state.ends).toBe(0)
-    expect(second.bytes().length).toBeGreaterThan(0)
-    expect(second.state.ends).toBe(1)
-    expect([...first.state.failures, ...second.state.failures]).toEqual([])
+    expect(await within(body.done, "the body to end")).toBe("end")
+    expect(progress.ended).toBe(true)
+    expect(body.text()).toBe(frames.join(""))
+    // the first bytes reached the consumer while the server was still writing
+    expect(writtenAtFirst[0]).toBeLessThan(frames.length)
     await close()
   })
 
-  it("pause() stops delivery and holds the upstream back; resume() delivers the rest intact", async () => {
+  it("reads that came while nobody pulled arrive together at the next pull, none lost, then the end", async () => {
+    const frames = Array.from({ length: 6 }, (_, i) => frame(i))
+    const progress = { ended: false }
+    server.handle = async (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      for (const f of frames) {
+        res.write(f)
+        await sleep(20) // one read each on the gateway's side
+      }
+      res.end()
+      progress.ended = true
+    }
+    const { response, scope, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
+    const body = await pullerOf(response, scope)
+    await until(() => progress.ended, "the server to end", 4_000)
+    await sleep(50)
+
+    // one pull takes everything held: several reads in one Chunk, in order
+    const first = await within(body.next(), "the first pull")
+    if (first === "end" || first instanceof UpstreamFailed) throw new Error(`expected bytes, got ${String(first)}`)
+    expect(Chunk.size(first.chunk)).toBeGreaterThan(1)
+    expect(bytesOf(first.chunk).toString("utf8")).toBe(frames.join(""))
+    // the end was held too
+    expect(await within(body.next(), "the end")).toBe("end")
+    await close()
+  })
+
+  it("a consumer that stops pulling stops the upstream being read once ~64 KiB are held; pulling again delivers the rest intact", async () => {
     const chunkSize = 64 * 1024
-    // 16 MiB: well beyond what the kernel buffers on loopback (about 4 MiB here), so the server blocks
+    // 16 MiB: well beyond what the kernel buffers on loopback (a few MiB), so the server blocks
     const chunkCount = 256
     const chunkAt = (i: number) => Buffer.alloc(chunkSize, 0x41 + (i % 26))
     const progress = { written: 0, blocked: 0, done: false }
@@ -442,27 +531,36 @@ describe("HTTP upstream: stream answers", () => {
       res.end()
       progress.done = true
     }
-    const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
-    const source = sourceOf(response)
-    const body = recordPausingOnFirstChunk(source)
-    await until(body.paused, "the first chunk")
+    const { response, scope, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
+    const body = await pullerOf(response, scope)
+    const first = await within(body.next(), "the first pull")
+    if (first === "end" || first instanceof UpstreamFailed) throw new Error(`expected bytes, got ${String(first)}`)
 
-    // paused: nothing more reaches the listener, and the server cannot finish writing
+    // nobody pulls: the server's writes stall and stay stalled
     await sleep(300)
-    const whilePaused = body.state.received
+    const stalledAt = progress.written
     await sleep(300)
-    expect(body.state.received).toBe(whilePaused)
-    expect(whilePaused).toBeLessThan(chunkSize * chunkCount)
+    expect(progress.written).toBe(stalledAt)
     expect(progress.done).toBe(false)
     expect(progress.blocked).toBeGreaterThan(0)
-    expect(body.state.ends).toBe(0)
+    expect(stalledAt).toBeLessThan(chunkSize * chunkCount)
 
-    source.resume()
-    expect(await within(body.settled, "the body to end after resume")).toBe("end")
+    // what the gateway held meanwhile: past the high water mark (it kept reading up to it), but
+    // bounded (it stopped reading there): at most one read beyond it
+    const held = await within(body.next(), "the pull after the stall")
+    if (held === "end" || held instanceof UpstreamFailed) throw new Error(`expected bytes, got ${String(held)}`)
+    const heldBytes = bytesOf(held.chunk).length
+    expect(heldBytes).toBeGreaterThan(HIGH_WATER)
+    expect(heldBytes).toBeLessThanOrEqual(2 * HIGH_WATER)
+
+    // pulling again resumes the upstream: the rest comes, intact, and the body ends
+    const { outcome, pulls } = await within(body.rest(), "the rest of the body", 10_000)
+    expect(outcome).toBe("end")
     expect(progress.done).toBe(true)
+    const received = Buffer.concat([bytesOf(first.chunk), bytesOf(held.chunk), ...pulls.map(bytesOf)])
     const expected = Buffer.concat(Array.from({ length: chunkCount }, (_, i) => chunkAt(i)))
-    expect(body.state.received).toBe(expected.length)
-    expect(body.bytes().equals(expected)).toBe(true)
+    expect(received.length).toBe(expected.length)
+    expect(received.equals(expected)).toBe(true)
     await close()
   })
 
@@ -475,28 +573,49 @@ describe("HTTP upstream: stream answers", () => {
       const timer = setInterval(() => res.write(frame(i++)), 10) // never ends on its own
       res.once("close", () => clearInterval(timer))
     }
-    const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
-    const body = record(sourceOf(response))
-    await until(() => body.state.received > 0, "the first frames")
+    const { response, scope, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
+    const body = await pullerOf(response, scope)
+    const first = await within(body.next(), "the first frames")
+    expect(first).toHaveProperty("chunk")
     const { closed } = await arrived.promise
 
     await close()
     expect(await within(closed, "the server to see the request close")).toBe(true)
-    // nothing reaches the listener once the scope closed
-    const atClose = body.state.received
-    await sleep(50)
-    expect(body.state.received).toBe(atClose)
 
-    // the same upstream (same pool, same origin) still answers
-    server.handle = (_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" }).end(`{"ok":true}`)
+    // the same upstream (same pool, same origin) still answers, JSON and stream
+    server.handle = (req, res) => {
+      if (req.headers.accept === "text/event-stream") res.writeHead(200, { "content-type": "text/event-stream" }).end(frame(7))
+      else res.writeHead(200, { "content-type": "application/json" }).end(`{"ok":true}`)
     }
     const next = await within(sendJson(up.upstream, accountOf(server.origin)), "the next request")
     expect(next.response.status).toBe(200)
     expect(next.text).toBe(`{"ok":true}`)
+    const streamed = await within(sendOpen(up.upstream, accountOf(server.origin), streamRequest()), "the next stream")
+    expect(await within(Effect.runPromise(readText(streamed.response)), "the next stream's body")).toBe(frame(7))
+    await streamed.close()
   })
 
-  it("a stream request answered with an error status gives its body whole through text", async () => {
+  it("closing the scope of a consumer that stopped pulling (upstream paused) still aborts the upstream", async () => {
+    const arrived = deferred<{ readonly closed: Promise<boolean> }>()
+    server.handle = (_req, res) => {
+      arrived.resolve({ closed: closedEarly(res) })
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      const write = () => {
+        while (res.write(Buffer.alloc(64 * 1024, 0x61)));
+        res.once("drain", write)
+      }
+      write()
+    }
+    const { response, scope, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
+    const body = await pullerOf(response, scope)
+    expect(await within(body.next(), "the first read")).toHaveProperty("chunk")
+    await sleep(200) // held past the high water mark: paused
+    const { closed } = await arrived.promise
+    await close()
+    expect(await within(closed, "the server to see the request close")).toBe(true)
+  })
+
+  it("a stream request answered with an error status gives its body whole through readText", async () => {
     const errorBody = JSON.stringify({ error: { type: "server_error", message: "boom" } })
     server.handle = (_req, res) => {
       res.writeHead(500, { "content-type": "application/json" })
@@ -506,23 +625,32 @@ describe("HTTP upstream: stream answers", () => {
     const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
     expect(response.status).toBe(500)
     expect(response.headers["content-type"]).toBe("application/json")
-    expect(await within(Effect.runPromise(textOf(response)), "the error body")).toBe(errorBody)
+    expect(await within(Effect.runPromise(readText(response)), "the error body")).toBe(errorBody)
     await close()
   })
 
-  it("a connection reset mid-stream reaches the listener as upstream_unreachable", async () => {
-    server.handle = (_req, res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" })
-      res.write(frame(0))
-      setTimeout(() => res.socket?.destroy(), 50)
+  it("a connection reset mid-stream fails the body with upstream_unreachable, after the bytes before it", async () => {
+    for (const consumer of ["pulling", "late"] as const) {
+      const reset = deferred()
+      server.handle = (_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write(frame(0))
+        setTimeout(() => {
+          res.socket?.destroy()
+          reset.resolve()
+        }, 50)
+      }
+      const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
+      // a consumer already waiting for the next read, or one that comes after the reset
+      if (consumer === "late") {
+        await reset.promise
+        await sleep(50)
+      }
+      const body = consume(response.body)
+      expectFailure(await within(body.done, `the reset to reach the ${consumer} consumer`), "upstream_unreachable")
+      expect(body.text()).toBe(frame(0))
+      await close()
     }
-    const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
-    const body = record(sourceOf(response))
-    expectFailure(await within(body.settled, "the reset to reach the listener"), "upstream_unreachable")
-    expect(body.bytes().toString("utf8")).toBe(frame(0))
-    expect(body.state.ends).toBe(0)
-    expect(body.state.failures).toHaveLength(1)
-    await close()
   })
 })
 
@@ -530,7 +658,7 @@ describe("HTTP upstream: idle timeout", () => {
   const server = serverForBlock()
   const short = upstreamForBlock({ ...defaultSettings, upstreamIdleTimeoutMillis: 200 })
 
-  it("an upstream silent mid-stream for longer than the idle timeout fails with upstream_idle_timeout", async () => {
+  it("an upstream silent mid-stream for longer than the idle timeout fails the body with upstream_idle_timeout", async () => {
     const arrived = deferred<{ readonly closed: Promise<boolean> }>()
     server.handle = (_req, res) => {
       arrived.resolve({ closed: closedEarly(res) })
@@ -538,33 +666,117 @@ describe("HTTP upstream: idle timeout", () => {
       res.write(frame(0)) // then silence
     }
     const { response, close } = await sendOpen(short.upstream, accountOf(server.origin), streamRequest())
-    const body = record(sourceOf(response))
-    expectFailure(await within(body.settled, "the idle timeout", 4_000), "upstream_idle_timeout")
-    expect(body.bytes().toString("utf8")).toBe(frame(0))
+    const body = consume(response.body)
+    expectFailure(await within(body.done, "the idle timeout", 4_000), "upstream_idle_timeout")
+    expect(body.text()).toBe(frame(0))
     expect(await within((await arrived.promise).closed, "the server to see the request close")).toBe(true)
     await close()
   })
 
-  it("a body paused by the gateway does not count as upstream silence", async () => {
+  it("a body the gateway stopped pulling (held above high water, paused) does not count as upstream silence", async () => {
     const more = deferred()
+    const burst = Buffer.alloc(4 * HIGH_WATER, 0x62) // enough to be held past the high water mark
     server.handle = async (_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" })
-      res.write(frame(0))
+      res.write(burst)
       await more.promise
       res.end(frame(1))
     }
-    const { response, close } = await sendOpen(short.upstream, accountOf(server.origin), streamRequest())
-    const source = sourceOf(response)
-    const body = recordPausingOnFirstChunk(source)
-    await until(() => body.state.received > 0, "the first frame")
-    // paused far beyond the 200 ms idle timeout (undici checks it at up to ~1 s resolution)
+    const { response, scope, close } = await sendOpen(short.upstream, accountOf(server.origin), streamRequest())
+    const body = await pullerOf(response, scope)
+    const first = await within(body.next(), "the first read")
+    if (first === "end" || first instanceof UpstreamFailed) throw new Error(`expected bytes, got ${String(first)}`)
+    // nobody pulls, far beyond the 200 ms idle timeout (undici checks it at up to ~1 s resolution)
     await sleep(1_300)
-    expect(body.state.failures).toEqual([])
     more.resolve()
     await sleep(50)
-    source.resume()
-    expect(await within(body.settled, "the body to end")).toBe("end")
-    expect(body.bytes().toString("utf8")).toBe(frame(0) + frame(1))
+    const { outcome, pulls } = await within(body.rest(), "the rest of the body")
+    expect(outcome).toBe("end")
+    const received = Buffer.concat([bytesOf(first.chunk), ...pulls.map(bytesOf)])
+    expect(received.equals(Buffer.concat([burst, Buffer.from(frame(1), "utf8")]))).toBe(true)
     await close()
+  })
+})
+
+describe("HTTP upstream: drain deadline", () => {
+  const server = serverForBlock()
+
+  it("a stream body still open at the deadline (a silent upstream) fails at once and the upstream request is aborted", async () => {
+    const signal = new DrainSignal()
+    const up = upstreamWithDrain(signal)
+    const arrived = deferred<{ readonly closed: Promise<boolean> }>()
+    server.handle = (_req, res) => {
+      arrived.resolve({ closed: closedEarly(res) })
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(frame(0)) // then silence, far below any timeout
+    }
+    const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
+    const body = consume(response.body)
+    await until(() => body.elements.length > 0, "the first frame")
+    expect(signal.watchers).toBe(1)
+    signal.fire()
+    const outcome = await within(body.done, "the body to end at the deadline")
+    expect(outcome).toBeInstanceOf(UpstreamFailed)
+    expect(outcome).toMatchObject({ status: 0, code: "server_shutting_down" })
+    expect(body.text()).toBe(frame(0))
+    expect(await within((await arrived.promise).closed, "the server to see the request close")).toBe(true)
+    await close()
+    await up.close()
+  })
+
+  it("a stream answered after the deadline passed ends its body at once", async () => {
+    const signal = new DrainSignal()
+    signal.fire()
+    const up = upstreamWithDrain(signal)
+    const arrived = deferred<{ readonly closed: Promise<boolean> }>()
+    server.handle = (_req, res) => {
+      arrived.resolve({ closed: closedEarly(res) })
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(frame(0)) // then silence
+    }
+    const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
+    const body = consume(response.body)
+    expect(await within(body.done, "the body to end")).toBeInstanceOf(UpstreamFailed)
+    expect(await within((await arrived.promise).closed, "the server to see the request close")).toBe(true)
+    await close()
+    await up.close()
+  })
+
+  it("a stream body stops watching the deadline once it ended, failed or was closed; a JSON request never watches", async () => {
+    const signal = new DrainSignal()
+    const up = upstreamWithDrain(signal)
+    const account = accountOf(server.origin)
+    const release = deferred()
+    server.handle = async (req, res) => {
+      if (req.headers.accept !== "text/event-stream") {
+        res.writeHead(200, { "content-type": "application/json" }).end("{}")
+        return
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(frame(0))
+      if (req.url === "/responses/ends") {
+        await release.promise
+        res.end(frame(1))
+      } else if (req.url === "/responses/resets") {
+        await release.promise
+        res.socket?.destroy()
+      } // otherwise it stays open until the scope closes
+    }
+    const ends = await sendOpen(up.upstream, account, { ...streamRequest(), path: "/responses/ends" })
+    const resets = await sendOpen(up.upstream, account, { ...streamRequest(), path: "/responses/resets" })
+    const closes = await sendOpen(up.upstream, account, streamRequest())
+    expect(signal.watchers).toBe(3)
+    await sendJson(up.upstream, account)
+    expect(signal.watchers).toBe(3)
+
+    release.resolve()
+    expect(await within(Effect.runPromise(readText(ends.response)), "the body to end")).toBe(frame(0) + frame(1))
+    expect(await within(consume(resets.response.body).done, "the reset")).toBeInstanceOf(UpstreamFailed)
+    expect(signal.watchers).toBe(1)
+    await closes.close()
+    expect(signal.watchers).toBe(0)
+    await ends.close()
+    await resets.close()
+    await up.close()
   })
 })

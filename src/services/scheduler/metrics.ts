@@ -1,6 +1,6 @@
 /**
  * The scheduler's metrics. Counters are bumped where things happen; the slot gauges are read from
- * the store when /metrics is scraped (src/http/metrics.ts), so taking and giving back a slot costs
+ * the store when /metrics is scraped (src/endpoints/ops.ts), so taking and giving back a slot costs
  * nothing extra on the request path.
  */
 import { Metric, MetricLabel } from "effect"

@@ -2,10 +2,10 @@
  * Reading a JSON body under a size limit. The declared length is checked before reading; a chunked
  * body is counted as it arrives. Either way the client gets a 413 envelope, never a reset.
  */
-import type { Readable } from "node:stream"
-import { Effect } from "effect"
-import { InvalidRequest, RequestTooLarge } from "../domain/errors.js"
-import type { ClientRequest } from "./request.js"
+import { Readable } from "node:stream"
+import type { HttpServerRequest } from "@effect/platform"
+import { Effect, Stream } from "effect"
+import { InvalidRequest, RequestTooLarge } from "../../domain/errors.js"
 
 /**
  * Past the limit the rest of a chunked body is still read and dropped: ending the read early makes
@@ -17,8 +17,9 @@ const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
 const unreadable = () => new InvalidRequest({ code: "invalid_body", message: "Failed to read request body", param: null })
 
 /**
- * Listens on the IncomingMessage directly. A request body is small and read once, so a Stream
- * (with its fibers and chunk copies) costs more than the body itself.
+ * Listens on Node's IncomingMessage directly, when the platform request is backed by one (the Node
+ * server): a request body is small and read once, so a Stream (with its fibers and chunk copies)
+ * costs more than the body itself.
  */
 const readIncoming = (source: Readable, limitBytes: number) =>
   Effect.async<string, RequestTooLarge | InvalidRequest>((resume) => {
@@ -56,10 +57,29 @@ const readIncoming = (source: Readable, limitBytes: number) =>
     return Effect.sync(cleanup)
   })
 
-export const readBodyText = (request: ClientRequest, limitBytes: number): Effect.Effect<string, RequestTooLarge | InvalidRequest> => {
+/** Any other platform request (a web Request, a test): its body Stream, counted the same way. */
+const readStream = (request: HttpServerRequest.HttpServerRequest, limitBytes: number) =>
+  request.stream.pipe(
+    Stream.mapError(unreadable),
+    Stream.runFold({ chunks: [] as Array<Uint8Array>, size: 0 }, (acc, chunk) => {
+      acc.size += chunk.byteLength
+      if (acc.size <= limitBytes) acc.chunks.push(chunk)
+      return acc
+    }),
+    Effect.flatMap(({ chunks, size }) =>
+      size > limitBytes ? Effect.fail(new RequestTooLarge({ limitBytes })) : Effect.succeed(Buffer.concat(chunks, size).toString("utf8"))
+    )
+  )
+
+export const readBodyText = (
+  request: HttpServerRequest.HttpServerRequest,
+  limitBytes: number
+): Effect.Effect<string, RequestTooLarge | InvalidRequest> => {
   const declared = Number(request.headers["content-length"] ?? "0")
   if (declared > limitBytes) return Effect.fail(new RequestTooLarge({ limitBytes }))
-  return request.body.readableEnded ? Effect.succeed("") : readIncoming(request.body, limitBytes)
+  const source = request.source
+  if (source instanceof Readable) return source.readableEnded ? Effect.succeed("") : readIncoming(source, limitBytes)
+  return readStream(request, limitBytes)
 }
 
 export const parseJson = (text: string): Effect.Effect<unknown, InvalidRequest> => {

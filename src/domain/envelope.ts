@@ -1,10 +1,11 @@
 /**
- * The one place errors become responses. `envelopes` has an entry per GatewayError tag, so a new
- * error class that is not mapped here fails to compile.
+ * The error catalogue: every failure a client can see, as the envelope's status, type and code.
+ * `envelopes` has an entry per GatewayError tag, so a new error class that is not mapped here fails
+ * to compile. Pure: the server turns an Envelope into a response (src/server/app.ts), a stream
+ * into its closing `response.failed`.
  */
 import { Data } from "effect"
-import { type GatewayError, upstreamRefusedRequest } from "../domain/errors.js"
-import { json, type TextReply } from "./reply.js"
+import { type GatewayError, upstreamRefusedRequest } from "./errors.js"
 
 export interface Envelope {
   readonly status: number
@@ -128,8 +129,9 @@ export const methodNotAllowed = (method: string, path: string, allowed: Readonly
 })
 
 /**
- * A request the router itself turns away (wrong method, WebSocket upgrade). It travels as a failure,
- * not a ready response, so the app logs and counts it under its error code like every other failure.
+ * A request the router itself turns away (unknown path, wrong method, WebSocket upgrade). It travels
+ * as a failure, not a ready response, so the app logs and counts it under its error code like every
+ * other failure.
  */
 export class RouteRefused extends Data.TaggedError("RouteRefused")<{ readonly envelope: Envelope }> {}
 
@@ -143,9 +145,11 @@ export const internalError = (requestId: string): Envelope => ({
 
 export const envelopeBody = (e: Envelope) => ({ error: { type: e.type, message: e.message, code: e.code, param: e.param } })
 
-export const envelopeReply = (e: Envelope): TextReply => {
+/** The headers an envelope answer carries besides its body: `retry-after`, `x-should-retry`. */
+export const envelopeHeaders = (e: Envelope): Record<string, string> => {
   const headers: Record<string, string> = {}
   if (e.retryAfterSeconds !== undefined) headers["retry-after"] = String(Math.max(0, Math.ceil(e.retryAfterSeconds)))
   if (e.noRetry) headers["x-should-retry"] = "false"
-  return json(envelopeBody(e), e.status, headers)
+  return headers
 }
+

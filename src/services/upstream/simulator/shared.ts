@@ -3,7 +3,7 @@
  * deterministic ids, token estimates and delta chunking. Nothing here touches the clock or the network.
  */
 import { createHash } from "node:crypto"
-import { newId } from "../../domain/ids.js"
+import { newId } from "../../../domain/ids.js"
 
 export type JsonObject = Record<string, unknown>
 

@@ -4,11 +4,12 @@
  * they never end up in access logs.
  */
 import { Effect, Either, Option } from "effect"
-import { sha256Hex } from "../config/resolve.js"
-import { InvalidRequest, PermissionDenied, type StoreError, Unauthenticated } from "../domain/errors.js"
-import type { Principal } from "../domain/model.js"
-import { KeyRepo, type KeyRepoShape } from "../services/KeyRepo.js"
-import type { ClientRequest, Headers } from "./request.js"
+import type { HttpServerRequest } from "@effect/platform"
+import { sha256Hex } from "../../config/resolve.js"
+import { InvalidRequest, PermissionDenied, type StoreError, Unauthenticated } from "../../domain/errors.js"
+import type { Principal } from "../../domain/model.js"
+import type { KeyRepoShape } from "../../services/KeyRepo.js"
+import type { Headers } from "./request.js"
 
 export const presentedKey = (headers: Headers, url: string): Either.Either<string, InvalidRequest | Unauthenticated> => {
   const q = url.indexOf("?")
@@ -67,16 +68,13 @@ const admit = (
   return Effect.succeed(principal)
 }
 
-/** Authenticates with a KeyRepo the caller resolved once (the responses handler, on every request). */
-export const authenticateWith = (
+/** Authenticates a request with a KeyRepo the endpoint resolved once, when the gateway was built. */
+export const authenticate = (
   repo: KeyRepoShape,
-  request: ClientRequest,
+  request: HttpServerRequest.HttpServerRequest,
   options: AuthOptions
 ): Effect.Effect<Principal, InvalidRequest | Unauthenticated | PermissionDenied | StoreError> => {
   const key = presentedKey(request.headers, request.url)
   if (Either.isLeft(key)) return Effect.fail(key.left)
   return Effect.flatMap(repo.findByHash(sha256Hex(key.right)), (found) => admit(found, options))
 }
-
-export const authenticate = (request: ClientRequest, options: AuthOptions) =>
-  Effect.flatMap(KeyRepo, (repo) => authenticateWith(repo, request, options))

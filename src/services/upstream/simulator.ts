@@ -4,7 +4,7 @@
  */
 import { Chunk, Effect, Stream } from "effect"
 import { encodeSseEvents, simulateMessages, simulateResponses } from "./simulator/index.js"
-import type { UpstreamShape } from "./Upstream.js"
+import { type UpstreamShape, wholeBody } from "./Upstream.js"
 
 const encoder = new TextEncoder()
 
@@ -18,11 +18,10 @@ export const simulatorUpstream: UpstreamShape = {
         return {
           status: 200,
           headers: { "content-type": "application/json" },
-          body: Stream.sync(() => encoder.encode(JSON.stringify(answer.json))),
-          text: Effect.sync(() => JSON.stringify(answer.json))
+          body: wholeBody(encoder.encode(JSON.stringify(answer.json)))
         }
       }
-      // One chunk per event, as a real upstream flushes them.
+      // One byte array per event, as a real upstream flushes them.
       const frames = answer.events.map((e) => encoder.encode(encodeSseEvents([e], { eventLines: true })))
       return {
         status: 200,

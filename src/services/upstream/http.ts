@@ -6,20 +6,23 @@
  * Effect around it needs one async step instead of two or three.
  *
  * A JSON request is answered whole: `send` ends when the last byte has come, so nothing is left
- * open for the request's scope to release. A stream request is answered at its headers; the body
- * then goes to one listener (`BodySource`), and closing the request's scope before the body ended
- * aborts the upstream request.
+ * open for the request's scope to release. A stream request is answered at its headers; its body
+ * is a Stream pulled from what undici delivers (every read since the last pull as one Chunk), and
+ * closing the request's scope before the body ended aborts the upstream request.
  */
-import { Effect, Redacted, Stream } from "effect"
+import { Chunk, Effect, Option, Redacted, Stream } from "effect"
 import type { Dispatcher } from "undici"
 import { Agent } from "undici"
-import type { SettingsShape } from "../config/AppConfig.js"
-import { UpstreamFailed } from "../domain/errors.js"
-import type { Account } from "../domain/model.js"
-import { addFinalizer } from "../lib/scope.js"
-import type { BodyListener, BodySource, UpstreamRequest, UpstreamResponse, UpstreamShape } from "./Upstream.js"
+import type { SettingsShape } from "../../config/AppConfig.js"
+import { UpstreamFailed } from "../../domain/errors.js"
+import type { Account } from "../../domain/model.js"
+import { addFinalizer } from "../../lib/scope.js"
+import { type UpstreamRequest, type UpstreamResponse, type UpstreamShape, wholeBody } from "./Upstream.js"
 
 const ANTHROPIC_VERSION = "2023-06-01"
+
+const ABORTED = new Error("The gateway stopped reading this upstream answer")
+const DRAINED = new Error("The gateway is shutting down")
 
 /**
  * A transport failure as the catalogue's error. The three timeouts keep their own codes: failover
@@ -28,6 +31,9 @@ const ANTHROPIC_VERSION = "2023-06-01"
  */
 const transportError = (account: Account, e: unknown): UpstreamFailed => {
   const code = (e as { code?: unknown })?.code
+  if (e === DRAINED) {
+    return new UpstreamFailed({ status: 0, code: "server_shutting_down", message: `Upstream account '${account.name}': the gateway is shutting down` })
+  }
   const [ours, what] = code === "UND_ERR_CONNECT_TIMEOUT"
     ? ["upstream_connect_timeout", "timed out connecting"]
     : code === "UND_ERR_HEADERS_TIMEOUT"
@@ -70,34 +76,47 @@ const targetOf = (account: Account): Target => {
   }
 }
 
-const ABORTED = new Error("The gateway stopped reading this upstream answer")
 
 const noop = (): void => {}
 
-/** Chunks as one UTF-8 text (decoded together, so a character split between chunks survives). */
-const utf8Of = (chunks: ReadonlyArray<Uint8Array>): string =>
-  chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength).toString("utf8") : Buffer.concat(chunks).toString("utf8")
+/**
+ * How much of a stream's body is held while nobody pulls (the client's socket is full) before the
+ * upstream is paused: a slow client slows its own upstream instead of filling the gateway's memory.
+ */
+const HIGH_WATER_BYTES = 64 * 1024
+
+type Pull = Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<UpstreamFailed>>
+
+const END: Pull = Effect.fail(Option.none())
 
 /**
  * One upstream request and its answer. It hands the answer over once (`answer`): whole for a JSON
- * request, at the headers for a stream. A stream's body goes to the one listener that asks for it;
- * what arrives before it listens is held, and the upstream is paused meanwhile.
+ * request, at the headers for a stream. A stream's body is pulled: a pull takes every read that
+ * came since the last one as one Chunk, or waits for the next read.
  */
-class Exchange implements Dispatcher.DispatchHandler, BodySource {
+class Exchange implements Dispatcher.DispatchHandler {
   private answer: (result: Effect.Effect<UpstreamResponse, UpstreamFailed>) => void = noop
   private controller: Dispatcher.DispatchController | undefined
   private status = 0
   private headers: Record<string, string> = {}
   private headersAt = 0
-  private readonly held: Array<Buffer> = []
-  private listener: BodyListener | undefined
+  private held: Array<Uint8Array> = []
+  private heldBytes = 0
+  private paused = false
+  /** A pull waiting for the next read. */
+  private waiting: ((pulled: Pull) => void) | undefined
   /** The body's end, once known: done, or how it failed. */
   private ending: "open" | "ended" | UpstreamFailed = "open"
   /** Nobody will read any more: what still comes is dropped and the request is aborted. */
   private abandoned = false
   private handedOver = false
+  private unwatchDrain: () => void = noop
 
-  constructor(private readonly account: Account, private readonly stream: boolean) {}
+  constructor(
+    private readonly account: Account,
+    private readonly stream: boolean,
+    private readonly onDrainDeadline: (callback: () => void) => () => void
+  ) {}
 
   /** Sends the request; `answer` gets the answer (or the transport failure) once. */
   start(agent: Agent, target: Target, req: UpstreamRequest, answer: (result: Effect.Effect<UpstreamResponse, UpstreamFailed>) => void): void {
@@ -111,13 +130,19 @@ class Exchange implements Dispatcher.DispatchHandler, BodySource {
     }, this)
   }
 
-  /** Stops the upstream request if it is still running; nothing more reaches a listener. */
+  /** Stops the upstream request if it is still running; nothing more is delivered. */
   abandon(): void {
     if (this.abandoned) return
+    const open = this.ending === "open"
     this.abandoned = true
-    this.listener = undefined
-    this.held.length = 0
-    if (this.ending === "open") this.controller?.abort(ABORTED)
+    this.unwatchDrain()
+    this.held = []
+    // Anyone still pulling hears that the body was cut, not that it ended well.
+    if (open) this.ending = new UpstreamFailed({ status: 0, code: "upstream_unreachable", message: ABORTED.message })
+    const waiting = this.waiting
+    this.waiting = undefined
+    if (waiting !== undefined && this.ending !== "open" && this.ending !== "ended") waiting(Effect.fail(Option.some(this.ending)))
+    if (open) this.controller?.abort(ABORTED)
   }
 
   // -- undici's side --
@@ -128,7 +153,7 @@ class Exchange implements Dispatcher.DispatchHandler, BodySource {
   }
 
   onResponseStart(
-    controller: Dispatcher.DispatchController,
+    _controller: Dispatcher.DispatchController,
     statusCode: number,
     headers: Record<string, string | Array<string> | undefined>
   ): void {
@@ -137,58 +162,79 @@ class Exchange implements Dispatcher.DispatchHandler, BodySource {
     this.headers = flatHeaders(headers)
     this.headersAt = Date.now()
     if (!this.stream) return
-    // What comes before the listener is held; the pause keeps that to what is already in flight.
-    controller.pause()
     this.handOver(Effect.succeed(this.streamed()))
+    // At the drain deadline a body still open ends (as a failure), so that a silent upstream does
+    // not hold a client's stream, or the shutdown, open: the relay closes it as shutting down.
+    this.unwatchDrain = this.onDrainDeadline(() => {
+      if (this.ending === "open") this.controller?.abort(DRAINED)
+    })
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.abandoned) return
-    if (this.listener !== undefined) this.listener.data(chunk)
-    else this.held.push(chunk)
+    const waiting = this.waiting
+    if (waiting !== undefined) {
+      this.waiting = undefined
+      return waiting(Effect.succeed(Chunk.of(chunk)))
+    }
+    this.held.push(chunk)
+    this.heldBytes += chunk.byteLength
+    if (this.stream && this.heldBytes > HIGH_WATER_BYTES && !this.paused) {
+      this.paused = true
+      controller.pause()
+    }
   }
 
   onResponseEnd(): void {
     this.ending = "ended"
+    this.unwatchDrain()
     if (!this.stream) return this.handOver(Effect.succeed(this.whole()))
-    if (!this.abandoned) this.listener?.end()
+    this.wake()
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     if (this.abandoned) return
     const failure = transportError(this.account, error)
     this.ending = failure
+    this.unwatchDrain()
     if (!this.handedOver) return this.handOver(Effect.fail(failure))
-    this.listener?.error(failure)
+    this.wake()
   }
 
-  // -- the body, for the one who reads it --
+  // -- the body, for the one who pulls it --
 
-  listen(listener: BodyListener): void {
-    if (this.listener !== undefined) throw new Error("an upstream body has one listener at a time")
-    if (this.abandoned) return
-    this.listener = listener
-    const held = this.held.splice(0)
-    for (const chunk of held) if (this.listener === listener) listener.data(chunk)
-    if (this.listener !== listener) return // it stopped listening on what it was given
-    if (this.ending === "ended") listener.end()
-    else if (this.ending !== "open") listener.error(this.ending)
-    else this.controller?.resume()
+  /** The next reads as one Chunk; at the end, None; on a transport failure, that failure. */
+  private readonly pull: Pull = Effect.suspend(() => {
+    if (this.held.length > 0) {
+      const chunk = Chunk.unsafeFromArray(this.held)
+      this.held = []
+      this.heldBytes = 0
+      if (this.paused) {
+        this.paused = false
+        this.controller?.resume()
+      }
+      return Effect.succeed(chunk)
+    }
+    return this.ended() ?? Effect.async<Chunk.Chunk<Uint8Array>, Option.Option<UpstreamFailed>>((resume) => {
+      this.waiting = resume
+      return Effect.sync(() => {
+        this.waiting = undefined
+      })
+    })
+  })
+
+  private ended(): Pull | undefined {
+    if (this.ending === "open") return undefined
+    return this.ending === "ended" ? END : Effect.fail(Option.some(this.ending))
   }
 
-  unlisten(): void {
-    if (this.listener === undefined) return
-    this.listener = undefined
-    // Whatever comes next is held until someone listens again: no more than what is in flight.
-    if (this.ending === "open") this.controller?.pause()
-  }
-
-  pause(): void {
-    this.controller?.pause()
-  }
-
-  resume(): void {
-    this.controller?.resume()
+  /** The body ended or failed: a waiting pull hears it. */
+  private wake(): void {
+    const waiting = this.waiting
+    const ended = this.ended()
+    if (waiting === undefined || ended === undefined) return
+    this.waiting = undefined
+    waiting(ended)
   }
 
   private handOver(result: Effect.Effect<UpstreamResponse, UpstreamFailed>): void {
@@ -198,54 +244,23 @@ class Exchange implements Dispatcher.DispatchHandler, BodySource {
   }
 
   private whole(): UpstreamResponse {
-    const text = utf8Of(this.held.splice(0))
-    return {
-      status: this.status,
-      headers: this.headers,
-      headersAt: this.headersAt,
-      text: Effect.succeed(text),
-      get body() {
-        return Stream.succeed(Buffer.from(text, "utf8"))
-      }
-    }
+    const bytes = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held)
+    this.held = []
+    return { status: this.status, headers: this.headers, headersAt: this.headersAt, body: wholeBody(bytes) }
   }
 
   private streamed(): UpstreamResponse {
-    const source: BodySource = this
-    return {
-      status: this.status,
-      headers: this.headers,
-      headersAt: this.headersAt,
-      source,
-      // An error answer's body, read whole (built only when asked for: a served stream never is).
-      get text() {
-        return Effect.async<string, UpstreamFailed>((resume) => {
-          const chunks: Array<Uint8Array> = []
-          source.listen({
-            data: (chunk) => {
-              chunks.push(chunk)
-            },
-            end: () => resume(Effect.succeed(utf8Of(chunks))),
-            error: (failure) => resume(Effect.fail(failure))
-          })
-          return Effect.sync(() => source.unlisten())
-        })
-      },
-      get body() {
-        return Stream.asyncPush<Uint8Array, UpstreamFailed>((emit) =>
-          Effect.acquireRelease(
-            Effect.sync(() =>
-              source.listen({ data: (chunk) => emit.single(chunk), end: () => emit.end(), error: (e) => emit.fail(e) })
-            ),
-            () => Effect.sync(() => source.unlisten())
-          )
-        )
-      }
-    }
+    return { status: this.status, headers: this.headers, headersAt: this.headersAt, body: Stream.repeatEffectChunkOption(this.pull) }
   }
 }
 
-export const makeHttpUpstream = (settings: SettingsShape) =>
+/**
+ * The HTTP upstream. `onDrainDeadline` (Lifecycle) says when stream bodies still open must end.
+ */
+export const makeHttpUpstream = (
+  settings: SettingsShape,
+  onDrainDeadline: (callback: () => void) => () => void = () => noop
+) =>
   Effect.acquireRelease(
     Effect.sync(() =>
       new Agent({
@@ -284,7 +299,7 @@ export const makeHttpUpstream = (settings: SettingsShape) =>
                 new UpstreamFailed({ status: 0, code: "upstream_unreachable", message: `Upstream account '${account.name}' has an invalid base_url` })
               )
             }
-            const exchange = new Exchange(account, req.stream)
+            const exchange = new Exchange(account, req.stream, onDrainDeadline)
             const call = Effect.async<UpstreamResponse, UpstreamFailed>((resume) => {
               exchange.start(agent, target, req, resume)
               // A client that leaves before the answer came aborts the upstream request.

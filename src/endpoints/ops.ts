@@ -1,0 +1,86 @@
+/**
+ * The operator's endpoints: GET /health (liveness) and GET /metrics (Prometheus text of every Effect
+ * metric in the process, the scheduler's slot gauges read at scrape time).
+ */
+import { Effect, Metric, MetricLabel, MetricState } from "effect"
+import type { SchedulerShape } from "../services/Scheduler.js"
+import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
+import { json } from "./kit/reply.js"
+import { HttpServerResponse } from "@effect/platform"
+
+const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
+
+const labels = (tags: ReadonlyArray<{ key: string; value: string }>, extra?: readonly [string, string]) => {
+  const all = extra ? [...tags.map((t) => [t.key, t.value] as const), extra] : tags.map((t) => [t.key, t.value] as const)
+  return all.length === 0 ? "" : `{${all.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}}`
+}
+
+/** Pools already reported: one that has since gone quiet (or vanished from Redis) is reported as 0. */
+const reportedPools = new Set<string>()
+
+/**
+ * The slot gauges, read from the scheduler's store at scrape time rather than updated on every
+ * acquire and release (cheaper per request; with Redis the figures are cluster-wide).
+ */
+const collectSlotGauges = (scheduler: SchedulerShape) =>
+  scheduler.stats.pipe(
+    Effect.flatMap((stats) => {
+      const seen = new Map<string, { inUse: number; waiting: number }>()
+      for (const pool of reportedPools) seen.set(pool, { inUse: 0, waiting: 0 })
+      for (const p of stats) seen.set(p.pool, p)
+      return Effect.forEach(seen, ([pool, { inUse, waiting }]) => {
+        reportedPools.add(pool)
+        const at = pool.indexOf(":")
+        const tags = [
+          MetricLabel.make("kind", at < 0 ? "other" : pool.slice(0, at)),
+          MetricLabel.make("name", at < 0 ? pool : pool.slice(at + 1))
+        ]
+        return Effect.zipRight(
+          Metric.set(Metric.taggedWithLabels(slotsInUse, tags), inUse),
+          Metric.set(Metric.taggedWithLabels(slotQueueLength, tags), waiting)
+        )
+      }, { discard: true })
+    }),
+    Effect.catchAll((e) => Effect.logWarning("slot gauges unavailable").pipe(Effect.annotateLogs({ error: e.message })))
+  )
+
+/** Prometheus text exposition (version 0.0.4) of every metric in the registry. */
+export const prometheusText = (scheduler: SchedulerShape) => Effect.zipRight(collectSlotGauges(scheduler), Effect.map(Metric.snapshot, (pairs) => {
+  const byName = new Map<string, { type: string; help: string; lines: Array<string> }>()
+  for (const { metricKey, metricState } of pairs) {
+    const name = metricKey.name.replace(/[^a-zA-Z0-9_:]/g, "_")
+    const help = metricKey.description._tag === "Some" ? metricKey.description.value : name
+    const tags = metricKey.tags
+    let entry = byName.get(name)
+    const add = (type: string) => {
+      if (!entry) byName.set(name, entry = { type, help, lines: [] })
+      return entry.lines
+    }
+    if (MetricState.isCounterState(metricState)) {
+      add("counter").push(`${name}${labels(tags)} ${metricState.count}`)
+    } else if (MetricState.isGaugeState(metricState)) {
+      add("gauge").push(`${name}${labels(tags)} ${metricState.value}`)
+    } else if (MetricState.isHistogramState(metricState)) {
+      const lines = add("histogram")
+      for (const [bound, count] of metricState.buckets) {
+        lines.push(`${name}_bucket${labels(tags, ["le", Number.isFinite(bound) ? String(bound) : "+Inf"])} ${count}`)
+      }
+      if (!metricState.buckets.some(([b]) => !Number.isFinite(b))) {
+        lines.push(`${name}_bucket${labels(tags, ["le", "+Inf"])} ${metricState.count}`)
+      }
+      lines.push(`${name}_sum${labels(tags)} ${metricState.sum}`)
+      lines.push(`${name}_count${labels(tags)} ${metricState.count}`)
+    }
+  }
+  let out = ""
+  for (const [name, { type, help, lines }] of byName) {
+    out += `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${lines.join("\n")}\n`
+  }
+  return out
+}))
+
+
+export const health = Effect.succeed(json({ status: "ok" }))
+
+export const metrics = (scheduler: SchedulerShape) =>
+  Effect.map(prometheusText(scheduler), (body) => HttpServerResponse.text(body, { contentType: "text/plain; version=0.0.4" }))

@@ -1,0 +1,106 @@
+/**
+ * The gateway as one platform HttpApp: the router, with what every request gets at its edges.
+ * - an id (`x-request-id` on every answer, `request_id` on every log line of the request);
+ * - the one mapping of failures to the error envelope: typed errors exhaustively (domain/envelope),
+ *   the router's RouteNotFound as 404/405, defects as 500s that do not leak internals;
+ * - one access-log line and one metric per request, once it is over: the status it was answered
+ *   with, or 499 when the client left first (as nginx logs it).
+ *
+ * The request's Scope (the platform's, closed after the response is written) carries what a request
+ * holds: slots, the upstream connection, the settlement that runs after the answer.
+ */
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Context, Effect, FiberRef, HashMap, HashSet, Scope } from "effect"
+import { envelopeBody, envelopeHeaders, envelopeOf, type Envelope, internalError, type RouteRefused } from "../domain/envelope.js"
+import type { GatewayError } from "../domain/errors.js"
+import { newRequestId } from "../domain/ids.js"
+import { currentRequestId, pathOf } from "../endpoints/kit/request.js"
+import { AccessLog } from "../observability/accessLog.js"
+import { recordRequest } from "../observability/metrics.js"
+import { makeRouter, refusal, routeName } from "./router.js"
+
+type Refused = GatewayError | RouteRefused | { readonly _tag: "RouteNotFound" }
+
+const envelopeFor = (e: Refused, method: string, path: string): Envelope =>
+  e._tag === "RouteRefused" ? e.envelope : e._tag === "RouteNotFound" ? refusal(method, path) : envelopeOf(e)
+
+export const envelopeResponse = (e: Envelope) =>
+  HttpServerResponse.text(JSON.stringify(envelopeBody(e)), {
+    status: e.status,
+    contentType: "application/json",
+    headers: envelopeHeaders(e)
+  })
+
+/**
+ * The gateway app: every request answered (never a platform default), logged and counted. Build it
+ * once; it needs nothing more from the context than the request and its Scope.
+ */
+export const makeGatewayApp = Effect.gen(function*() {
+  const router = yield* makeRouter
+  const accessLog = yield* AccessLog
+
+  return Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>(
+    (fiber) => {
+      const context = fiber.currentContext
+      const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
+      const scope = Context.unsafeGet(context, Scope.Scope)
+      const id = newRequestId()
+      const started = Date.now()
+      const path = pathOf(request.url)
+      // The request is the root of a fiber of its own: set once, never restored (no one to restore for).
+      const identified = Effect.zipRight(
+        FiberRef.set(currentRequestId, id),
+        FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set("request_id", id as unknown))
+      )
+      let status = 200
+      let code = "ok"
+      let answeredAt: number | undefined
+
+      // Last to run when the request's scope closes: the response is out (or the client left), and
+      // what the request held has been given back.
+      // Whether the client left is read from the fiber, not the exit: the platform answers a
+      // stream cut short with a success of its own.
+      const logged = Scope.addFinalizer(scope,
+        Effect.descriptorWith((fiber) => {
+          if (HashSet.size(fiber.interruptors) > 0) {
+            status = 499
+            code = "client_closed_request"
+          }
+          recordRequest(routeName(path), status, code)
+          return accessLog.record({
+            requestId: id,
+            method: request.method,
+            path,
+            status,
+            code,
+            durationMs: (answeredAt ?? Date.now()) - started
+          })
+        }))
+
+      const answered = (response: HttpServerResponse.HttpServerResponse) => {
+        status = response.status
+        // First to run when the scope closes (added last): the client's wait ends here, before the
+        // settlement that follows the answer.
+        return Effect.as(
+          Scope.addFinalizer(scope, Effect.sync(() => void (answeredAt = Date.now()))),
+          HttpServerResponse.setHeader(response, "x-request-id", id)
+        )
+      }
+
+      const failed = (cause: Cause.Cause<Refused>) => {
+        // The client went away: nobody to answer (an interrupted-only cause carries no failure).
+        if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+        const failure = Cause.failureOption(cause)
+        const envelope = failure._tag === "Some" ? envelopeFor(failure.value, request.method, path) : internalError(id)
+        code = envelope.code
+        const response = answered(envelopeResponse(envelope))
+        return failure._tag === "Some" ? response : Effect.zipRight(Effect.logError("unhandled defect", cause), response)
+      }
+
+      return identified.pipe(
+        Effect.zipRight(logged),
+        Effect.zipRight(Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered }))
+      )
+    }
+  )
+})

@@ -1,0 +1,89 @@
+/**
+ * The gateway's routes, exactly as DESIGN.md lists them, as an @effect/platform HttpRouter. Each
+ * handler is an Effect over the HttpServerRequest, built once with its services resolved. Failures
+ * (the handlers' typed errors, and the router's own RouteNotFound) are mapped to the envelope in one
+ * place, src/server/app.ts; `refusal` says there which unknown-route answer a path gets.
+ */
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
+import { type Envelope, methodNotAllowed, RouteRefused, routeNotFound } from "../domain/envelope.js"
+import type { GatewayError } from "../domain/errors.js"
+import { makeModelsHandlers } from "../endpoints/models.js"
+import { health, metrics } from "../endpoints/ops.js"
+import { makeUsageHandler } from "../endpoints/usage.js"
+import { makeResponsesHandler } from "../responses/handler.js"
+import { Scheduler } from "../services/Scheduler.js"
+
+/** The paths that serve the Responses API; each also serves its subpaths (`<path>/...`). */
+export const RESPONSES_PATHS = ["/v1/responses", "/responses", "/backend-api/codex/responses"] as const
+
+/** The label the request metrics carry: one per endpoint, not per path. */
+export type RouteName = "responses" | "models" | "usage" | "health" | "metrics" | "unknown"
+
+const GET_ROUTES: ReadonlyArray<readonly [string, RouteName]> = [
+  ["/v1/models", "models"],
+  ["/antigravity/models", "models"],
+  ["/v1/usage", "usage"],
+  ["/health", "health"],
+  ["/metrics", "metrics"]
+]
+const getRoutes = new Map(GET_ROUTES)
+
+const isResponsesPath = (path: string): boolean => {
+  for (const p of RESPONSES_PATHS) {
+    if (path === p || (path.startsWith(p) && path.charCodeAt(p.length) === 47 /* "/" */)) return true
+  }
+  return false
+}
+
+export const routeName = (path: string): RouteName => getRoutes.get(path) ?? (isResponsesPath(path) ? "responses" : "unknown")
+
+/** What a request no route took is told: 405 on a known path (with the method it takes), else 404. */
+export const refusal = (method: string, path: string): Envelope => {
+  const name = routeName(path)
+  if (name === "unknown") return routeNotFound(method, path)
+  return methodNotAllowed(method, path, [name === "responses" ? "POST" : "GET"])
+}
+
+const websocketRefused = new RouteRefused({
+  envelope: {
+    status: 426,
+    type: "invalid_request_error",
+    code: "websocket_not_supported",
+    message: "The Responses WebSocket transport is not available on this gateway; use HTTP POST",
+    param: null,
+    noRetry: true
+  }
+})
+
+/** GET on a responses path: a WebSocket upgrade is told at once to use HTTP (426); anything else is a 405. */
+const upgradeAnswer = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+  Effect.fail(
+    request.headers["upgrade"]?.toLowerCase() === "websocket"
+      ? websocketRefused
+      : new RouteRefused({ envelope: methodNotAllowed(request.method, request.url.split("?")[0] ?? "", ["POST"]) })
+  ))
+
+/** The router, with every handler's services resolved once. */
+export const makeRouter = Effect.gen(function*() {
+  const responses = yield* makeResponsesHandler
+  const { antigravityModels, models } = yield* makeModelsHandlers
+  const usage = yield* makeUsageHandler
+  const scheduler = yield* Scheduler
+  let router: HttpRouter.HttpRouter<GatewayError | RouteRefused> = HttpRouter.empty.pipe(
+    HttpRouter.get("/v1/models", models),
+    HttpRouter.get("/antigravity/models", antigravityModels),
+    HttpRouter.get("/v1/usage", usage),
+    HttpRouter.get("/health", health),
+    HttpRouter.get("/metrics", metrics(scheduler))
+  )
+  for (const path of RESPONSES_PATHS) {
+    router = router.pipe(
+      HttpRouter.post(path, responses),
+      HttpRouter.post(`${path}/*`, responses),
+      HttpRouter.get(path, upgradeAnswer),
+      HttpRouter.get(`${path}/*`, upgradeAnswer)
+    )
+  }
+  return router
+})

@@ -1,0 +1,78 @@
+/**
+ * Upstream calls one provider account over its own wire format. It does not interpret answers:
+ * any HTTP status comes back as a value (the caller decides on failover); only transport failures
+ * are errors. The answer is a status, headers and one body: a pull-based Stream of the bytes as
+ * they come, tied to the caller's Scope, so closing the scope (client gone, shutdown) aborts the
+ * upstream request. An implementation is free to be fast inside (the HTTP one reads with undici's
+ * dispatch API); the contract is only this.
+ */
+import { Context, Effect, Layer, Option, type Scope, Stream } from "effect"
+import type { UpstreamFailed } from "../../domain/errors.js"
+import type { Account } from "../../domain/model.js"
+
+export interface UpstreamRequest {
+  /** Appended to the account's base_url: `/responses[/sub]` for OpenAI, `/v1/messages` for Anthropic. */
+  readonly path: string
+  /** The JSON body, already serialised (passthrough forwards the client's bytes when it can). */
+  readonly body: string
+  readonly stream: boolean
+}
+
+export interface UpstreamResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  /** The body, one element per read from the upstream (a Chunk may carry several). */
+  readonly body: Stream.Stream<Uint8Array, UpstreamFailed>
+  /**
+   * When the headers came (epoch ms), if the implementation handed the answer over later than that
+   * (the HTTP upstream hands a JSON answer over whole); the first-byte metric reads it.
+   */
+  readonly headersAt?: number
+}
+
+export interface UpstreamShape {
+  readonly send: (account: Account, request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamFailed, Scope.Scope>
+}
+
+export class Upstream extends Context.Tag("modelgate/Upstream")<Upstream, UpstreamShape>() {
+  /** An Upstream that answers with `send` (tests, your own upstream). */
+  static readonly layerTest = (send: UpstreamShape["send"]) => Layer.succeed(Upstream, { send })
+}
+
+/**
+ * A body that is already whole (a JSON answer read to its end, a canned test answer): the Stream of
+ * its one element. Readers that want it whole (`readText`) take the bytes without running the
+ * Stream, which costs tens of microseconds of setup (docs/performance.md); it is still an ordinary
+ * Stream for everyone else.
+ */
+export const wholeBody = (bytes: Uint8Array): Stream.Stream<Uint8Array, never> => {
+  const body = Stream.succeed(bytes)
+  wholeBodies.set(body, bytes)
+  return body
+}
+
+const wholeBodies = new WeakMap<Stream.Stream<Uint8Array, unknown>, Uint8Array>()
+
+/** The whole body as text (a JSON answer, an error body), decoded as one UTF-8 text. */
+export const readText = (response: UpstreamResponse): Effect.Effect<string, UpstreamFailed> => {
+  const whole = wholeBodies.get(response.body)
+  if (whole !== undefined) return Effect.succeed(utf8Of([whole]))
+  // Pulled by hand rather than run with a Sink: the same bytes for less than half the setup.
+  return Effect.scoped(Effect.flatMap(Stream.toPull(response.body), (pull) => {
+    const chunks: Array<Uint8Array> = []
+    const next: Effect.Effect<string, UpstreamFailed> = Effect.matchEffect(pull, {
+      onFailure: Option.match({ onNone: () => Effect.succeed(utf8Of(chunks)), onSome: Effect.fail }),
+      onSuccess: (chunk) => {
+        for (const bytes of chunk) chunks.push(bytes)
+        return next
+      }
+    })
+    return next
+  }))
+}
+
+/** Chunks as one UTF-8 text (decoded together, so a character split between chunks survives). */
+export const utf8Of = (chunks: ReadonlyArray<Uint8Array>): string =>
+  chunks.length === 1
+    ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength).toString("utf8")
+    : Buffer.concat(chunks).toString("utf8")

@@ -1,0 +1,22 @@
+/**
+ * The Upstream `npm start` uses: HTTP (undici keep-alive pool) for `kind: http` accounts, the
+ * simulator for `kind: simulator` accounts (the demo). At the drain deadline, HTTP stream bodies
+ * still open end, so that no silent upstream holds the shutdown up.
+ */
+import { Effect, Layer } from "effect"
+import { Settings } from "../../config/AppConfig.js"
+import { Lifecycle } from "../Lifecycle.js"
+import { makeHttpUpstream } from "./http.js"
+import { simulatorUpstream } from "./simulator.js"
+import { Upstream } from "./Upstream.js"
+
+export const layer = Layer.scoped(
+  Upstream,
+  Effect.map(
+    Effect.flatMap(Effect.zip(Settings, Lifecycle), ([settings, lifecycle]) => makeHttpUpstream(settings, lifecycle.onDrainDeadline)),
+    (http) =>
+    Upstream.of({
+      send: (account, request) =>
+        account.kind === "simulator" ? simulatorUpstream.send(account, request) : http.send(account, request)
+    }))
+)
