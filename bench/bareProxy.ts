@@ -7,7 +7,8 @@ import { Agent, createServer, request } from "node:http"
 import { exitWithParent } from "./shared.js"
 
 const upstream = new URL(process.env["UPSTREAM"] ?? "http://127.0.0.1:8081")
-const agent = new Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 60_000 })
+// MAX_SOCKETS (default 256): the long-lived streams scenario may hold more requests open than that.
+const agent = new Agent({ keepAlive: true, maxSockets: Number(process.env["MAX_SOCKETS"] ?? "256"), keepAliveMsecs: 60_000 })
 const HOP = new Set(["connection", "keep-alive", "transfer-encoding", "host"])
 const strip = (h: Record<string, string | string[] | undefined>) =>
   Object.fromEntries(Object.entries(h).filter(([k]) => !HOP.has(k)))

@@ -6,7 +6,13 @@
  * benchmark measures is the thing in front of it.
  *
  * Streams are written one event per `write` (each event its own HTTP chunk), as a real upstream
- * sends them, but without delays between events.
+ * sends them, but without delays between events, unless pacing is on: `POST /bench/pace` with
+ * `{"ms": 40}` makes every SSE answer from then on write its first event at once and each next
+ * one 40 ms later, as a model generating tokens does (`{"ms": 0}` switches it off). The long-lived
+ * streams scenario (bench/longStreams.ts) uses it. Pacing is a switch on the fake, not something
+ * the request selects, because the gateway builds its own upstream request (URL from the account,
+ * its own headers): only the body reaches the fake, and that must stay exactly the body the
+ * passthrough SSE scenario sends.
  *
  * Run: `node --import tsx bench/fakeUpstream.ts` (PORT, default 0). Prints one JSON line
  * `{"url": "http://127.0.0.1:NNNN", ...}` when listening. Exits when stdin closes (its parent died).
@@ -48,6 +54,25 @@ const SSE_HEADERS = (idHeader: string): Record<string, string> => ({
 
 const STREAM_TRUE = /"stream"\s*:\s*true/
 
+/** Milliseconds between two SSE events; 0 writes the whole stream at once. Set by POST /bench/pace. */
+let paceMs = 0
+
+/** One event now, the next `ms` later, ... ; stops if the client goes away. */
+const writePaced = (res: ServerResponse, events: ReadonlyArray<Buffer>, ms: number): void => {
+  let i = 0
+  let timer: NodeJS.Timeout | undefined
+  const next = (): void => {
+    if (i === events.length - 1) {
+      res.end(events[i])
+      return
+    }
+    res.write(events[i++])
+    timer = setTimeout(next, ms)
+  }
+  res.on("close", () => clearTimeout(timer))
+  next()
+}
+
 const answer = (res: ServerResponse, canned: Canned, stream: boolean, idHeader: string): void => {
   if (!stream) {
     res.writeHead(200, JSON_HEADERS(canned.json.length, idHeader))
@@ -55,6 +80,7 @@ const answer = (res: ServerResponse, canned: Canned, stream: boolean, idHeader: 
     return
   }
   res.writeHead(200, SSE_HEADERS(idHeader))
+  if (paceMs > 0) return writePaced(res, canned.events, paceMs)
   const last = canned.events.length - 1
   for (let i = 0; i < last; i++) res.write(canned.events[i])
   res.end(canned.events[last])
@@ -69,6 +95,13 @@ const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const stream = STREAM_TRUE.test(body)
     if (req.method === "POST" && path.startsWith("/v1/responses")) return answer(res, responses, stream, "x-request-id")
     if (req.method === "POST" && path.startsWith("/v1/messages")) return answer(res, messages, stream, "request-id")
+    if (req.method === "POST" && path === "/bench/pace") {
+      const ms = Number((JSON.parse(body) as { ms?: unknown }).ms)
+      paceMs = Number.isFinite(ms) && ms > 0 ? ms : 0
+      res.writeHead(204)
+      res.end()
+      return
+    }
     if (path === "/health") {
       res.writeHead(200, { "content-type": "text/plain", "content-length": "2" })
       res.end("ok")

@@ -6,24 +6,31 @@
  *   fake upstream  bench/fakeUpstream.ts: precomputed Responses / Messages bodies, JSON and SSE
  *   bare proxy     bench/bareProxy.ts: ~30 lines of node:http keep-alive forwarding (the floor)
  *   gateway        node scripts/start.mjs (the npm start bundle), generated YAML config, default log level
+ *   before         the same from a git worktree of an older commit (bench/worktree.ts; --no-before: none)
  *   load           bench/load.ts: autocannon (closed loop) and a paced open-loop client
  *
  * For each of passthrough JSON / passthrough SSE / translated JSON / translated SSE, and each target
- * (direct = the fake itself, bare proxy, gateway), interleaved round by round (the target order
- * rotates every round), it measures:
+ * (direct = the fake itself, bare proxy, gateway, before), interleaved round by round (the target
+ * order rotates every round), it measures:
  *   saturation  autocannon, BENCH_CONNECTIONS connections, a fixed amount of requests sized to last
  *               about BENCH_SECONDS: req/s, p50/p99, and the target process's CPU seconds
  *               (/proc/<pid>/stat utime+stime) per request
  *   paced       200 req/s open loop for BENCH_PACED_SECONDS: p50/p99 latency and time to first byte
  * and reports the median over BENCH_ROUNDS rounds. Then: a soak of BENCH_REQUESTS requests (all four
  * kinds mixed) through the gateway while its RSS is sampled; a check that clients hanging up
- * mid-request do not kill it; `npm start` to first /health answer, three times. It also measures
- * how much CPU other processes used meanwhile (the noise on a shared machine).
+ * mid-request do not kill it; the long-lived streams scenario (bench/longStreams.ts: BENCH_STREAMS
+ * paced streams held open, through the bare proxy, the gateway and the before gateway, one at a
+ * time); `npm start` to first /health answer, three times. It also measures how much CPU other
+ * processes used meanwhile (the noise on a shared machine). With a before gateway, a "before vs
+ * after" table sets the gateway's CPU per request against it (bench/beforeAfter.ts, with budgets).
  *
- * Env: BENCH_REQUESTS (soak size, default 8000; `--full` = 100000), BENCH_ROUNDS (3),
- * BENCH_SECONDS (1), BENCH_PACED_SECONDS (1.5), BENCH_CONNECTIONS (32), BENCH_KEEP=1 keeps the
- * temp dir (config, gateway log, databases), BENCH_DATABASE_URL (default: a fresh SQLite file in
- * the temp dir). Prints a table and writes bench/results.json.
+ * Options: --full; --before <ref> (BENCH_BEFORE, default 5d74a6c; --no-before or BENCH_BEFORE=none
+ * for none); --after <ref> (BENCH_AFTER: the "gateway" from a worktree of ref instead of this
+ * checkout). Env: BENCH_REQUESTS (soak size, default 8000; `--full` = 100000), BENCH_ROUNDS (3),
+ * BENCH_SECONDS (1), BENCH_PACED_SECONDS (1.5), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
+ * BENCH_LONG_SECONDS (8), BENCH_PACE_MS (40), BENCH_KEEP=1 keeps the temp dir (config, gateway
+ * logs, databases), BENCH_DATABASE_URL (default: a fresh SQLite file in the temp dir). Prints
+ * tables and writes bench/results.json.
  */
 import { closeSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
@@ -47,25 +54,21 @@ import {
   spawnChild,
   startBareProxy,
   startFakeUpstream,
-  startGateway,
   startLoad,
   stopChild,
   type TargetName,
   waitHealthy
 } from "./harness.js"
-import { cpuSeconds, rssBytes, systemBusySeconds } from "./shared.js"
+import { beforeAfterRows, beforeAfterTable } from "./beforeAfter.js"
+import { longStreamsJson, longStreamsSettings, longStreamsTable, runLongStreams, streamTargets } from "./longStreams.js"
+import { f, fInt, mb, median, table } from "./report.js"
+import { cpuSeconds, envNumber, rssBytes, systemBusySeconds } from "./shared.js"
+import { afterRefFrom, beforeRefFrom, checkoutBefore, checkoutWorktree, startAfterGateway, startGatewayAt } from "./worktree.js"
 
 // ---------------------------------------------------------------------------------------------
 // Settings
 
 const argv = process.argv.slice(2)
-const envNumber = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const n = Number(raw)
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got '${raw}'`)
-  return n
-}
 const SOAK_REQUESTS = argv.includes("--full") ? 100_000 : Math.round(envNumber("BENCH_REQUESTS", 8_000))
 const ROUNDS = Math.round(envNumber("BENCH_ROUNDS", 3))
 const SAT_SECONDS = envNumber("BENCH_SECONDS", 1)
@@ -74,6 +77,9 @@ const CONNECTIONS = Math.round(envNumber("BENCH_CONNECTIONS", 32))
 const PACED_RATE = 200
 /** Half-second runs whose in-flight requests are cut at the end (the hang-up check). */
 const HANGUP_CYCLES = 4
+const BEFORE_REF = beforeRefFrom(argv, process.env)
+const AFTER_REF = afterRefFrom(argv, process.env)
+const LONG_STREAMS = longStreamsSettings()
 
 /** Not a target: the bare proxy's CPU per JSON request on the machine the CPU targets were set on. */
 const REFERENCE_BARE_JSON_US = 110
@@ -88,28 +94,6 @@ const TARGETS = {
   translatedVsPassthrough: 1.5,
   rssGrowth: 0.1,
   startupMs: 1500
-}
-
-// ---------------------------------------------------------------------------------------------
-// Statistics and formatting
-
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b)
-  if (s.length === 0) return Number.NaN
-  const mid = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
-}
-
-const f = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : "n/a")
-const fInt = (x: number): string => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "n/a")
-const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`
-
-/** A plain-text table; the first `textColumns` columns are left-aligned, the rest right-aligned. */
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>, textColumns = 1): string => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    cells.map((c, i) => (i < textColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd()
-  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,14 +131,25 @@ const main = async (): Promise<void> => {
   const T0 = performance.now()
   const loadBefore = loadavg()
   makeTempDir()
-  log(`settings: rounds=${ROUNDS} saturation=${SAT_SECONDS}s@${CONNECTIONS}conn paced=${PACED_SECONDS}s@${PACED_RATE}rps soak=${SOAK_REQUESTS}`)
+  log(
+    `settings: rounds=${ROUNDS} saturation=${SAT_SECONDS}s@${CONNECTIONS}conn paced=${PACED_SECONDS}s@${PACED_RATE}rps soak=${SOAK_REQUESTS} ` +
+      `long streams=${LONG_STREAMS.streams}x${LONG_STREAMS.seconds}s@${LONG_STREAMS.paceMs}ms before=${BEFORE_REF ?? "none"} after=${AFTER_REF ?? "this checkout"}`
+  )
+  // Worktrees first: a ref that does not exist fails the run before anything starts.
+  const afterCheckout = AFTER_REF === undefined ? undefined : checkoutWorktree(AFTER_REF, "after")
+  const beforeCheckout = checkoutBefore(BEFORE_REF)
   const fake = await startFakeUpstream()
-  const bare = await startBareProxy(fake.info.url)
+  // Its upstream pool must hold every long-lived stream at once (default 256).
+  const bare = await startBareProxy(fake.info.url, Math.max(256, LONG_STREAMS.streams + 16))
   const load = await startLoad()
   log(`fake upstream ${fake.info.url} (events/stream: responses ${fake.info.events.responses}, messages ${fake.info.events.messages}); bare proxy ${bare.info.url}`)
 
   // The gateway at its default log level (startGateway removes LOG_LEVEL): hiding the logging cost is not allowed.
-  const gw = await startGateway(fake.info.url)
+  const gw = await startAfterGateway(fake.info.url, afterCheckout)
+  // The older build, one more target in the same rounds: same config, its own port, log and SQLite file.
+  const before = beforeCheckout === undefined ? undefined : await startGatewayAt(fake.info.url, beforeCheckout, "before")
+  const beforeLabel = beforeCheckout === undefined ? "" : `before (${beforeCheckout.commit})`
+  if (before !== undefined) log(`before gateway ${before.url} (pid ${before.pid}) answered /health after ${f(before.startMs, 0)} ms (including its first bundle)`)
   const gateway = gw.child
   const gatewayUrl = gw.url
   const gatewayPid = gw.pid
@@ -166,21 +161,35 @@ const main = async (): Promise<void> => {
 
   // Everything else the machine does during the measurements (other people's tests...) is noise:
   // measure it as machine busy time minus the CPU of our own processes.
+  const ourPids = [fake.child.pid!, bare.child.pid!, load.child.pid!, gatewayPid, ...(before === undefined ? [] : [before.pid])]
   const ourCpu = (): number =>
-    [fake.child.pid!, bare.child.pid!, load.child.pid!, gatewayPid].reduce((n, pid) => n + cpuSeconds(pid), 0) +
+    ourPids.reduce((n, pid) => n + cpuSeconds(pid), 0) +
     (process.cpuUsage().user + process.cpuUsage().system) / 1e6
   const busy0 = systemBusySeconds()
   const ours0 = ourCpu()
   const measureStart = performance.now()
 
-  const urls: Record<TargetName, string> = { direct: fake.info.url, bare: bare.info.url, gateway: gatewayUrl }
-  const pids: Record<TargetName, number> = { direct: fake.child.pid!, bare: bare.child.pid!, gateway: gatewayPid }
-  const requestFor = (s: Scenario, t: TargetName): Req => (t === "gateway" ? s.gatewayRequest : s.upstreamRequest)
+  // The targets of the rounds, in their base order; "before" only when the run has one.
+  const procs = new Map<TargetName, { readonly url: string; readonly pid: number }>([
+    ["direct", { url: fake.info.url, pid: fake.child.pid! }],
+    ["bare", { url: bare.info.url, pid: bare.child.pid! }],
+    ["gateway", { url: gatewayUrl, pid: gatewayPid }],
+    ...(before === undefined ? [] : [["before", { url: before.url, pid: before.pid }] as const])
+  ])
+  const baseOrder: ReadonlyArray<TargetName> = [...procs.keys()]
+  const proc = (t: TargetName) => {
+    const p = procs.get(t)
+    if (p === undefined) throw new Error(`bench: no ${t} target in this run`)
+    return p
+  }
+  const urls = (t: TargetName): string => proc(t).url
+  const pids = (t: TargetName): number => proc(t).pid
+  const requestFor = (s: Scenario, t: TargetName): Req => (t === "gateway" || t === "before" ? s.gatewayRequest : s.upstreamRequest)
 
   // Sanity check: every scenario answers 200 on every target before anything is measured.
   for (const s of scenarios) {
-    for (const t of ["direct", "bare", "gateway"] as const) {
-      const r = await load.run({ op: "cannon", url: urls[t], connections: 1, amount: 5, requests: [requestFor(s, t)] })
+    for (const t of baseOrder) {
+      const r = await load.run({ op: "cannon", url: urls(t), connections: 1, amount: 5, requests: [requestFor(s, t)] })
       if (r.ok2xx !== 5) throw new Error(`${s.id} via ${t}: expected 5 answers of 200, got ${r.ok2xx} (non-2xx ${r.non2xx}, errors ${r.errors})`)
     }
   }
@@ -197,13 +206,13 @@ const main = async (): Promise<void> => {
   const amounts = new Map<string, number>()
   const amountFor = (rps: number) => Math.max(CONNECTIONS * 10, Math.round((rps * SAT_SECONDS) / CONNECTIONS) * CONNECTIONS)
   for (const s of scenarios) {
-    for (const t of ["direct", "bare", "gateway"] as const) {
-      let r = await load.run({ op: "cannon", url: urls[t], connections: CONNECTIONS, amount: CONNECTIONS * 5, requests: [requestFor(s, t)] })
+    for (const t of baseOrder) {
+      let r = await load.run({ op: "cannon", url: urls(t), connections: CONNECTIONS, amount: CONNECTIONS * 5, requests: [requestFor(s, t)] })
       countGateway(t, r.ok2xx + r.non2xx)
-      // A second pass sized from the first: a second for the gateway (JIT), less for the others.
-      const warmAmount = Math.round((r.rps * (t === "gateway" ? 1 : 0.3)) / CONNECTIONS) * CONNECTIONS
+      // A second pass sized from the first: a second for the gateways (JIT), less for the others.
+      const warmAmount = Math.round((r.rps * (t === "gateway" || t === "before" ? 1 : 0.3)) / CONNECTIONS) * CONNECTIONS
       if (warmAmount > CONNECTIONS) {
-        r = await load.run({ op: "cannon", url: urls[t], connections: CONNECTIONS, amount: warmAmount, requests: [requestFor(s, t)] })
+        r = await load.run({ op: "cannon", url: urls(t), connections: CONNECTIONS, amount: warmAmount, requests: [requestFor(s, t)] })
         countGateway(t, r.ok2xx + r.non2xx)
       }
       amounts.set(`${s.id}/${t}`, amountFor(r.rps))
@@ -229,19 +238,18 @@ const main = async (): Promise<void> => {
   const roundsRss: Array<number> = []
   const roundsSampler = setInterval(() => roundsRss.push(rssBytes(gatewayPid)), 250)
 
-  const baseOrder: ReadonlyArray<TargetName> = ["direct", "bare", "gateway"]
   for (let round = 0; round < ROUNDS; round++) {
     const targetOrder = baseOrder.map((_, i) => baseOrder[(i + round) % baseOrder.length]!)
     log(`round ${round + 1}/${ROUNDS} (order: ${targetOrder.join(", ")})`)
     for (const s of scenarios) {
       for (const t of targetOrder) {
         const req = requestFor(s, t)
-        const cpu0 = cpuSeconds(pids[t])
-        const up0 = cpuSeconds(pids.direct)
+        const cpu0 = cpuSeconds(pids(t))
+        const up0 = cpuSeconds(pids("direct"))
         const amount = amounts.get(`${s.id}/${t}`)!
-        const r = await load.run({ op: "cannon", url: urls[t], connections: CONNECTIONS, amount, requests: [req] })
-        const cpu1 = cpuSeconds(pids[t])
-        const up1 = cpuSeconds(pids.direct)
+        const r = await load.run({ op: "cannon", url: urls(t), connections: CONNECTIONS, amount, requests: [req] })
+        const cpu1 = cpuSeconds(pids(t))
+        const up1 = cpuSeconds(pids("direct"))
         countGateway(t, r.ok2xx + r.non2xx)
         amounts.set(`${s.id}/${t}`, amountFor(r.rps))
         cell(s, t).saturation.push({
@@ -258,7 +266,7 @@ const main = async (): Promise<void> => {
         const req = requestFor(s, t)
         const r = await load.run({
           op: "paced",
-          url: urls[t],
+          url: urls(t),
           rate: PACED_RATE,
           duration: PACED_SECONDS,
           warmup: 20,
@@ -346,8 +354,18 @@ const main = async (): Promise<void> => {
     : readFileSync(gatewayLog, "utf8").split("\n").filter((l) => !l.startsWith("{") && /error/i.test(l)).slice(0, 3).map((l) => l.trim())
   if (!survivedHangups) log(`the gateway died after clients hung up mid-request: ${crash.join(" | ")}`)
 
+  // Long-lived streams, one target at a time, after the soak (200 open streams would raise the heap
+  // the soak's RSS check is judged against).
+  const streamGateways = [
+    ...(survivedHangups ? [{ name: "gateway", label: "gateway", url: gatewayUrl, pid: gatewayPid }] : []),
+    ...(before === undefined ? [] : [{ name: "before", label: beforeLabel, url: before.url, pid: before.pid }])
+  ]
+  const longTargets = streamTargets({ url: bare.info.url, pid: bare.child.pid! }, streamGateways)
+  const longResults = await runLongStreams(fake.info.url, fake.info.events.responses, longTargets, LONG_STREAMS)
+
   // Stop everything but the load child, then time `npm start` on a quiet machine.
   await stopChild(gateway)
+  if (before !== undefined) await stopChild(before.child)
   await stopChild(bare.child)
   // Start-up: `npm start` (npm -> sh -> node scripts/start.mjs) until /health answers, three times, on a
   // database of its own (the first start creates and migrates it, the next two reopen it).
@@ -360,6 +378,7 @@ const main = async (): Promise<void> => {
     const fd = openSync(startLog, "a")
     const t0 = performance.now()
     const child = spawnChild("npm start", "npm", ["start", "--silent"], {
+      cwd: gw.root,
       stdio: ["ignore", fd, fd],
       env: { ...gw.env, PORT: String(port), DATABASE_URL: process.env["BENCH_DATABASE_URL"] ?? join(dirname(gatewayLog), "startup.db") }
     })
@@ -417,12 +436,16 @@ const main = async (): Promise<void> => {
     otherCores: otherCpuSeconds / measuredSeconds
   }
 
+  const targetLabel = (t: TargetName): string =>
+    t === "direct" ? "direct (fake)" : t === "bare" ? "bare proxy" : t === "before" ? beforeLabel : "gateway"
+  const gateways: ReadonlyArray<TargetName> = before === undefined ? ["gateway"] : ["gateway", "before"]
+
   const mainRows = scenarios.flatMap((s) =>
     baseOrder.map((t) => {
       const m = M(s.id, t)
       return [
         t === "direct" ? s.label : "",
-        t === "direct" ? "direct (fake)" : t === "bare" ? "bare proxy" : "gateway",
+        targetLabel(t),
         fInt(m.rps),
         f(m.satP50),
         f(m.satP99),
@@ -437,18 +460,18 @@ const main = async (): Promise<void> => {
   )
 
   const addedRows = scenarios.flatMap((s) =>
-    (["bare", "gateway"] as const).map((t) => {
+    (["bare", ...gateways] as const).map((t) => {
       const d = M(s.id, "direct")
       const m = M(s.id, t)
       return [
         t === "bare" ? s.label : "",
-        t === "bare" ? "bare proxy" : "gateway",
+        targetLabel(t),
         f(m.p50 - d.p50),
         f(m.p99 - d.p99),
         s.stream ? f(m.firstByteP50 - d.firstByteP50) : "",
         s.stream ? f(m.firstByteP99 - d.firstByteP99) : "",
         f(m.rps / M(s.id, "bare").rps),
-        t === "gateway" ? f(m.cpuUs / M(s.id, "bare").cpuUs, 1) : ""
+        t === "bare" ? "" : f(m.cpuUs / M(s.id, "bare").cpuUs, 1)
       ]
     })
   )
@@ -465,6 +488,15 @@ const main = async (): Promise<void> => {
   const check = (target: string, limit: string, value: string, pass: boolean, extra = false) =>
     checks.push({ target, limit, value, pass, ...(extra ? { extra } : {}) })
   const g = (id: ScenarioId) => M(id, "gateway")
+  // The gateway against the before gateway, round by round (the rounds measured both at the same moments).
+  const beforeAfter = before === undefined
+    ? undefined
+    : beforeAfterRows(scenarios.map((s) => ({
+      id: s.id,
+      label: s.label,
+      beforeUs: cell(s, "before").saturation.map((x) => x.cpuUs),
+      afterUs: cell(s, "gateway").saturation.map((x) => x.cpuUs)
+    })))
   check("gateway CPU per request, passthrough JSON", `<= ${TARGETS.cpuPerRequestPassthroughJsonUs} µs`, `${fInt(g("passthrough-json").cpuUs)} µs`, g("passthrough-json").cpuUs <= TARGETS.cpuPerRequestPassthroughJsonUs)
   for (const s of scenarios) {
     const ratio = g(s.id).rps / M(s.id, "bare").rps
@@ -542,6 +574,18 @@ const main = async (): Promise<void> => {
   )
   out.push(`start-up: npm start -> /health ${startups.map((x) => fInt(x)).join(", ")} ms (median ${fInt(startupMedian)}); node scripts/start.mjs ${fInt(gatewayStartMs)} ms (first start of the run, including a rebuild if src/ changed)`)
   out.push("")
+  if (beforeAfter !== undefined && beforeCheckout !== undefined) {
+    out.push(`before vs after: gateway CPU per request, ${beforeCheckout.ref} (${beforeCheckout.commit}) against ${afterCheckout === undefined ? "this checkout" : `${afterCheckout.ref} (${afterCheckout.commit})`}, in the same ${ROUNDS} round${ROUNDS === 1 ? "" : "s"} (medians)`)
+    out.push(beforeAfterTable(beforeAfter, new Map(scenarios.map((s) => [s.id, s.label]))))
+    out.push("")
+  }
+  out.push(
+    `long-lived streams: ${LONG_STREAMS.streams} passthrough SSE streams open at once, ${fake.info.events.responses} events ${LONG_STREAMS.paceMs} ms apart, ` +
+      `each replaced as it ends; ${LONG_STREAMS.seconds}s measured per target, one target at a time`
+  )
+  out.push(longStreamsTable(longTargets, longResults))
+  out.push("(CPU µs/event = the process's CPU over the window / SSE events the clients received; KB/stream = (RSS with the streams open - idle RSS) / open streams; 1st byte in ms)")
+  out.push("")
   out.push(table(["target", "limit", "measured", ""], checks.map((c) => [c.target, c.limit, c.value, c.pass ? "PASS" : "FAIL"]), 1))
   const issueChecks = checks.filter((c) => c.extra !== true)
   out.push(`${issueChecks.filter((c) => c.pass).length}/${issueChecks.length} targets met`)
@@ -592,6 +636,10 @@ const main = async (): Promise<void> => {
       soak: soakSamples
     },
     soak: { ...soak, cpuUsPerRequest: ((soakCpu1 - soakCpu0) / Math.max(1, soak.ok2xx)) * 1e6 },
+    beforeAfter: beforeAfter === undefined || beforeCheckout === undefined
+      ? null
+      : { before: { ref: beforeCheckout.ref, commit: beforeCheckout.commit }, after: AFTER_REF ?? "checkout", scenarios: beforeAfter },
+    longStreams: longStreamsJson(LONG_STREAMS, fake.info.events.responses, longResults),
     clientHangups: { survived: survivedHangups, cycles: HANGUP_CYCLES, served: hangupServed, crash },
     startup: { npmStartMs: startups, npmStartMedianMs: startupMedian, npmStartErrors: startupErrors, nodeImportTsxFirstMs: gatewayStartMs },
     targets: checks

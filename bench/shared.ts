@@ -27,6 +27,15 @@ export const messagesBody = (stream: boolean): string =>
     stream
   })
 
+/** A positive number from the environment, or `fallback` when unset; anything else is an error. */
+export const envNumber = (name: string, fallback: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const n = Number(raw)
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got '${raw}'`)
+  return n
+}
+
 /** utime + stime of a process, in seconds (fields 14 and 15 of /proc/<pid>/stat, in clock ticks). */
 export const cpuSeconds = (pid: number): number => {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
