@@ -14,7 +14,8 @@ const failed = (account: string) => (e: HttpClientError.HttpClientError) =>
 
 export const HttpClientUpstream = Layer.effect(
   Upstream,
-  Effect.map(HttpClient.HttpClient, (client) =>
+  // withScope: closing the request's Scope (the client left, the gateway is done) aborts the call.
+  Effect.map(Effect.map(HttpClient.HttpClient, HttpClient.withScope), (client) =>
     Upstream.of({
       send: (account, request) => {
         const secret = account.secret === undefined ? "" : Redacted.value(account.secret)

@@ -5,13 +5,10 @@ import "./v8Flags.js" // first: GC settings for the whole process
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { AppConfig, Settings } from "./config/AppConfig.js"
-import { GatewayServer } from "./server/GatewayServer.js"
-import { AccessLog } from "./observability/accessLog.js"
+import { productionServices } from "./layers.js"
 import * as JsonLogger from "./observability/logger.js"
-import { servicesLayer } from "./server.js"
-import { Lifecycle } from "./services/Lifecycle.js"
-import { Scheduler } from "./services/Scheduler.js"
-import { describeTarget, sqlServices, targetFor } from "./store/Database.js"
+import { GatewayServer } from "./server/GatewayServer.js"
+import { Lifecycle } from "./services/lifecycle/Lifecycle.js"
 
 /** Prints how to try the demo when no config was given. */
 const Banner = Layer.effectDiscard(
@@ -50,22 +47,11 @@ const LogLevelLive = Layer.unwrapEffect(
   )
 )
 
-/** KeyRepo and Quota on the SQL store (SQLite by default, PostgreSQL when DATABASE_URL says so). */
-const ServicesLive = Layer.unwrapEffect(
-  Effect.gen(function*() {
-    const target = yield* targetFor(yield* AppConfig)
-    yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ database: describeTarget(target) }))
-    // Scheduler: on Redis when REDIS_URL is set (instances share slots and cooldowns), else in process.
-    // The access log goes straight to stdout, beside the JSON logger installed below.
-    return servicesLayer({ ...sqlServices(target), scheduler: Scheduler.layerConfig, accessLog: AccessLog.layer })
-  })
-)
-
 // The services are provided outside the HTTP server so they are released after it: the server
 // closes (in-flight streams end and settle), then the store writes what is pending and closes.
 const Main = Layer.mergeAll(Banner, Drain).pipe(
   Layer.provideMerge(GatewayServer.layerConfig),
-  Layer.provide(ServicesLive),
+  Layer.provide(productionServices),
   Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),
   Layer.provide(JsonLogger.layer),
   Layer.provide(LogLevelLive)

@@ -7,7 +7,7 @@
  * pretenured objects die young anyway, but until the next full GC they still point at the young
  * objects allocated after them, which therefore survive every minor GC and are copied and promoted
  * in turn. Measured at 200 req/s (passthrough JSON): 21-25 MB promoted in 8 s with pretenuring,
- * 5-10 MB without, and half the time paused in minor GCs (docs/performance.md, sixth pass).
+ * 5-10 MB without, and half the time paused in minor GCs (docs/performance.md, "Decisions and why").
  * V8 reads the flag at each GC, so setting it at run time works as the command-line flag does.
  */
 import { setFlagsFromString } from "node:v8"

@@ -7,7 +7,7 @@ import type { ConfigError } from "./load.js"
 import { DEMO_KEY, demoConfig } from "./demo.js"
 import { configPathFrom, decodeConfig, loadConfigFile } from "./load.js"
 import type { GatewayData } from "./resolve.js"
-import { defaultSchedulingSettings, type SchedulingSettings, schedulingConfig } from "../services/scheduler/settings.js"
+import { defaultSchedulingSettings, type SchedulingSettings, schedulingConfig } from "./scheduling.js"
 
 export interface AppConfigShape {
   readonly data: GatewayData

@@ -9,7 +9,7 @@ import { type Account, type ApiKey, type Group, type User, usdToMicros } from ".
 import type { ModerationConfig } from "../domain/moderationConfig.js"
 import type { PriceRule, PriceTable } from "../domain/pricing.js"
 import type { Subscription, WindowLimits } from "../domain/subscription.js"
-import { ruleProblems } from "../services/moderation/rules.js"
+import { ruleProblems } from "../domain/moderationRules.js"
 import { defaultModels } from "./defaultModels.js"
 
 export interface GatewayData {

@@ -1,6 +1,6 @@
 /**
  * The gateway's typed errors: few, each carrying what the client envelope needs.
- * `src/http/envelope.ts` maps them exhaustively; adding a class here without mapping it fails to compile.
+ * `src/domain/envelope.ts` maps them exhaustively; adding a class here without mapping it fails to compile.
  */
 import { Schema } from "effect"
 

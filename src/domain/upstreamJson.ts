@@ -4,7 +4,7 @@
  * Pure and total: nothing here throws, whatever the upstream sent.
  */
 import { Either, Predicate, Schema } from "effect"
-import type { TokenUsage } from "./usage.js"
+import { emptyUsage, type TokenUsage } from "./usage.js"
 
 // ---------------------------------------------------------------------------------------------
 // Error bodies
@@ -104,6 +104,14 @@ export const ResponsesUsage = Schema.transform(ResponsesUsageWire, TokenUsageSch
     output_tokens_details: { reasoning_tokens: u.reasoningTokens }
   })
 })
+
+const decodeResponsesUsage = Schema.decodeUnknownEither(ResponsesUsage)
+
+/**
+ * Reads an OpenAI Responses `usage` object (as found on response.completed / JSON bodies): counts
+ * are non-negative integers (floored), unreadable or missing ones 0, a non-object is emptyUsage.
+ */
+export const fromResponsesUsage = (u: unknown): TokenUsage => Either.getOrElse(decodeResponsesUsage(u), () => emptyUsage)
 
 // ---------------------------------------------------------------------------------------------
 // Any JSON answer

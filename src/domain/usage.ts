@@ -3,9 +3,6 @@
  * `inputTokens` follows OpenAI's meaning: it INCLUDES cached reads and cache writes
  * (Anthropic's `input_tokens` does not; the translation adds them back).
  */
-import { Either, Schema } from "effect"
-import { ResponsesUsage } from "./upstreamJson.js"
-
 export interface TokenUsage {
   readonly inputTokens: number
   readonly outputTokens: number
@@ -21,14 +18,6 @@ export const emptyUsage: TokenUsage = {
   cacheCreationTokens: 0,
   reasoningTokens: 0
 }
-
-const decodeResponsesUsage = Schema.decodeUnknownEither(ResponsesUsage)
-
-/**
- * Reads an OpenAI Responses `usage` object (as found on response.completed / JSON bodies): counts
- * are non-negative integers (floored), unreadable or missing ones 0, a non-object is emptyUsage.
- */
-export const fromResponsesUsage = (u: unknown): TokenUsage => Either.getOrElse(decodeResponsesUsage(u), () => emptyUsage)
 
 /** The Responses wire form of a usage: all five keys always present, as integers (Codex is strict). */
 export const toResponsesUsage = (u: TokenUsage) => ({

@@ -3,11 +3,11 @@ import { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import type { Platform } from "../domain/config.js"
-import { KeyRepo } from "../services/KeyRepo.js"
-import { Scheduler } from "../services/Scheduler.js"
+import { KeyRepo } from "../services/keyRepo/KeyRepo.js"
+import { Scheduler } from "../services/scheduler/Scheduler.js"
 import { authenticate } from "./kit/auth.js"
 import { json } from "./kit/reply.js"
-import { listedModels } from "../responses/policy.js"
+import { listedModels } from "./responses/policy.js"
 
 // A fixed timestamp: the list is configuration, not a record of when models were made.
 const CREATED = 1_700_000_000

@@ -3,7 +3,7 @@
  * metric in the process, the scheduler's slot gauges read at scrape time).
  */
 import { Effect, Metric, MetricLabel, MetricState } from "effect"
-import type { SchedulerShape } from "../services/Scheduler.js"
+import type { SchedulerShape } from "../services/scheduler/Scheduler.js"
 import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
 import { json } from "./kit/reply.js"
 import { HttpServerResponse } from "@effect/platform"

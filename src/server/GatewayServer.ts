@@ -16,7 +16,7 @@ import { createServer, type Server } from "node:http"
 import { HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Context, Effect, Layer } from "effect"
-import { Lifecycle } from "../services/Lifecycle.js"
+import { Lifecycle } from "../services/lifecycle/Lifecycle.js"
 import { makeGatewayApp } from "./app.js"
 
 export interface GatewayServerShape {

@@ -11,8 +11,8 @@ import type { GatewayError } from "../domain/errors.js"
 import { makeModelsHandlers } from "../endpoints/models.js"
 import { health, metrics } from "../endpoints/ops.js"
 import { makeUsageHandler } from "../endpoints/usage.js"
-import { makeResponsesHandler } from "../responses/handler.js"
-import { Scheduler } from "../services/Scheduler.js"
+import { makeResponsesHandler } from "../endpoints/responses/handler.js"
+import { Scheduler } from "../services/scheduler/Scheduler.js"
 
 /** The paths that serve the Responses API; each also serves its subpaths (`<path>/...`). */
 export const RESPONSES_PATHS = ["/v1/responses", "/responses", "/backend-api/codex/responses"] as const

@@ -1,15 +1,15 @@
 /**
  * Wiring the SQL store: open the database, run the migrations, sync the configuration, then build
- * the Store that KeyRepo.layerSql and Quota.layerSql share. One SqlClient per process.
+ * the Store that the SQL KeyRepo and Quota (keyRepoSql.ts, quotaSql.ts) share. One SqlClient per process.
  */
 import type { SqlClient } from "@effect/sql"
 import { Config, Effect, Either, Layer } from "effect"
 import { AppConfig, type AppConfigShape } from "../config/AppConfig.js"
 import { StoreError } from "../domain/errors.js"
-import { KeyRepo } from "../services/KeyRepo.js"
-import { Quota } from "../services/Quota.js"
 import { sqlClientLayer } from "./client.js"
+import * as KeyRepoSql from "./keyRepoSql.js"
 import { migrate } from "./migrate.js"
+import * as QuotaSql from "./quotaSql.js"
 import { Store, type StoreOptions } from "./Store.js"
 import { syncConfig } from "./sync.js"
 import { type DatabaseTarget, DEMO_SQLITE_FILE, describeTarget, parseDatabaseUrl, sqliteTarget } from "./target.js"
@@ -43,8 +43,8 @@ export const storeLayer = (
 export const sqlServices = (target: DatabaseTarget, options?: Partial<StoreOptions>) => {
   const store = storeLayer(target, options)
   return {
-    keyRepo: KeyRepo.layerSql.pipe(Layer.provide(store)),
-    quota: Quota.layerSql.pipe(Layer.provide(store))
+    keyRepo: KeyRepoSql.layer.pipe(Layer.provide(store)),
+    quota: QuotaSql.layer.pipe(Layer.provide(store))
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import type { Micros, Principal } from "../domain/model.js"
 import { addSpend } from "../domain/subscription.js"
-import type { EligibilityFigures } from "../services/Quota.js"
+import type { EligibilityFigures } from "../services/quota/Quota.js"
 
 interface Charge {
   readonly user: string | undefined

@@ -2,7 +2,7 @@
  * The settlement writer's inbox and its gathering, with as few Effect steps as a batch allows: on
  * an idle gateway every request is a batch of its own, and the writer's scaffolding (an Effect
  * Queue, a step per gathering turn) allocated about 47 KB per batch, more than the request's own
- * garbage (docs/performance.md, fifth pass).
+ * garbage (docs/performance.md, "Decisions and why").
  */
 import { Effect } from "effect"
 

@@ -7,7 +7,7 @@ import { Effect, Option, Schema } from "effect"
 import { KeyStatus } from "../domain/config.js"
 import type { Principal } from "../domain/model.js"
 import { dayOf, type UsageSnapshot, type UsageTotals } from "../domain/usageReport.js"
-import type { DayRange } from "../services/Quota.js"
+import type { DayRange } from "../services/quota/Quota.js"
 import { balanceOf, subscriptionOf } from "./queries.js"
 import { DbInt, DbIntOrNull, dateOrUndefined, decodeRows } from "./rows.js"
 

@@ -161,5 +161,3 @@ export interface ToolNameEntry {
 /** Upstream (flattened/sanitized) tool name -> the client's name; names not in it are unchanged. */
 export type ToolNameMap = ReadonlyMap<string, ToolNameEntry>
 
-/** Builds the ToolNameMap for a request's `tools` (lives beside the naming rules it must agree with). */
-export { toolNameMap } from "./names.js"

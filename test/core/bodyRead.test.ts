@@ -1,5 +1,5 @@
 /**
- * How a request's body is taken (src/http/body.ts): sent in pieces or large, it is served the same
+ * How a request's body is taken (src/endpoints/kit/body.ts): sent in pieces or large, it is served the same
  * and the access log's duration includes its upload; a client that leaves halfway through its
  * body is logged as a 499 without holding anything. The access log is captured through an
  * AccessLog layer of the test's own.

@@ -1,15 +1,16 @@
 /**
  * Key concurrency (DESIGN.md pipeline step 11): a bounded wait queue with a timeout, 429s with the
  * catalogue's codes, and slots given back on every path. The Scheduler is the in-process one with a
- * queue of 1 and a short wait (Scheduler.layerTest); the upstream is a test layer that answers after
+ * queue of 1 and a short wait (SchedulerInProcess.layerTest); the upstream is a test layer that answers after
  * a delay the test controls.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
-import { Scheduler } from "../../src/services/Scheduler.js"
+import { Scheduler } from "../../src/services/scheduler/Scheduler.js"
 import { Upstream } from "../../src/services/upstream/Upstream.js"
 import { startGateway, type TestGateway, testData } from "../support/gateway.js"
 import { expectEnvelope, postResponses, readEvents, sleep, waitFor } from "./helpers.js"
+import * as SchedulerInProcess from "../../src/services/scheduler/inProcess.js"
 
 const KEY = "sk-concurrency-0001"
 
@@ -65,7 +66,7 @@ const scheduler = Layer.effect(
     acquireKeySlot: (p: Parameters<typeof inner.acquireKeySlot>[0]) =>
       Effect.zipRight(Effect.sync(() => slotRequests++), inner.acquireKeySlot(p))
   }))
-).pipe(Layer.provide(Scheduler.layerTest(testData(config), { slotWaitMillis: 300, slotQueueLimit: 1 })))
+).pipe(Layer.provide(SchedulerInProcess.layerTest(testData(config), { slotWaitMillis: 300, slotQueueLimit: 1 })))
 
 describe("key concurrency", () => {
   let gw: TestGateway

@@ -4,7 +4,7 @@
  * subscription).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Moderation } from "../../src/services/Moderation.js"
+import { Moderation } from "../../src/services/moderation/Moderation.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 import { call, expectEnvelope, postResponses } from "./helpers.js"
 

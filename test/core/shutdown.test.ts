@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Lifecycle } from "../../src/services/Lifecycle.js"
+import { Lifecycle } from "../../src/services/lifecycle/Lifecycle.js"
 import type { FakeUpstream } from "../support/fakeUpstream.js"
 import { startWithFakeUpstream, type TestGateway } from "../support/gateway.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"

@@ -4,9 +4,9 @@
  * on its own to a group that may not generate images, keeping the stream valid for strict clients.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { stripImageCalls, wantsImageGeneration } from "../../src/responses/policy.js"
-import { PassthroughStream } from "../../src/responses/passthroughStream.js"
-import { SseDecoder } from "../../src/sse/codec.js"
+import { stripImageCalls, wantsImageGeneration } from "../../src/endpoints/responses/policy.js"
+import { PassthroughStream } from "../../src/endpoints/responses/passthroughStream.js"
+import { SseDecoder } from "../../src/domain/sse.js"
 import { image, imageAnswer, message, sseText } from "../support/imageAnswer.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import { Scheduler } from "../../src/services/Scheduler.js"
+import { Scheduler } from "../../src/services/scheduler/Scheduler.js"
 import { call, expectEnvelope, postResponses, readEvents, sleep } from "../core/helpers.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"

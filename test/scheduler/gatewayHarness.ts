@@ -7,12 +7,13 @@ import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { AppConfig, defaultSettings, Settings, type SettingsShape } from "../../src/config/AppConfig.js"
 import type { GatewayData } from "../../src/config/resolve.js"
 import { GatewayServer } from "../../src/server/GatewayServer.js"
-import { gatewayLayer, type ServiceOverrides } from "../../src/server.js"
-import { type PoolStats, Scheduler } from "../../src/services/Scheduler.js"
-import type { SchedulingSettings } from "../../src/services/scheduler/settings.js"
+import { gatewayLayer, type ServiceOverrides } from "../../src/layers.js"
+import { type PoolStats, Scheduler } from "../../src/services/scheduler/Scheduler.js"
+import type { SchedulingSettings } from "../../src/config/scheduling.js"
 import type { FakeUpstream } from "../support/fakeUpstream.js"
 import { testData } from "../support/gateway.js"
 import { REDIS_URL } from "./redisHarness.js"
+import * as SchedulerRedis from "../../src/services/scheduler/redis.js"
 
 export interface LogLine {
   readonly level: string
@@ -55,7 +56,7 @@ export const startSchedulingGateway = async (options: GatewayOptions): Promise<S
   })
   const scheduler = options.redisPrefix === undefined
     ? undefined
-    : Scheduler.layerRedis({ url: REDIS_URL, prefix: options.redisPrefix })
+    : SchedulerRedis.layer({ url: REDIS_URL, prefix: options.redisPrefix })
   const layer = gatewayLayer({ ...options.services, ...(scheduler === undefined ? {} : { scheduler }) }).pipe(
     Layer.provide(AppConfig.layer(data, "test")),
     Layer.provide(settings),

@@ -11,7 +11,7 @@ import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { AppConfig, Settings } from "../../src/config/AppConfig.js"
 import { StoreError } from "../../src/domain/errors.js"
-import { Scheduler, type SchedulerTestOptions } from "../../src/services/Scheduler.js"
+import { Scheduler, type SchedulerTestOptions } from "../../src/services/scheduler/Scheduler.js"
 import {
   cleanupRedis,
   freshPrefix,
@@ -22,11 +22,12 @@ import {
   requireServices
 } from "./redisHarness.js"
 import { principalOf, schedulerSuite, suiteData, suiteOptions } from "./suite.js"
+import * as SchedulerRedis from "../../src/services/scheduler/redis.js"
 
 const reachable = await redisReachable()
 
 const redisLayer = (prefix: string, options: SchedulerTestOptions = suiteOptions, url = REDIS_URL) =>
-  Scheduler.layerRedisTest(suiteData, { url, prefix }, options)
+  SchedulerRedis.layerTest(suiteData, { url, prefix }, options)
 
 /** A scheduler instance as a gateway holds it: built once, used by many requests, disposed at the end. */
 const instance = (prefix: string, options: SchedulerTestOptions = suiteOptions, url = REDIS_URL) =>
@@ -169,7 +170,7 @@ if (reachable) {
   describe("Redis scheduler: Redis away", () => {
     it("Redis down at start: building the scheduler fails with a message naming the address", async () => {
       const exit = await Effect.runPromiseExit(Layer.build(
-        Scheduler.layerRedis({ url: "redis://127.0.0.1:1" }).pipe(
+        SchedulerRedis.layer({ url: "redis://127.0.0.1:1" }).pipe(
           Layer.provide(AppConfig.layer(suiteData, "test")),
           Layer.provide(Settings.layer())
         )

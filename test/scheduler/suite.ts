@@ -16,7 +16,7 @@ import {
   type SchedulerTestOptions,
   type SlotTicket,
   type UpstreamOutcome
-} from "../../src/services/Scheduler.js"
+} from "../../src/services/scheduler/Scheduler.js"
 import { principalOf, suiteData, suiteOptions } from "./suiteData.js"
 
 export { principalOf, suiteData, suiteOptions } from "./suiteData.js"

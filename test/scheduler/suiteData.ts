@@ -4,7 +4,7 @@
  */
 import type { GatewayData } from "../../src/config/resolve.js"
 import type { Principal } from "../../src/domain/model.js"
-import type { SchedulerTestOptions } from "../../src/services/Scheduler.js"
+import type { SchedulerTestOptions } from "../../src/services/scheduler/Scheduler.js"
 import { testData } from "../support/gateway.js"
 
 export const suiteConfig = {

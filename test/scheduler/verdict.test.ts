@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { parseResetValue, rateLimitResetMillis } from "../../src/services/scheduler/rateLimitReset.js"
-import { defaultSchedulingSettings } from "../../src/services/scheduler/settings.js"
+import { defaultSchedulingSettings } from "../../src/config/scheduling.js"
 import { failoverReason, verdictFor } from "../../src/services/scheduler/verdict.js"
 
 const NOW = Date.parse("2026-06-01T12:00:00Z")

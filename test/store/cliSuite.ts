@@ -6,7 +6,7 @@ import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sha256Hex } from "../../src/config/resolve.js"
 import { runCli } from "../../src/cli/run.js"
-import { KeyRepo } from "../../src/services/KeyRepo.js"
+import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
 import { type Backend, dataOf, openStore, type TestDatabase } from "./harness.js"
 import { storeConfig } from "./suite.js"
 

@@ -6,7 +6,7 @@
 import { Effect, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { costMicros } from "../../src/domain/pricing.js"
-import { fromResponsesUsage } from "../../src/domain/usage.js"
+import { fromResponsesUsage } from "../../src/domain/upstreamJson.js"
 import { sqlServices } from "../../src/store/Database.js"
 import { simulatorUpstream } from "../../src/services/upstream/simulator.js"
 import { Upstream } from "../../src/services/upstream/Upstream.js"

@@ -11,13 +11,15 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import type { GatewayData } from "../../src/config/resolve.js"
-import { KeyRepo } from "../../src/services/KeyRepo.js"
-import { Quota } from "../../src/services/Quota.js"
+import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
+import { Quota } from "../../src/services/quota/Quota.js"
 import { sqlClientLayer } from "../../src/store/client.js"
 import { configSyncLayer, databaseLayer } from "../../src/store/Database.js"
 import { Store, type StoreOptions } from "../../src/store/Store.js"
 import { type DatabaseTarget, parseDatabaseUrl } from "../../src/store/target.js"
 import { testData } from "../support/gateway.js"
+import * as KeyRepoSql from "../../src/store/keyRepoSql.js"
+import * as QuotaSql from "../../src/store/quotaSql.js"
 
 export interface TestDatabase {
   /** What DATABASE_URL would say (the CLI takes it). */
@@ -93,7 +95,7 @@ export const openStore = (
   const base = Layer.provideMerge(configSyncLayer, databaseLayer(db.target))
   const store = Layer.provideMerge(Store.layerWith({ reportOrphans: false, ...options }), base)
   return ManagedRuntime.make(
-    Layer.mergeAll(KeyRepo.layerSql, Quota.layerSql).pipe(
+    Layer.mergeAll(KeyRepoSql.layer, QuotaSql.layer).pipe(
       Layer.provideMerge(store),
       Layer.provide(AppConfig.layer(data, "test")),
       Layer.provide(logger)

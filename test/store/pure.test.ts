@@ -10,7 +10,7 @@ import { costMicros, priceFor } from "../../src/domain/pricing.js"
 import { addSpend, emptySpends, usedIn, windowEnd, windowStart } from "../../src/domain/subscription.js"
 import { emptyUsage } from "../../src/domain/usage.js"
 import { dayOf } from "../../src/domain/usageReport.js"
-import { eligibility } from "../../src/services/Quota.js"
+import { eligibility } from "../../src/services/quota/eligibility.js"
 import { describeTarget, parseDatabaseUrl } from "../../src/store/target.js"
 import { testPrincipal } from "../support/principal.js"
 

@@ -7,7 +7,7 @@ import { AppConfig, Settings, type SettingsShape } from "../../src/config/AppCon
 import { decodeConfig } from "../../src/config/load.js"
 import type { GatewayData } from "../../src/config/resolve.js"
 import { GatewayServer } from "../../src/server/GatewayServer.js"
-import { gatewayLayer, type ServiceOverrides, type Services } from "../../src/server.js"
+import { gatewayLayer, type ServiceOverrides, type Services } from "../../src/layers.js"
 import { startFakeUpstream } from "./fakeUpstream.js"
 
 export interface TestGateway {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { emptySpends, noLimits, windowStart } from "../../src/domain/subscription.js"
 import { InFlight } from "../../src/store/inFlight.js"
-import type { EligibilityFigures } from "../../src/services/Quota.js"
+import type { EligibilityFigures } from "../../src/services/quota/Quota.js"
 import { testPrincipal } from "../support/principal.js"
 
 const committed: EligibilityFigures = { quotaUsedMicros: 1_000, balanceMicros: 50_000 }

@@ -1,7 +1,7 @@
-/** src/responses/passthroughStream.ts: what the passthrough changes in a stream, and how it closes one. */
+/** src/endpoints/responses/passthroughStream.ts: what the passthrough changes in a stream, and how it closes one. */
 import { describe, expect, it } from "@effect/vitest"
-import { PassthroughStream } from "../../src/responses/passthroughStream.js"
-import { encodeEvent, SseDecoder, type SseFrame } from "../../src/sse/codec.js"
+import { PassthroughStream } from "../../src/endpoints/responses/passthroughStream.js"
+import { encodeEvent, SseDecoder, type SseFrame } from "../../src/domain/sse.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
 
 const frameOf = (text: string): SseFrame => {

@@ -1,7 +1,7 @@
-/** src/responses/policy.ts: model lists, model offers, moderation texts, image-generation intent. */
+/** src/endpoints/responses/policy.ts: model lists, model offers, moderation texts, image-generation intent. */
 import { describe, expect, it } from "@effect/vitest"
 import type { Account, Group } from "../../src/domain/model.js"
-import { listedModels, moderationTexts, offersModel, wantsImageGeneration } from "../../src/responses/policy.js"
+import { listedModels, moderationTexts, offersModel, wantsImageGeneration } from "../../src/endpoints/responses/policy.js"
 
 const group = (overrides: Partial<Group> = {}): Group => ({
   name: "g",

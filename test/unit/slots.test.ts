@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Scope, TestClock } from "effect"
-import { type SlotRefusal, SlotPools } from "../../src/services/slots.js"
+import { type SlotRefusal, SlotPools } from "../../src/services/scheduler/slots.js"
 
 const ID = "key:test"
 const opts = (queueLimit: number, waitMillis = 1_000) => ({ queueLimit, wait: `${waitMillis} millis` as const })

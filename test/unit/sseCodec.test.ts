@@ -1,8 +1,8 @@
-/** src/sse/codec.ts: frames come out whole however the bytes were split, with \n or \r\n line ends. */
+/** src/domain/sse.ts: frames come out whole however the bytes were split, with \n or \r\n line ends. */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import fc from "fast-check"
-import { encodeEvent, keepAliveComment, SseDecoder, sseFrames } from "../../src/sse/codec.js"
+import { encodeEvent, keepAliveComment, SseDecoder, sseFrames } from "../../src/domain/sse.js"
 
 const encoder = new TextEncoder()
 

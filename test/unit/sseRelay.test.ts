@@ -1,5 +1,5 @@
 /**
- * src/responses/sseRelay.ts: an upstream SSE byte Stream becomes the client's SSE body. Frames come
+ * src/endpoints/responses/sseRelay.ts: an upstream SSE byte Stream becomes the client's SSE body. Frames come
  * out rewritten, in order, whatever the split of the upstream reads (mid-frame, mid-character); one
  * output element per upstream Chunk that completed frames, none for reads that completed none. The
  * relay never fails: it always ends with `finish(early)`, `early` saying why (upstream ended, failed,
@@ -11,8 +11,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Deferred, Effect, Exit, Fiber, Logger, LogLevel, Stream } from "effect"
 import { UpstreamFailed } from "../../src/domain/errors.js"
-import { type EarlyEnd, type FrameRewrite, relaySse, SHUTTING_DOWN } from "../../src/responses/sseRelay.js"
-import { DrainSignal, Lifecycle } from "../../src/services/Lifecycle.js"
+import { type EarlyEnd, type FrameRewrite, relaySse, SHUTTING_DOWN } from "../../src/endpoints/responses/sseRelay.js"
+import { DrainSignal, Lifecycle } from "../../src/services/lifecycle/Lifecycle.js"
 
 const encoder = new TextEncoder()
 const bytes = (text: string) => encoder.encode(text)

@@ -1,7 +1,8 @@
 /** src/domain/usage.ts: a Responses `usage` object read through its Schema. */
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { emptyUsage, fromResponsesUsage, toResponsesUsage } from "../../src/domain/usage.js"
+import { fromResponsesUsage } from "../../src/domain/upstreamJson.js"
+import { emptyUsage, toResponsesUsage } from "../../src/domain/usage.js"
 
 /** The reading as it was written by hand before the Schema: the reference for every value. */
 const reference = (u: unknown) => {

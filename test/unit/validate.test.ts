@@ -1,9 +1,9 @@
-/** src/responses/validate.ts: the body checks in pipeline order, as pure functions. */
+/** src/endpoints/responses/validate.ts: the body checks in pipeline order, as pure functions. */
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import fc from "fast-check"
 import type { InvalidRequest } from "../../src/domain/errors.js"
-import { checkToolOutputs, validateResponsesBody } from "../../src/responses/validate.js"
+import { checkToolOutputs, validateResponsesBody } from "../../src/endpoints/responses/validate.js"
 
 const failure = (json: unknown): InvalidRequest => {
   const result = validateResponsesBody(json)

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
 import { StoreError } from "../../src/domain/errors.js"
 import type { Micros } from "../../src/domain/model.js"
-import type { Settlement } from "../../src/services/Quota.js"
+import type { Settlement } from "../../src/services/quota/Quota.js"
 import type { BatchOutcome } from "../../src/store/batch.js"
 import { type BatchRunner, makeWriter, type SettleItem } from "../../src/store/writer.js"
 

@@ -8,7 +8,7 @@ import type { HttpServerRequest } from "@effect/platform"
 import { sha256Hex } from "../../config/resolve.js"
 import { InvalidRequest, PermissionDenied, type StoreError, Unauthenticated } from "../../domain/errors.js"
 import type { Principal } from "../../domain/model.js"
-import type { KeyRepoShape } from "../../services/KeyRepo.js"
+import type { KeyRepoShape } from "../../services/keyRepo/KeyRepo.js"
 import type { Headers } from "./request.js"
 
 export const presentedKey = (headers: Headers, url: string): Either.Either<string, InvalidRequest | Unauthenticated> => {

@@ -7,7 +7,7 @@ import { Duration, Effect, Redacted } from "effect"
 import { request } from "undici"
 import type { Account } from "../../domain/model.js"
 import type { ModerationConfig } from "../../domain/moderationConfig.js"
-import type { ModerationDecision, ModerationShape } from "../Moderation.js"
+import type { ModerationDecision, ModerationShape } from "./Moderation.js"
 
 type OpenAIOptions = NonNullable<ModerationConfig["openai"]>
 

@@ -8,20 +8,13 @@ import { Effect, Redacted, type Scope } from "effect"
 import type { GatewayData } from "../../config/resolve.js"
 import { NoAvailableAccount, RateLimited, type StoreError } from "../../domain/errors.js"
 import { type Account, accountServes, type Group, type Principal } from "../../domain/model.js"
-import type { AccountTicket, SchedulerShape, SlotTicket } from "../Scheduler.js"
+import type { AccountTicket, SchedulerOptions, SchedulerShape, SlotTicket } from "./Scheduler.js"
 import { countCooldown } from "./metrics.js"
 import { select } from "./select.js"
-import type { SchedulingSettings } from "./settings.js"
 import { accountPool, type Entry, type OnGrant, type SchedulerStore } from "./store.js"
 import { verdictFor } from "./verdict.js"
 
-export interface SchedulerOptions {
-  /** How long a request waits for a key/user or account slot before a 429. */
-  readonly slotWaitMillis: number
-  /** How many requests may wait for one key's (or user's) slots at once. */
-  readonly slotQueueLimit: number
-  readonly scheduling: SchedulingSettings
-}
+
 
 const tooManyPending = () =>
   new RateLimited({ code: "too_many_pending_requests", message: "Too many pending requests, please retry later" })

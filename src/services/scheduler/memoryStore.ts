@@ -4,7 +4,7 @@
  * operation atomic. Right for one gateway instance; several share nothing (use the Redis store).
  */
 import { Effect } from "effect"
-import { SlotPools } from "../slots.js"
+import { SlotPools } from "./slots.js"
 import {
   accountPool,
   type AccountView,

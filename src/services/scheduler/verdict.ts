@@ -9,7 +9,7 @@
  * - anything else (400, 404, 413...): the request's own fault; nothing against the account.
  */
 import { rateLimitResetMillis } from "./rateLimitReset.js"
-import type { SchedulingSettings } from "./settings.js"
+import type { SchedulingSettings } from "../../config/scheduling.js"
 
 export type CooldownReason = "rate_limit_burst" | "rate_limit_window" | "overloaded" | "server_error"
 export type TakeOutReason = "auth_failed" | "billing"

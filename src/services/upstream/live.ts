@@ -5,7 +5,7 @@
  */
 import { Effect, Layer } from "effect"
 import { Settings } from "../../config/AppConfig.js"
-import { Lifecycle } from "../Lifecycle.js"
+import { Lifecycle } from "../lifecycle/Lifecycle.js"
 import { makeHttpUpstream } from "./http.js"
 import { simulatorUpstream } from "./simulator.js"
 import { Upstream } from "./Upstream.js"

@@ -7,9 +7,10 @@
  * numbers after them closed up so strict clients still see a gap-free stream.
  * Pure and synchronous; one instance per stream.
  */
-import { newId } from "../domain/ids.js"
-import { emptyUsage, fromResponsesUsage, type TokenUsage } from "../domain/usage.js"
-import { encodeEvent, type SseFrame } from "../sse/codec.js"
+import { newId } from "../../domain/ids.js"
+import { fromResponsesUsage } from "../../domain/upstreamJson.js"
+import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
+import { encodeEvent, type SseFrame } from "../../domain/sse.js"
 import { stripImageCalls } from "./policy.js"
 
 const LIFECYCLE = new Set([

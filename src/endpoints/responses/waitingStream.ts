@@ -9,10 +9,10 @@
  * owned by the request's scope, so they are given back however it ends.
  */
 import { Cause, Deferred, Effect, Exit, Schedule, Stream } from "effect"
-import { envelopeOf } from "../domain/envelope.js"
-import type { GatewayError } from "../domain/errors.js"
-import { newId } from "../domain/ids.js"
-import { encodeEvent, keepAliveComment } from "../sse/codec.js"
+import { envelopeOf } from "../../domain/envelope.js"
+import type { GatewayError } from "../../domain/errors.js"
+import { newId } from "../../domain/ids.js"
+import { encodeEvent, keepAliveComment } from "../../domain/sse.js"
 import { SHUTTING_DOWN } from "./sseRelay.js"
 
 /** A Responses stream that failed before it produced anything: `response.created`, then `response.failed`. */

@@ -9,8 +9,8 @@ export interface LifecycleShape {
   readonly drainDeadline: Effect.Effect<void>
   /**
    * Calls back when running streams must end now (at once if they already must); returns the
-   * unsubscribe. The stream pump uses this rather than racing `drainDeadline`, which would fork
-   * two fibers per stream.
+   * unsubscribe. The HTTP upstream ends its open bodies with it: racing `drainDeadline` instead
+   * would fork fibers per stream.
    */
   readonly onDrainDeadline: (callback: () => void) => () => void
   /** Whether running streams must end now (the drain deadline has passed). */

@@ -2,8 +2,8 @@
  * Request policy as plain functions over the decoded request: which models a group offers, what text
  * moderation reads, and whether a request intends image generation. Tested without HTTP.
  */
-import type { Platform } from "../domain/config.js"
-import { type Account, accountServes, type Group } from "../domain/model.js"
+import type { Platform } from "../../domain/config.js"
+import { type Account, accountServes, type Group } from "../../domain/model.js"
 
 /**
  * /v1/models: the group's configured list, else the union of its accounts' model mappings, else the

@@ -1,22 +1,25 @@
 /**
  * Scheduler: which upstream account serves a request, and the concurrency slots that guard keys and
- * accounts. One algorithm (scheduler/core.ts) over two stores: in process (one gateway, the
- * default) and Redis (many gateways sharing slots, queue limits, sticky sessions and cooldowns).
+ * accounts: the contract. One algorithm (core.ts) over two stores: inProcess.ts (one gateway, the
+ * default) and redis.ts (many gateways sharing slots, queue limits, sticky sessions and cooldowns).
  * docs/scheduling.md describes the behaviour and its settings.
  */
-import { Config, Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
-import { AppConfig, Settings, type SettingsShape } from "../config/AppConfig.js"
-import type { GatewayData } from "../config/resolve.js"
-import type { NoAvailableAccount, RateLimited, StoreError } from "../domain/errors.js"
-import type { Account, Group, Principal } from "../domain/model.js"
-import { makeScheduler, type SchedulerOptions } from "./scheduler/core.js"
-import { makeMemoryStore } from "./scheduler/memoryStore.js"
-import { makeRedisStore } from "./scheduler/redisStore.js"
-import { defaultSchedulingSettings, type SchedulingSettings } from "./scheduler/settings.js"
-import type { PoolStats } from "./scheduler/store.js"
+import { Context, type Effect, type Scope } from "effect"
+import type { SettingsShape } from "../../config/AppConfig.js"
+import { defaultSchedulingSettings, type SchedulingSettings } from "../../config/scheduling.js"
+import type { NoAvailableAccount, RateLimited, StoreError } from "../../domain/errors.js"
+import type { Account, Group, Principal } from "../../domain/model.js"
+import type { PoolStats } from "./store.js"
 
-export type { SchedulerOptions } from "./scheduler/core.js"
-export type { PoolStats } from "./scheduler/store.js"
+export type { PoolStats } from "./store.js"
+
+export interface SchedulerOptions {
+  /** How long a request waits for a key/user or account slot before a 429. */
+  readonly slotWaitMillis: number
+  /** How many requests may wait for one key's (or user's) slots at once. */
+  readonly slotQueueLimit: number
+  readonly scheduling: SchedulingSettings
+}
 
 export interface PickRequest {
   readonly group: Group
@@ -99,63 +102,4 @@ export const testSchedulerOptions = (options: SchedulerTestOptions = {}): Schedu
   scheduling: { ...defaultSchedulingSettings, ...options.scheduling }
 })
 
-export interface RedisSchedulerOptions {
-  readonly url: Redacted.Redacted<string> | string
-  /** Defaults to the REDIS_KEY_PREFIX setting. */
-  readonly prefix?: string
-}
-
-const redisScheduler = (data: GatewayData, options: SchedulerOptions, redis: RedisSchedulerOptions) =>
-  Effect.map(
-    makeRedisStore({
-      url: typeof redis.url === "string" ? redis.url : Redacted.value(redis.url),
-      prefix: redis.prefix ?? options.scheduling.redisKeyPrefix,
-      leaseMillis: options.scheduling.redisLeaseMillis
-    }),
-    (store) => makeScheduler(data, options, store)
-  )
-
-export class Scheduler extends Context.Tag("modelgate/Scheduler")<Scheduler, SchedulerShape>() {
-  /** In process: one gateway instance. */
-  static readonly layer = Layer.effect(
-    Scheduler,
-    Effect.gen(function*() {
-      const { data } = yield* AppConfig
-      const settings = yield* Settings
-      return makeScheduler(data, schedulerOptions(settings), makeMemoryStore())
-    })
-  )
-
-  /**
-   * On Redis, shared by every gateway that uses the same Redis and key prefix. Fails to build, with a
-   * message naming the address, when Redis cannot be reached.
-   */
-  static readonly layerRedis = (redis: RedisSchedulerOptions): Layer.Layer<Scheduler, StoreError, AppConfig | Settings> =>
-    Layer.scoped(
-      Scheduler,
-      Effect.gen(function*() {
-        const { data } = yield* AppConfig
-        const settings = yield* Settings
-        return yield* redisScheduler(data, schedulerOptions(settings), redis)
-      })
-    )
-
-  /** Redis when REDIS_URL is set, else in process (what `main` uses). */
-  static readonly layerConfig: Layer.Layer<Scheduler, unknown, AppConfig | Settings> = Layer.unwrapEffect(
-    Effect.map(
-      Config.option(Config.redacted("REDIS_URL")),
-      (url) =>
-        Option.match(Option.filter(url, (u) => Redacted.value(u).trim() !== ""), {
-          onNone: () => Scheduler.layer,
-          onSome: (u) => Scheduler.layerRedis({ url: u })
-        })
-    )
-  )
-
-  static readonly layerTest = (data: GatewayData, options: SchedulerTestOptions = {}) =>
-    Layer.sync(Scheduler, () => makeScheduler(data, testSchedulerOptions(options), makeMemoryStore()))
-
-  /** Redis with test options (the shared behavioural suite runs it beside `layerTest`). */
-  static readonly layerRedisTest = (data: GatewayData, redis: RedisSchedulerOptions, options: SchedulerTestOptions = {}) =>
-    Layer.scoped(Scheduler, redisScheduler(data, testSchedulerOptions(options), redis))
-}
+export class Scheduler extends Context.Tag("modelgate/Scheduler")<Scheduler, SchedulerShape>() {}

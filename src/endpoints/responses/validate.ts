@@ -10,7 +10,7 @@
  */
 import { Either, ParseResult, Predicate, Schema } from "effect"
 import type * as AST from "effect/SchemaAST"
-import { InvalidRequest } from "../domain/errors.js"
+import { InvalidRequest } from "../../domain/errors.js"
 
 const invalid = (code: string, message: string, param: string | null) => new InvalidRequest({ code, message, param })
 

@@ -3,10 +3,10 @@
  * client's answer (it has been served), so it is logged with everything needed to reconcile it.
  */
 import { Effect } from "effect"
-import type { Principal } from "../domain/model.js"
-import type { TokenUsage } from "../domain/usage.js"
-import { costMicrosTotal, observe, taggedCounters, tokensTotal } from "../observability/metrics.js"
-import type { QuotaShape } from "../services/Quota.js"
+import type { Principal } from "../../domain/model.js"
+import type { TokenUsage } from "../../domain/usage.js"
+import { costMicrosTotal, observe, taggedCounters, tokensTotal } from "../../observability/metrics.js"
+import type { QuotaShape } from "../../services/quota/Quota.js"
 
 const tokensByModel = taggedCounters(tokensTotal, ["model"])
 const costByGroup = taggedCounters(costMicrosTotal, ["group"])

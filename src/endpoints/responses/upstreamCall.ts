@@ -10,7 +10,7 @@
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
 import { Effect, Scope } from "effect"
-import { Settings } from "../config/AppConfig.js"
+import { Settings } from "../../config/AppConfig.js"
 import {
   type NoAvailableAccount,
   type RateLimited,
@@ -18,15 +18,15 @@ import {
   UpstreamFailed,
   upstreamFailsOver,
   upstreamRefusedRequest
-} from "../domain/errors.js"
-import type { Account, Principal } from "../domain/model.js"
-import { decodeUpstreamError } from "../domain/upstreamJson.js"
-import { observe, upstreamFirstByte } from "../observability/metrics.js"
-import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../services/Scheduler.js"
-import { countFailover } from "../services/scheduler/metrics.js"
-import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
-import { failoverReason } from "../services/scheduler/verdict.js"
-import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../services/upstream/Upstream.js"
+} from "../../domain/errors.js"
+import type { Account, Principal } from "../../domain/model.js"
+import { decodeUpstreamError } from "../../domain/upstreamJson.js"
+import { observe, upstreamFirstByte } from "../../observability/metrics.js"
+import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../../services/scheduler/Scheduler.js"
+import { countFailover } from "../../services/scheduler/metrics.js"
+import { retryAfterMillis } from "../../services/scheduler/rateLimitReset.js"
+import { failoverReason } from "../../services/scheduler/verdict.js"
+import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../../services/upstream/Upstream.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
 

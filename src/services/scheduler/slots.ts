@@ -6,8 +6,8 @@
  * passes it on.
  */
 import { Deferred, Duration, Effect, FiberId, type Scope } from "effect"
-import { addFinalizer } from "../lib/scope.js"
-import type { Entry, PoolStats } from "./scheduler/store.js"
+import { addFinalizer } from "../../lib/scope.js"
+import type { Entry, PoolStats } from "./store.js"
 
 interface Waiter {
   readonly turn: Deferred.Deferred<void>

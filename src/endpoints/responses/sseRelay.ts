@@ -18,8 +18,8 @@
  * the request's scope then aborts the upstream request.
  */
 import { Cause, Channel, Chunk, Effect, Stream } from "effect"
-import type { UpstreamFailed } from "../domain/errors.js"
-import { SseDecoder, type SseFrame } from "../sse/codec.js"
+import type { UpstreamFailed } from "../../domain/errors.js"
+import { SseDecoder, type SseFrame } from "../../domain/sse.js"
 
 /** Why a stream ended before the upstream finished it, as its closing `response.failed` says. */
 export interface EarlyEnd {

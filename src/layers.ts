@@ -1,0 +1,83 @@
+/**
+ * The one place that picks implementations: which layer serves each service, for `npm start`
+ * (`productionServices`) and for embedding and tests (`servicesLayer`, `gatewayLayer`). Every
+ * service has a default; pass your own layer for any of them (README "Composing your own layers").
+ */
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { AppConfig, type Settings } from "./config/AppConfig.js"
+import { AccessLog } from "./observability/accessLog.js"
+import { GatewayServer, type ListenOptions } from "./server/GatewayServer.js"
+import type { KeyRepo } from "./services/keyRepo/KeyRepo.js"
+import * as KeyRepoMemory from "./services/keyRepo/memory.js"
+import { Lifecycle } from "./services/lifecycle/Lifecycle.js"
+import * as ModerationConfigured from "./services/moderation/configured.js"
+import type { Moderation } from "./services/moderation/Moderation.js"
+import * as QuotaMemory from "./services/quota/memory.js"
+import type { Quota } from "./services/quota/Quota.js"
+import * as SchedulerInProcess from "./services/scheduler/inProcess.js"
+import * as SchedulerRedis from "./services/scheduler/redis.js"
+import type { Scheduler } from "./services/scheduler/Scheduler.js"
+import * as UpstreamLive from "./services/upstream/live.js"
+import type { Upstream } from "./services/upstream/Upstream.js"
+import { describeTarget, sqlServices, targetFor } from "./store/Database.js"
+
+/** Layers that may need the configuration, the settings and the shutdown signal, and nothing else. */
+type ServiceLayer<S> = Layer.Layer<S, unknown, AppConfig | Settings | Lifecycle>
+
+export interface ServiceOverrides {
+  readonly keyRepo?: ServiceLayer<KeyRepo>
+  readonly quota?: ServiceLayer<Quota>
+  readonly scheduler?: ServiceLayer<Scheduler>
+  readonly moderation?: ServiceLayer<Moderation>
+  readonly upstream?: ServiceLayer<Upstream>
+  readonly accessLog?: ServiceLayer<AccessLog>
+}
+
+export type Services = KeyRepo | Quota | Scheduler | Moderation | Upstream | Lifecycle | AccessLog
+
+/**
+ * The services the app runs on. Defaults: KeyRepo and Quota in memory from the config, the
+ * Scheduler in process, Moderation as configured (rules by default), HTTP + simulator Upstream,
+ * the access log through Effect's logger.
+ */
+export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Services, unknown, AppConfig | Settings> =>
+  Layer.mergeAll(
+    overrides.keyRepo ?? KeyRepoMemory.layer,
+    overrides.quota ?? QuotaMemory.layer,
+    overrides.scheduler ?? SchedulerInProcess.layer,
+    overrides.moderation ?? ModerationConfigured.layer,
+    overrides.upstream ?? UpstreamLive.layer,
+    overrides.accessLog ?? AccessLog.layerLogger
+  ).pipe(Layer.provideMerge(Lifecycle.layer))
+
+/**
+ * The gateway listening on `listen` (default: a free port on 127.0.0.1), with its services exposed
+ * too (for tests and embedding). `GatewayServer` says where it listens.
+ */
+export const gatewayLayer = (overrides: ServiceOverrides = {}, listen: ListenOptions = { port: 0, host: "127.0.0.1" }) =>
+  GatewayServer.layer(listen).pipe(Layer.provideMerge(servicesLayer(overrides)))
+
+/** The Scheduler on Redis when REDIS_URL is set (instances share slots and cooldowns), else in process. */
+export const schedulerFromEnv: Layer.Layer<Scheduler, unknown, AppConfig | Settings> = Layer.unwrapEffect(
+  Effect.map(
+    Config.option(Config.redacted("REDIS_URL")),
+    (url) =>
+      Option.match(Option.filter(url, (u) => Redacted.value(u).trim() !== ""), {
+        onNone: () => SchedulerInProcess.layer,
+        onSome: (u) => SchedulerRedis.layer({ url: u })
+      })
+  )
+)
+
+/**
+ * What `npm start` runs on: KeyRepo and Quota on the SQL store (SQLite by default, PostgreSQL
+ * when DATABASE_URL says so), the Scheduler from REDIS_URL, and the access log straight to
+ * stdout beside the JSON logger.
+ */
+export const productionServices: Layer.Layer<Services, unknown, AppConfig | Settings> = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const target = yield* targetFor(yield* AppConfig)
+    yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ database: describeTarget(target) }))
+    return servicesLayer({ ...sqlServices(target), scheduler: schedulerFromEnv, accessLog: AccessLog.layer })
+  })
+)

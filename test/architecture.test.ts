@@ -1,0 +1,130 @@
+/**
+ * The house's shape, read from the imports of src/ (type-only imports included, as the compiler
+ * sees them): no module imports itself through others, each area imports only the areas below
+ * it, and a service's contract (its tag, shape and types) imports none of the implementations.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join, relative, resolve, sep } from "node:path"
+import ts from "typescript"
+import { describe, expect, it } from "vitest"
+
+const SRC = resolve(import.meta.dirname, "../src")
+
+const sourceFiles = (dir: string): Array<string> =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    return entry.isDirectory() ? sourceFiles(path) : /\.(ts|mjs)$/.test(entry.name) ? [path] : []
+  })
+
+/** The src/ modules a file imports (relative specifiers resolved, `.js` read as the `.ts` beside it). */
+const importsOf = (file: string, known: ReadonlySet<string>): Array<string> =>
+  ts.preProcessFile(readFileSync(file, "utf8"), true, true).importedFiles
+    .map((imported) => imported.fileName)
+    .filter((spec) => spec.startsWith("."))
+    .map((spec) => {
+      const target = resolve(dirname(file), spec)
+      const asTs = target.replace(/\.js$/, ".ts")
+      return known.has(asTs) ? asTs : target
+    })
+    .filter((target) => known.has(target))
+
+const files = sourceFiles(SRC)
+const graph = new Map(files.map((file) => [file, importsOf(file, new Set(files))]))
+const name = (file: string) => relative(SRC, file).split(sep).join("/")
+
+/** Strongly connected components of more than one module (Tarjan). */
+const cycles = (): Array<Array<string>> => {
+  let next = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: Array<string> = []
+  const onStack = new Set<string>()
+  const found: Array<Array<string>> = []
+  const visit = (v: string) => {
+    index.set(v, next)
+    low.set(v, next++)
+    stack.push(v)
+    onStack.add(v)
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!))
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: Array<string> = []
+      let w: string
+      do {
+        w = stack.pop()!
+        onStack.delete(w)
+        component.push(name(w))
+      } while (w !== v)
+      if (component.length > 1) found.push(component.sort())
+    }
+  }
+  for (const v of graph.keys()) if (!index.has(v)) visit(v)
+  return found
+}
+
+/** What each area may import besides itself; the files at the root (wiring, entry points) may import anything. */
+const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
+  domain: [],
+  translate: ["domain"],
+  lib: [],
+  config: ["domain"],
+  observability: ["domain", "config"],
+  services: ["domain", "config", "lib", "observability"],
+  store: ["domain", "config", "lib", "observability", "services"],
+  endpoints: ["domain", "translate", "config", "lib", "observability", "services"],
+  server: ["domain", "config", "lib", "observability", "services", "endpoints"],
+  cli: ["domain", "config", "lib", "observability", "services", "store"]
+}
+
+const areaOf = (file: string): string => {
+  const parts = name(file).split("/")
+  return parts.length > 1 ? parts[0]! : "(root)"
+}
+
+describe("the import graph of src/", () => {
+  it("reads every module (the checks below are about something)", () => {
+    expect(files.length).toBeGreaterThan(100)
+    expect([...graph.values()].flat().length).toBeGreaterThan(300)
+  })
+
+  it("has no cycles", () => {
+    expect(cycles()).toEqual([])
+  })
+
+  it("goes one way: each area imports only the areas below it", () => {
+    const wrong: Array<string> = []
+    for (const [file, imports] of graph) {
+      const from = areaOf(file)
+      const allowed = ALLOWED[from]
+      if (allowed === undefined) continue // the root: layers.ts, main.ts, index.ts
+      for (const target of imports) {
+        const to = areaOf(target)
+        if (to !== from && !allowed.includes(to)) wrong.push(`${name(file)} -> ${name(target)}`)
+      }
+    }
+    expect(wrong).toEqual([])
+  })
+
+  it("keeps each service's contract apart from its implementations", () => {
+    // A contract is services/<name>/<Name>.ts: its tag, shape, types and test layer.
+    const contracts = files.filter((file) => /^services\/[^/]+\/[A-Z][^/]*\.ts$/.test(name(file)))
+    expect(contracts.map(name).sort()).toEqual([
+      "services/keyRepo/KeyRepo.ts",
+      "services/lifecycle/Lifecycle.ts",
+      "services/moderation/Moderation.ts",
+      "services/quota/Quota.ts",
+      "services/scheduler/Scheduler.ts",
+      "services/upstream/Upstream.ts"
+    ])
+    const reachingImplementations = contracts.flatMap((contract) =>
+      (graph.get(contract) ?? [])
+        .filter((target) => /^(services|store)\//.test(name(target)) && !/^services\/scheduler\/store\.ts$/.test(name(target)))
+        .map((target) => `${name(contract)} -> ${name(target)}`)
+    )
+    expect(reachingImplementations).toEqual([])
+  })
+})
