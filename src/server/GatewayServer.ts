@@ -18,6 +18,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Context, Effect, Layer } from "effect"
 import { Lifecycle } from "../services/lifecycle/Lifecycle.js"
 import { makeGatewayApp } from "./app.js"
+import * as LeanNodeServer from "./leanNodeServer.js"
 
 export interface GatewayServerShape {
   /** The bound port (the real one when 0 was asked for). */
@@ -86,9 +87,12 @@ export class GatewayServer extends Context.Tag("modelgate/GatewayServer")<Gatewa
       const closing = yield* shutdownHelpers(server)
       const serve = Layer.unwrapEffect(Effect.map(makeGatewayApp, (app) => HttpServer.serve(app)))
       const served = options.tracing === true ? serve : HttpMiddleware.withTracerDisabledWhen(serve, () => true)
-      return Layer.mergeAll(served, closing, Layer.effect(GatewayServer, addressOf)).pipe(
-        Layer.provide(NodeHttpServer.layer(() => server, { port: options.port, host: options.host }))
-      )
+      // The one choice of server: the platform's NodeHttpServer when spans are wanted (its tracer
+      // middleware makes them), else the lean one (the same HttpServer contract, less per request).
+      const listening = options.tracing === true
+        ? NodeHttpServer.layer(() => server, { port: options.port, host: options.host })
+        : LeanNodeServer.layer(() => server, { port: options.port, host: options.host })
+      return Layer.mergeAll(served, closing, Layer.effect(GatewayServer, addressOf)).pipe(Layer.provide(listening))
     }))
 
   /** PORT (default 8080), HOST (default 127.0.0.1) and TRACING (default false) from the environment. */
