@@ -9,7 +9,7 @@
  * The request's Scope (the platform's, closed after the response is written) carries what a request
  * holds: slots, the upstream connection, the settlement that runs after the answer.
  */
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Context, Effect, FiberRef, HashMap, HashSet, Scope } from "effect"
 import { envelopeBody, envelopeHeaders, envelopeOf, type Envelope, internalError, type RouteRefused } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"
@@ -19,7 +19,7 @@ import { AccessLog } from "../observability/accessLog.js"
 import { recordRequest } from "../observability/metrics.js"
 import { makeRouter, refusal, routeName } from "./router.js"
 
-type Refused = GatewayError | RouteRefused | { readonly _tag: "RouteNotFound" }
+type Refused = GatewayError | RouteRefused | HttpServerError.RouteNotFound
 
 const envelopeFor = (e: Refused, method: string, path: string): Envelope =>
   e._tag === "RouteRefused" ? e.envelope : e._tag === "RouteNotFound" ? refusal(method, path) : envelopeOf(e)
