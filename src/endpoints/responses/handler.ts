@@ -26,14 +26,9 @@ import { makeMessagesPlanner } from "./messagesPath.js"
 import { makeOpenAIPlanner } from "./openaiPath.js"
 import { moderationTexts, offersModel, wantsImageGeneration } from "./policy.js"
 import { type Answer, answerOf, type CallError, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
+import { responsesSubpath } from "./subpath.js"
 import { validateResponsesBody } from "./validate.js"
 import { waitingStream } from "./waitingStream.js"
-
-/** What follows `/responses` in the path: `""` or e.g. `/compact`. */
-export const responsesSubpath = (path: string): string => {
-  const at = path.indexOf("/responses")
-  return at < 0 ? "" : path.slice(at + "/responses".length).replace(/\/+$/, "")
-}
 
 const flaggedCounter = taggedCounters(moderationFlagged, ["group", "category"])
 
@@ -87,6 +82,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = yield* currentRequestId
     const principal = yield* authenticate(keys, request, { allowExpired: false })
+    const subpath = yield* responsesSubpath(pathOf(request.url))
     const rawBody = yield* readBodyText(request, settings.maxBodyBytes)
     const validated = yield* Effect.flatMap(parseJson(rawBody), validateResponsesBody)
 
@@ -107,7 +103,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
     // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
     yield* quota.track(requestId, principal, validated.model)
 
-    const input = { requestId, principal, request: validated, rawBody, subpath: responsesSubpath(pathOf(request.url)) }
+    const input = { requestId, principal, request: validated, rawBody, subpath }
     const plan = yield* (principal.group.platform === "openai" ? planOpenAI : planMessages)(input)
     // Whatever answer is rendered is settled once the client has it (or left): exactly once.
     yield* afterAnswer(plan.settle)

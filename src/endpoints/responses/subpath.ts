@@ -1,0 +1,43 @@
+/**
+ * What follows `/responses` in a client's path (`/v1/responses/compact`), kept for the upstream
+ * URL on the OpenAI path. A client must not steer the upstream with it: each segment, decoded
+ * once, is letters, digits, `_` or `-`, at most three of them. Anything else (dot segments, encoded
+ * dots, slashes or backslashes, empty segments, other characters) is a 400 before any upstream is
+ * called: `/v1/responses/../chat/completions` would otherwise reach the provider as such, with the
+ * account's key.
+ */
+import { Either } from "effect"
+import { InvalidRequest } from "../../domain/errors.js"
+
+const SEGMENT = /^[A-Za-z0-9_-]+$/
+const MAX_SEGMENTS = 3
+
+const invalid = (path: string) =>
+  new InvalidRequest({
+    code: "invalid_path",
+    message: `Invalid path '${path.slice(0, 200)}': a responses subpath is at most ${MAX_SEGMENTS} segments of letters, digits, '_' and '-'`,
+    param: null
+  })
+
+/** The subpath to forward (`""` or e.g. `/compact`) for a responses route's path, or why it is refused. */
+export const responsesSubpath = (path: string): Either.Either<string, InvalidRequest> => {
+  const at = path.indexOf("/responses")
+  if (at < 0) return Either.right("")
+  let rest = path.slice(at + "/responses".length)
+  if (rest.endsWith("/")) rest = rest.slice(0, -1) // one trailing slash is the route itself
+  if (rest === "") return Either.right("")
+  const segments = rest.slice(1).split("/")
+  if (segments.length > MAX_SEGMENTS) return Either.left(invalid(path))
+  const decoded: Array<string> = []
+  for (const segment of segments) {
+    let value: string
+    try {
+      value = decodeURIComponent(segment)
+    } catch {
+      return Either.left(invalid(path))
+    }
+    if (!SEGMENT.test(value)) return Either.left(invalid(path))
+    decoded.push(value)
+  }
+  return Either.right(`/${decoded.join("/")}`)
+}
