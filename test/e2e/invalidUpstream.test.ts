@@ -1,12 +1,13 @@
 /**
- * An upstream that answers 200 with a body that is not JSON: the client gets a typed upstream
- * failure in the envelope (502 upstream_invalid_response), on both platforms, never a 500 or a
- * body passed on as if it were an answer.
+ * An upstream that answers 200 with a body that is not JSON (issue 16, item 6): another account is
+ * tried while nothing reached the client; with none left the client gets a typed upstream failure
+ * in the envelope (502 upstream_invalid_response), on both platforms, never a 500 or the body
+ * passed on as an answer, and nothing is billed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type { FakeUpstream } from "../support/fakeUpstream.js"
-import { startWithFakeUpstream, type TestGateway } from "../support/gateway.js"
-import { expectEnvelope, postResponses } from "../core/helpers.js"
+import { call, expectEnvelope, postResponses } from "../core/helpers.js"
+import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
+import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, startWithFakeUpstream, type TestGateway } from "../support/gateway.js"
 
 describe("an upstream answer that is not JSON", () => {
   let upstream: FakeUpstream
@@ -32,5 +33,29 @@ describe("an upstream answer that is not JSON", () => {
     }
     const after = await postResponses(gw.url, key, { model, input: "hi again" })
     expect(after.status).toBe(200)
+    // Only the answer that was served is billed.
+    const usage = await call(gw.url, "/v1/usage", { key })
+    expect((usage.json as { usage: { total: { requests: number } } }).usage.total.requests).toBe(1)
+  })
+})
+
+describe("an upstream answer that is not JSON, with another account to try", () => {
+  it("fails over to the next account and answers 200, billed once", async () => {
+    const upstream = await startFakeUpstream()
+    const base = fakeUpstreamConfig(upstream.url)
+    const second = { ...base.accounts[0]!, name: "fake-openai-2" }
+    const gw = await startGateway({ config: { ...base, accounts: [...base.accounts, second] }, env: fakeUpstreamEnv })
+    try {
+      upstream.setFaults([{ _tag: "Status", status: 200, body: "<html>bad gateway</html>" }])
+      const res = await postResponses(gw.url, "sk-test-openai-0001", { model: "gpt-5.4", input: "hi" })
+      expect(res.status).toBe(200)
+      expect((res.json as { status: string }).status).toBe("completed")
+      expect(upstream.requests.filter((r) => r.path === "/v1/responses")).toHaveLength(2)
+      const usage = await call(gw.url, "/v1/usage", { key: "sk-test-openai-0001" })
+      expect((usage.json as { usage: { total: { requests: number } } }).usage.total.requests).toBe(1)
+    } finally {
+      await gw.close()
+      await upstream.close()
+    }
   })
 })

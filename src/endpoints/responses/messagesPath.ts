@@ -12,14 +12,14 @@ import { parseUpstreamJson } from "../../domain/upstreamJson.js"
 import { json as jsonReply } from "../kit/reply.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Quota } from "../../services/quota/Quota.js"
-import { readText, type UpstreamRequest } from "../../services/upstream/Upstream.js"
+import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { encodeEvent } from "../../domain/sse.js"
 import { toolNameMap } from "../../translate/names.js"
 import { responsesToMessages } from "../../translate/request.js"
 import { messageToResponse } from "../../translate/response.js"
 import { finishStream, initialStreamState, stepStream, streamUsage } from "../../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../../translate/types.js"
-import { makeSettlement, type PathPlan, type Planner, upstreamObject } from "./openaiPath.js"
+import { answerJson, makeSettlement, type PathPlan, type Planner } from "./openaiPath.js"
 import { settleUsage } from "./settle.js"
 import { relaySse } from "./sseRelay.js"
 import type { Answer } from "./upstreamCall.js"
@@ -54,11 +54,11 @@ export const makeMessagesPlanner = Effect.gen(function*() {
     }
 
     const json = (answer: Answer) =>
-      Effect.flatMap(readText(answer.response), (text) => Effect.map(upstreamObject(answer.account, text), (message) => {
-        const { response, usage } = messageToResponse(message as unknown as AnthropicMessage, ctx)
+      Effect.map(answerJson(answer), ({ body }) => {
+        const { response, usage } = messageToResponse(body as unknown as AnthropicMessage, ctx)
         settlement.arm(() => usage)
         return jsonReply(response)
-      }))
+      })
 
     const stream = (answer: Answer) => {
       let state = initialStreamState(ctx)

@@ -62,17 +62,17 @@ export interface PathPlan {
 export type Planner = (input: PathInput) => Effect.Effect<PathPlan, InvalidRequest>
 
 /**
- * An upstream JSON answer as an object, or, when it is not one, a typed upstream failure (502
- * upstream_invalid_response), never a defect.
+ * A JSON answer's text and object: as the upstream call read them, or read now; one that is not
+ * a JSON object is a typed upstream failure (502 upstream_invalid_response), never a defect.
  */
-export const upstreamObject = (account: Account, text: string): Effect.Effect<Record<string, unknown>, UpstreamFailed> =>
-  Either.match(parseUpstreamJson(text), {
-    onRight: Effect.succeed,
-    onLeft: (why) =>
-      Effect.fail(
-        new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: `${why} (account '${account.name}')` })
-      )
-  })
+export const answerJson = (answer: Answer): Effect.Effect<{ readonly text: string; readonly body: Record<string, unknown> }, UpstreamFailed> =>
+  answer.json !== undefined
+    ? Effect.succeed(answer.json)
+    : Effect.flatMap(readText(answer.response), (text) =>
+      Either.match(parseUpstreamJson(text), {
+        onRight: (body) => Effect.succeed({ text, body }),
+        onLeft: (why) => Effect.fail(new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
+      }))
 
 /**
  * A plan's settlement: armed by whichever answer was rendered with how to read its usage then
@@ -110,7 +110,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
     )
 
     const json = (answer: Answer) =>
-      Effect.flatMap(readText(answer.response), (text) => Effect.map(upstreamObject(answer.account, text), (body) => {
+      Effect.map(answerJson(answer), ({ body, text }) => {
         const usage = fromResponsesUsage(body["usage"])
         settlement.arm(() => usage)
         // Re-serialise only when something must change: the model name, or image items this
@@ -121,7 +121,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
           return jsonReply(body)
         }
         return rawJson(text)
-      }))
+      })
 
     const stream = (answer: Answer) => {
       const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })

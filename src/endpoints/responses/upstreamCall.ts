@@ -9,7 +9,7 @@
  * at once with an SSE response and wait inside it (keep-alives while it waits): the call returns
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
-import { Effect, Scope } from "effect"
+import { Effect, Either, Scope } from "effect"
 import { Settings } from "../../config/AppConfig.js"
 import {
   type NoAvailableAccount,
@@ -20,7 +20,7 @@ import {
   upstreamRefusedRequest
 } from "../../domain/errors.js"
 import type { Account, Principal } from "../../domain/model.js"
-import { decodeUpstreamError } from "../../domain/upstreamJson.js"
+import { decodeUpstreamError, parseUpstreamJson } from "../../domain/upstreamJson.js"
 import { observe, upstreamFirstByte } from "../../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../../services/scheduler/Scheduler.js"
 import { countFailover } from "../../services/scheduler/metrics.js"
@@ -72,6 +72,8 @@ const readLimited = (response: UpstreamResponse) =>
 export interface Answer {
   readonly account: Account
   readonly response: UpstreamResponse
+  /** A JSON answer, read whole and parsed during the attempt (a stream answer has none). */
+  readonly json?: { readonly text: string; readonly body: Record<string, unknown> }
 }
 
 export interface CallInput {
@@ -115,7 +117,10 @@ export const makeUpstreamCaller = Effect.gen(function*() {
   const send = (input: CallInput, account: Account): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> =>
     Effect.suspend(() => {
       const started = Date.now()
-      return Effect.matchEffect(upstream.send(account, input.build(account)), {
+      const request = input.build(account)
+      const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
+        Effect.zipRight(scheduler.report(account, { _tag: "Failure", status, headers, code: error.code }, input.session), Effect.fail(error))
+      return Effect.matchEffect(upstream.send(account, request), {
         onFailure: (e) => {
           observe(upstreamFirstByte, Date.now() - started) // the time it took to fail
           const outcome: UpstreamOutcome = { _tag: "Failure", status: e.status, headers: {}, code: e.code }
@@ -124,7 +129,16 @@ export const makeUpstreamCaller = Effect.gen(function*() {
         onSuccess: (sent) => {
           observe(upstreamFirstByte, (sent.headersAt ?? Date.now()) - started)
           if (sent.status >= 200 && sent.status < 300) {
-            return Effect.as(scheduler.report(account, SUCCESS, input.session), { account, response: sent })
+            const succeeded = (answer: Answer) => Effect.as(scheduler.report(account, SUCCESS, input.session), answer)
+            if (request.stream) return succeeded({ account, response: sent })
+            // A JSON answer is read here, so that one that is not JSON (an HTML error page, a cut
+            // body) fails this attempt and moves on to the next account, like a 5xx.
+            return Effect.flatMap(readText(sent), (text) =>
+              Either.match(parseUpstreamJson(text), {
+                onRight: (body) => succeeded({ account, response: sent, json: { text, body } }),
+                onLeft: (why) =>
+                  failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
+              }))
           }
           return Effect.flatMap(readLimited(sent), (body) =>
             Effect.zipRight(
