@@ -50,6 +50,8 @@ export interface SettingsShape {
   readonly upstreamFirstByteTimeoutMillis: number
   /** Longest silence between two chunks of an upstream answer before it counts as dead. */
   readonly upstreamIdleTimeoutMillis: number
+  /** The largest JSON answer taken from an upstream; a larger one is a 502, never buffered whole. */
+  readonly maxUpstreamBodyBytes: number
   /** Failover, cooldowns, sticky sessions, keep-alive, Redis leases (docs/scheduling.md). */
   readonly scheduling: SchedulingSettings
 }
@@ -62,6 +64,7 @@ export const defaultSettings: SettingsShape = {
   upstreamConnectTimeoutMillis: 10_000,
   upstreamFirstByteTimeoutMillis: 300_000,
   upstreamIdleTimeoutMillis: 120_000,
+  maxUpstreamBodyBytes: 64 * 1024 * 1024,
   scheduling: defaultSchedulingSettings
 }
 
@@ -84,6 +87,9 @@ export class Settings extends Context.Tag("modelgate/Settings")<Settings, Settin
       ),
       upstreamIdleTimeoutMillis: Config.integer("UPSTREAM_IDLE_TIMEOUT_MS").pipe(
         Config.withDefault(defaultSettings.upstreamIdleTimeoutMillis)
+      ),
+      maxUpstreamBodyBytes: Config.integer("MAX_UPSTREAM_BODY_BYTES").pipe(
+        Config.withDefault(defaultSettings.maxUpstreamBodyBytes)
       ),
       scheduling: schedulingConfig
     })

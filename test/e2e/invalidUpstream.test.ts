@@ -59,3 +59,24 @@ describe("an upstream answer that is not JSON, with another account to try", () 
     }
   })
 })
+
+describe("an upstream refusal that echoes the account's key (issue 16, item 8)", () => {
+  it("reaches the client with its words but without the key or the account's name", async () => {
+    const { upstream, gw, close } = await startWithFakeUpstream()
+    try {
+      upstream.setFault({
+        _tag: "Status",
+        status: 400,
+        body: { error: { type: "invalid_request_error", code: "bad_header", message: "Unsupported header 'authorization: Bearer sk-upstream-openai' in request" } }
+      })
+      const res = await postResponses(gw.url, "sk-test-openai-0001", { model: "gpt-5.4", input: "hi" })
+      const error = expectEnvelope(res, { status: 400, type: "invalid_request_error", code: "bad_header" })
+      expect(error.message).toContain("Unsupported header")
+      expect(res.text).not.toContain("sk-upstream-openai")
+      expect(res.text).not.toContain("fake-openai")
+    } finally {
+      upstream.setFault(undefined)
+      await close()
+    }
+  })
+})

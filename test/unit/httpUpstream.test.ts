@@ -390,7 +390,8 @@ describe("HTTP upstream: failures before the answer", () => {
     )
     expect(failure).toBeInstanceOf(UpstreamFailed)
     expect(failure).toMatchObject({ status: 0, code: "upstream_first_byte_timeout" })
-    expect(failure.message).toContain("acct-openai")
+    // The message reaches clients: it names no internal account (the failover log does).
+    expect(failure.message).not.toContain("acct-openai")
     // the timed-out request is not left running upstream
     expect(await within((await arrived.promise).closed, "the server to see the request close")).toBe(true)
   })
@@ -778,5 +779,47 @@ describe("HTTP upstream: drain deadline", () => {
     await ends.close()
     await resets.close()
     await up.close()
+  })
+})
+
+describe("HTTP upstream: bounded bodies (issue 16, item 5)", () => {
+  const server = serverForBlock()
+  const up = upstreamForBlock({ ...defaultSettings, maxUpstreamBodyBytes: 1024 * 1024 })
+
+  it("a JSON answer larger than MAX_UPSTREAM_BODY_BYTES fails with 502 upstream_body_too_large, and the request is cut", async () => {
+    const arrived = deferred<{ readonly closed: Promise<boolean> }>()
+    const chunk = Buffer.alloc(64 * 1024, "x")
+    server.handle = async (_req, res) => {
+      arrived.resolve({ closed: closedEarly(res) })
+      res.writeHead(200, { "content-type": "application/json" })
+      // 8 MB offered, far past the 1 MB limit; stops writing once the gateway hangs up.
+      for (let i = 0; i < 128 && !res.destroyed; i++) {
+        if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve).once("close", resolve))
+      }
+      res.end()
+    }
+    const failure = await within(sendFailure(up.upstream, accountOf(server.origin), jsonRequest()), "the too-large answer to fail")
+    expect(failure).toBeInstanceOf(UpstreamFailed)
+    expect(failure).toMatchObject({ status: 502, code: "upstream_body_too_large" })
+    expect(await within((await arrived.promise).closed, "the server to see the request close")).toBe(true)
+  })
+
+  it("an error answer keeps its first 64 KiB (its message) and drops the rest, for JSON and stream requests", async () => {
+    const message = JSON.stringify({ error: { message: "quota exceeded", type: "server_error" } })
+    const padding = "y".repeat(5 * 1024 * 1024)
+    server.handle = (_req, res) => {
+      res.writeHead(500, { "content-type": "application/json" })
+      res.end(message + padding)
+    }
+    const { response, text } = await sendJson(up.upstream, accountOf(server.origin))
+    expect(response.status).toBe(500)
+    expect(text.startsWith(message)).toBe(true)
+    expect(text.length).toBeLessThanOrEqual(64 * 1024)
+
+    const streamed = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
+    const limited = await Effect.runPromise(readText(streamed.response, 64 * 1024))
+    expect(limited.startsWith(message)).toBe(true)
+    expect(limited.length).toBe(64 * 1024)
+    await streamed.close()
   })
 })

@@ -9,7 +9,7 @@
  * at once with an SSE response and wait inside it (keep-alives while it waits): the call returns
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
-import { Effect, Either, Scope } from "effect"
+import { Effect, Either, Redacted, Scope } from "effect"
 import { Settings } from "../../config/AppConfig.js"
 import {
   type NoAvailableAccount,
@@ -20,6 +20,7 @@ import {
   upstreamRefusedRequest
 } from "../../domain/errors.js"
 import type { Account, Principal } from "../../domain/model.js"
+import { redactSecrets } from "../../domain/redact.js"
 import { decodeUpstreamError, parseUpstreamJson } from "../../domain/upstreamJson.js"
 import { observe, upstreamFirstByte } from "../../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../../services/scheduler/Scheduler.js"
@@ -36,8 +37,16 @@ const retryAfterOf = (headers: Readonly<Record<string, string>>): number | undef
 }
 
 /** What the client sees when an upstream refused: its own words for request problems, ours otherwise. */
-export const upstreamError = (status: number, headers: Readonly<Record<string, string>>, body: string): UpstreamFailed => {
-  const { code, message } = decodeUpstreamError(body)
+export const upstreamError = (
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+  secrets: ReadonlyArray<string> = []
+): UpstreamFailed => {
+  const decoded = decodeUpstreamError(body)
+  const code = decoded.code
+  // The upstream's own words, less any credential it echoed (the account's key above all).
+  const message = decoded.message === undefined ? undefined : redactSecrets(decoded.message, secrets)
   const retryAfterSeconds = retryAfterOf(headers)
   if (status === 429) {
     return new UpstreamFailed({
@@ -62,12 +71,13 @@ export const upstreamError = (status: number, headers: Readonly<Record<string, s
   return new UpstreamFailed({ status, code: "upstream_error", message: `Upstream request failed (HTTP ${status})` })
 }
 
+/** The account's credential, to keep out of what the client reads. */
+const secretsOf = (account: Account): ReadonlyArray<string> =>
+  account.secret === undefined ? [] : [Redacted.value(account.secret)]
+
 /** An error answer is small; a hostile one is cut off rather than buffered whole. */
 const readLimited = (response: UpstreamResponse) =>
-  readText(response).pipe(
-    Effect.map((text) => text.slice(0, ERROR_BODY_LIMIT)),
-    Effect.orElseSucceed(() => "")
-  )
+  readText(response, ERROR_BODY_LIMIT).pipe(Effect.orElseSucceed(() => ""))
 
 export interface Answer {
   readonly account: Account
@@ -143,7 +153,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
           return Effect.flatMap(readLimited(sent), (body) =>
             Effect.zipRight(
               scheduler.report(account, { _tag: "Failure", status: sent.status, headers: sent.headers, code: undefined }, input.session),
-              Effect.fail(upstreamError(sent.status, sent.headers, body))
+              Effect.fail(upstreamError(sent.status, sent.headers, body, secretsOf(account)))
             ))
         }
       })

@@ -53,18 +53,25 @@ export const wholeBody = (bytes: Uint8Array): Stream.Stream<Uint8Array, never> =
 
 const wholeBodies = new WeakMap<Stream.Stream<Uint8Array, unknown>, Uint8Array>()
 
-/** The whole body as text (a JSON answer, an error body), decoded as one UTF-8 text. */
-export const readText = (response: UpstreamResponse): Effect.Effect<string, UpstreamFailed> => {
+/**
+ * The body as text (a JSON answer, an error body), decoded as one UTF-8 text; with `limitBytes`,
+ * no more is read than that (the rest is left unread, and cut off with the request's Scope).
+ */
+export const readText = (response: UpstreamResponse, limitBytes = Infinity): Effect.Effect<string, UpstreamFailed> => {
   const whole = wholeBodies.get(response.body)
-  if (whole !== undefined) return Effect.succeed(utf8Of([whole]))
+  if (whole !== undefined) return Effect.succeed(utf8Of([whole.byteLength > limitBytes ? whole.subarray(0, limitBytes) : whole]))
   // Pulled by hand rather than run with a Sink: the same bytes for less than half the setup.
   return Effect.scoped(Effect.flatMap(Stream.toPull(response.body), (pull) => {
     const chunks: Array<Uint8Array> = []
+    let size = 0
     const next: Effect.Effect<string, UpstreamFailed> = Effect.matchEffect(pull, {
       onFailure: Option.match({ onNone: () => Effect.succeed(utf8Of(chunks)), onSome: Effect.fail }),
       onSuccess: (chunk) => {
-        for (const bytes of chunk) chunks.push(bytes)
-        return next
+        for (const bytes of chunk) {
+          chunks.push(size + bytes.byteLength > limitBytes ? bytes.subarray(0, limitBytes - size) : bytes)
+          size = Math.min(limitBytes, size + bytes.byteLength)
+        }
+        return size >= limitBytes ? Effect.succeed(utf8Of(chunks)) : next
       }
     })
     return next

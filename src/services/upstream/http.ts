@@ -23,16 +23,23 @@ const ANTHROPIC_VERSION = "2023-06-01"
 
 const ABORTED = new Error("The gateway stopped reading this upstream answer")
 const DRAINED = new Error("The gateway is shutting down")
+const TOO_LARGE = new Error("The upstream answer is larger than MAX_UPSTREAM_BODY_BYTES")
+
+/** What is kept of an error answer: its message is in the first bytes. */
+const ERROR_BODY_BYTES = 64 * 1024
 
 /**
  * A transport failure as the catalogue's error. The three timeouts keep their own codes: failover
  * logs and metrics say which one fired, and an idle timeout mid-stream ends the client's stream with
  * a `response.failed` that says so.
  */
-const transportError = (account: Account, e: unknown): UpstreamFailed => {
+const transportError = (e: unknown): UpstreamFailed => {
   const code = (e as { code?: unknown })?.code
+  if (e === TOO_LARGE) {
+    return new UpstreamFailed({ status: 502, code: "upstream_body_too_large", message: `${TOO_LARGE.message}; it was not taken` })
+  }
   if (e === DRAINED) {
-    return new UpstreamFailed({ status: 0, code: "server_shutting_down", message: `Upstream account '${account.name}': the gateway is shutting down` })
+    return new UpstreamFailed({ status: 0, code: "server_shutting_down", message: "The gateway is shutting down" })
   }
   const [ours, what] = code === "UND_ERR_CONNECT_TIMEOUT"
     ? ["upstream_connect_timeout", "timed out connecting"]
@@ -41,7 +48,8 @@ const transportError = (account: Account, e: unknown): UpstreamFailed => {
     : code === "UND_ERR_BODY_TIMEOUT"
     ? ["upstream_idle_timeout", "went silent mid-answer"]
     : ["upstream_unreachable", "is unreachable"]
-  return new UpstreamFailed({ status: 0, code: ours, message: `Upstream account '${account.name}' ${what}` })
+  // No account name: the message reaches the client; the failover log names the account.
+  return new UpstreamFailed({ status: 0, code: ours, message: `The upstream ${what}` })
 }
 
 const flatHeaders = (h: Record<string, string | Array<string> | undefined>): Record<string, string> => {
@@ -113,8 +121,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   private unwatchDrain: () => void = noop
 
   constructor(
-    private readonly account: Account,
     private readonly stream: boolean,
+    /** The largest JSON answer taken whole (a larger one fails, it is not buffered). */
+    private readonly maxBodyBytes: number,
     private readonly onDrainDeadline: (callback: () => void) => () => void
   ) {}
 
@@ -177,6 +186,12 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.waiting = undefined
       return waiting(Effect.succeed(Chunk.of(chunk)))
     }
+    if (!this.stream && this.heldBytes + chunk.byteLength > this.bodyLimit()) {
+      // An error answer keeps its first bytes (its message) and drops the rest as it comes; an
+      // answer too large to take whole ends the request, unbuffered.
+      if (this.status >= 300) return
+      return controller.abort(TOO_LARGE)
+    }
     this.held.push(chunk)
     this.heldBytes += chunk.byteLength
     if (this.stream && this.heldBytes > HIGH_WATER_BYTES && !this.paused) {
@@ -194,11 +209,16 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     if (this.abandoned) return
-    const failure = transportError(this.account, error)
+    const failure = transportError(error)
     this.ending = failure
     this.unwatchDrain()
     if (!this.handedOver) return this.handOver(Effect.fail(failure))
     this.wake()
+  }
+
+  /** How much of a JSON request's answer is kept: all of a success up to the limit, the start of an error. */
+  private bodyLimit(): number {
+    return this.status >= 300 ? ERROR_BODY_BYTES : this.maxBodyBytes
   }
 
   // -- the body, for the one who pulls it --
@@ -296,10 +316,10 @@ export const makeHttpUpstream = (
             const target = targetFor(account)
             if (target === undefined) {
               return Effect.fail(
-                new UpstreamFailed({ status: 0, code: "upstream_unreachable", message: `Upstream account '${account.name}' has an invalid base_url` })
+                new UpstreamFailed({ status: 0, code: "upstream_unreachable", message: "The upstream is unreachable (the account's base_url is invalid)" })
               )
             }
-            const exchange = new Exchange(account, req.stream, onDrainDeadline)
+            const exchange = new Exchange(req.stream, settings.maxUpstreamBodyBytes, onDrainDeadline)
             const call = Effect.async<UpstreamResponse, UpstreamFailed>((resume) => {
               exchange.start(agent, target, req, resume)
               // A client that leaves before the answer came aborts the upstream request.

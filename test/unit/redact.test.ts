@@ -1,0 +1,28 @@
+/** src/domain/redact.ts: credentials an upstream echoed never reach a client. */
+import { describe, expect, it } from "vitest"
+import { redactSecrets } from "../../src/domain/redact.js"
+
+describe("redactSecrets", () => {
+  it("removes the account's own key wherever it appears", () => {
+    const key = "upstream-key-0123456789abcdef"
+    expect(redactSecrets(`invalid header: authorization=${key}; retry with ${key}`, [key])).toBe(
+      "invalid header: authorization=[redacted]; retry with [redacted]"
+    )
+  })
+
+  it.each([
+    ["Invalid Authorization: Bearer eyJhbGciOi.J9abcDEF-ghi_123", "Invalid Authorization: Bearer [redacted]"],
+    ["bad key sk-proj-AbCdEfGhIjKlMnOpQrSt", "bad key [redacted]"],
+    ["bad key sk-ant-api03-AbCdEfGhIjKlMnOp-xyz", "bad key [redacted]"],
+    ["google AIzaSyA1234567890abcdefghijklmnopqrstu said no", "google [redacted] said no"],
+    [`{"x-api-key": "live_123456789", "model": "m"}`, `{"x-api-key": "[redacted]", "model": "m"}`],
+    ["api_key=abcdef123456&x=1", "api_key=[redacted]&x=1"]
+  ])("removes a credential shape: %s", (text, expected) => {
+    expect(redactSecrets(text)).toBe(expected)
+  })
+
+  it("leaves an ordinary message alone", () => {
+    const text = "max_output_tokens must be at most 128000; the model 'gpt-5.4' has a context window of 400000"
+    expect(redactSecrets(text, ["short"])).toBe(text)
+  })
+})
