@@ -6,6 +6,7 @@ import { Readable } from "node:stream"
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Stream } from "effect"
 import { InvalidRequest, RequestTooLarge } from "../../domain/errors.js"
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../domain/jsonDepth.js"
 
 /**
  * Past the limit the rest of a chunked body is still read and dropped: ending the read early makes
@@ -86,13 +87,27 @@ export const parseJson = (text: string): Effect.Effect<unknown, InvalidRequest> 
   if (text.trim() === "") {
     return Effect.fail(new InvalidRequest({ code: "invalid_json", message: "Request body is empty", param: null }))
   }
-  return Effect.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: (e) =>
-      new InvalidRequest({
-        code: "invalid_json",
-        message: `Failed to parse request body as JSON: ${(e as Error).message}`,
-        param: null
-      })
-  })
+  return Effect.flatMap(
+    Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (e) =>
+        new InvalidRequest({
+          code: "invalid_json",
+          message: `Failed to parse request body as JSON: ${(e as Error).message}`,
+          param: null
+        })
+    }),
+    // Nesting far past any real request would overflow the stack of the code that walks it
+    // (serialising, translating): refused here, whole, as the client's problem.
+    (json) =>
+      nestsDeeperThan(json, MAX_JSON_DEPTH)
+        ? Effect.fail(
+          new InvalidRequest({
+            code: "invalid_json",
+            message: `Request body nests deeper than ${MAX_JSON_DEPTH} levels`,
+            param: null
+          })
+        )
+        : Effect.succeed(json)
+  )
 }
