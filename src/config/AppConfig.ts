@@ -50,6 +50,12 @@ export interface SettingsShape {
   readonly upstreamFirstByteTimeoutMillis: number
   /** Longest silence between two chunks of an upstream answer before it counts as dead. */
   readonly upstreamIdleTimeoutMillis: number
+  /** How long a client may take to send its request headers (slow senders are cut). */
+  readonly headerTimeoutMillis: number
+  /** How long a client may take to send its whole request, body included. */
+  readonly bodyTimeoutMillis: number
+  /** Open client connections at most (0: no limit); more are refused by the socket. */
+  readonly maxConnections: number
   /** The largest JSON answer taken from an upstream; a larger one is a 502, never buffered whole. */
   readonly maxUpstreamBodyBytes: number
   /** Failover, cooldowns, sticky sessions, keep-alive, Redis leases (docs/scheduling.md). */
@@ -64,6 +70,9 @@ export const defaultSettings: SettingsShape = {
   upstreamConnectTimeoutMillis: 10_000,
   upstreamFirstByteTimeoutMillis: 300_000,
   upstreamIdleTimeoutMillis: 120_000,
+  headerTimeoutMillis: 30_000,
+  bodyTimeoutMillis: 60_000,
+  maxConnections: 0,
   maxUpstreamBodyBytes: 64 * 1024 * 1024,
   scheduling: defaultSchedulingSettings
 }
@@ -88,6 +97,9 @@ export class Settings extends Context.Tag("modelgate/Settings")<Settings, Settin
       upstreamIdleTimeoutMillis: Config.integer("UPSTREAM_IDLE_TIMEOUT_MS").pipe(
         Config.withDefault(defaultSettings.upstreamIdleTimeoutMillis)
       ),
+      headerTimeoutMillis: Config.integer("HEADER_TIMEOUT_MS").pipe(Config.withDefault(defaultSettings.headerTimeoutMillis)),
+      bodyTimeoutMillis: Config.integer("BODY_TIMEOUT_MS").pipe(Config.withDefault(defaultSettings.bodyTimeoutMillis)),
+      maxConnections: Config.integer("MAX_CONNECTIONS").pipe(Config.withDefault(defaultSettings.maxConnections)),
       maxUpstreamBodyBytes: Config.integer("MAX_UPSTREAM_BODY_BYTES").pipe(
         Config.withDefault(defaultSettings.maxUpstreamBodyBytes)
       ),

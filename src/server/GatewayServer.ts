@@ -12,12 +12,14 @@
  * Tracing spans are off unless asked for (`tracing: true`): the platform's tracer middleware costs
  * about 70 µs per request when on, and the gateway installs no tracer of its own.
  */
-import { createServer, type Server } from "node:http"
+import type { Server } from "node:http"
 import { HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Context, Effect, Layer } from "effect"
 import { Lifecycle } from "../services/lifecycle/Lifecycle.js"
+import { Settings } from "../config/AppConfig.js"
 import { makeGatewayApp } from "./app.js"
+import { makeNodeServer } from "./connections.js"
 import * as LeanNodeServer from "./leanNodeServer.js"
 
 export interface GatewayServerShape {
@@ -83,7 +85,7 @@ export class GatewayServer extends Context.Tag("modelgate/GatewayServer")<Gatewa
   /** The gateway served on `options` (port 0: a free one; GatewayServer says which). */
   static readonly layer = (options: ListenOptions) =>
     Layer.unwrapScoped(Effect.gen(function*() {
-      const server = createServer()
+      const server = makeNodeServer(yield* Settings)
       const closing = yield* shutdownHelpers(server)
       const serve = Layer.unwrapEffect(Effect.map(makeGatewayApp, (app) => HttpServer.serve(app)))
       const served = options.tracing === true ? serve : HttpMiddleware.withTracerDisabledWhen(serve, () => true)

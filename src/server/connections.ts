@@ -1,0 +1,52 @@
+/**
+ * What a node:http server gives clients before any route runs: how long they may take to send a
+ * request, how many connections may be open, and how a request the HTTP parser rejects is answered
+ * (431 for headers too large, 408 for a request too slow, 400 otherwise), in the error envelope
+ * with an `x-request-id`, where the socket still allows an answer.
+ */
+import { createServer, type Server } from "node:http"
+import type { Duplex } from "node:stream"
+import type { SettingsShape } from "../config/AppConfig.js"
+import { envelopeBody, type Envelope } from "../domain/envelope.js"
+import { newRequestId } from "../domain/ids.js"
+
+const refusalOf = (error: Error & { readonly code?: string }): Envelope => {
+  if (error.code === "HPE_HEADER_OVERFLOW") {
+    return { status: 431, type: "invalid_request_error", code: "headers_too_large", message: "Request headers are too large", param: null, noRetry: true }
+  }
+  if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    return { status: 408, type: "invalid_request_error", code: "request_timeout", message: "The request took too long to arrive", param: null }
+  }
+  return { status: 400, type: "invalid_request_error", code: "bad_request", message: "The request is not valid HTTP", param: null, noRetry: true }
+}
+
+const REASONS: Readonly<Record<number, string>> = { 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large" }
+
+/** Answers a request the parser refused, then closes the connection. */
+const answerParseError = (error: Error & { readonly code?: string }, socket: Duplex): void => {
+  // A socket the client reset, or one that can take nothing more, is only closed.
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const envelope = refusalOf(error)
+  const body = JSON.stringify(envelopeBody(envelope))
+  socket.end(
+    `HTTP/1.1 ${envelope.status} ${REASONS[envelope.status] ?? "Bad Request"}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`
+  )
+}
+
+/** A node:http server with the gateway's limits on its clients. */
+export const makeNodeServer = (settings: SettingsShape): Server => {
+  const server = createServer({
+    headersTimeout: settings.headerTimeoutMillis,
+    requestTimeout: settings.bodyTimeoutMillis,
+    // node checks both timeouts on this period (default 30 s, which would add up to 30 s to each).
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, settings.headerTimeoutMillis / 4))
+  })
+  if (settings.maxConnections > 0) server.maxConnections = settings.maxConnections
+  server.on("clientError", answerParseError)
+  return server
+}
