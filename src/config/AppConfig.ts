@@ -58,6 +58,8 @@ export interface SettingsShape {
   readonly maxConnections: number
   /** The largest JSON answer taken from an upstream; a larger one is a 502, never buffered whole. */
   readonly maxUpstreamBodyBytes: number
+  /** The largest upstream SSE event (image results are large); a larger one ends the stream. */
+  readonly maxSseEventBytes: number
   /** Failover, cooldowns, sticky sessions, keep-alive, Redis leases (docs/scheduling.md). */
   readonly scheduling: SchedulingSettings
 }
@@ -74,6 +76,7 @@ export const defaultSettings: SettingsShape = {
   bodyTimeoutMillis: 60_000,
   maxConnections: 0,
   maxUpstreamBodyBytes: 64 * 1024 * 1024,
+  maxSseEventBytes: 64 * 1024 * 1024,
   scheduling: defaultSchedulingSettings
 }
 
@@ -103,6 +106,7 @@ export class Settings extends Context.Tag("modelgate/Settings")<Settings, Settin
       maxUpstreamBodyBytes: Config.integer("MAX_UPSTREAM_BODY_BYTES").pipe(
         Config.withDefault(defaultSettings.maxUpstreamBodyBytes)
       ),
+      maxSseEventBytes: Config.integer("MAX_SSE_EVENT_BYTES").pipe(Config.withDefault(defaultSettings.maxSseEventBytes)),
       scheduling: schedulingConfig
     })
   )

@@ -54,7 +54,16 @@ const isBlank = (text: string): boolean => {
 }
 
 export class SseDecoder {
+  /** The text of the frame still open: grows by concatenation (cheap), is searched only when a chunk holds a frame end. */
   private buffer = ""
+  /** The buffer's bytes, about (for the event size limit). */
+  private bufferBytes = 0
+  /** The buffer ends with "\n": a chunk that starts with one ends a frame. */
+  private endsWithNewline = false
+  /** A "\r" at the very end of the last chunk, held: it may be the first half of a "\r\n". */
+  private heldCR = false
+  /** An event grew past the limit: the rest of the stream is not decoded. */
+  overflowed = false
   /**
    * node:string_decoder rather than TextDecoder: the same UTF-8 decoding (a character split
    * between chunks is held, invalid bytes become U+FFFD) for a quarter of the CPU on small chunks.
@@ -62,6 +71,9 @@ export class SseDecoder {
    */
   private readonly decoder = new StringDecoder("utf8")
   private atStart = true
+
+  /** `maxEventBytes`: the largest event taken; past it `overflowed` is set and decoding stops. */
+  constructor(private readonly maxEventBytes = Infinity) {}
 
   private decode(chunk: Uint8Array | undefined): string {
     let text = chunk === undefined ? this.decoder.end() : this.decoder.write(chunk)
@@ -72,32 +84,65 @@ export class SseDecoder {
     return text
   }
 
+  /**
+   * The frames this chunk completes. Linear in the bytes: a chunk that ends no frame is only
+   * appended (never rescanned with what came before), so a 16 MB event in 64 KB chunks costs
+   * what its bytes cost, not the square of them.
+   */
   push(chunk: Uint8Array): Array<SseFrame> {
-    let buffer = this.buffer + this.decode(chunk)
-    if (buffer.includes("\r")) {
+    if (this.overflowed) return []
+    let text = this.decode(chunk)
+    if (this.heldCR) {
+      text = "\r" + text
+      this.heldCR = false
+    }
+    if (text.includes("\r")) {
       // A "\r" at the very end may be the first half of a "\r\n" split across chunks: normalising
       // it now would turn that one line end into two (a blank line, a false frame end). Hold it.
-      const held = buffer.endsWith("\r")
-      buffer = (held ? buffer.slice(0, -1) : buffer).replace(/\r\n?/g, "\n") + (held ? "\r" : "")
+      if (text.endsWith("\r")) {
+        this.heldCR = true
+        text = text.slice(0, -1)
+      }
+      text = text.replace(/\r\n?/g, "\n")
     }
+    if (text === "") return []
+    const endsFrame = (this.endsWithNewline && text.charCodeAt(0) === 10) || text.includes("\n\n")
+    this.endsWithNewline = text.charCodeAt(text.length - 1) === 10
+    if (!endsFrame) {
+      this.buffer += text
+      this.bufferBytes += chunk.byteLength
+      if (this.bufferBytes > this.maxEventBytes) this.overflow()
+      return []
+    }
+    const buffer = this.buffer + text
     const frames: Array<SseFrame> = []
     let start = 0
     let end: number
     while ((end = buffer.indexOf("\n\n", start)) >= 0) {
       // Blank lines between frames: skipped here, so a frame's text starts at its first field.
       while (buffer.charCodeAt(start) === 10 && start < end) start++
-      const text = buffer.slice(start, end + 2)
+      const frameText = buffer.slice(start, end + 2)
       start = end + 2
-      if (!isBlank(text)) frames.push(parseFrame(text))
+      if (!isBlank(frameText)) frames.push(parseFrame(frameText))
     }
     this.buffer = start === 0 ? buffer : buffer.slice(start)
+    this.bufferBytes = this.buffer.length
+    if (this.bufferBytes > this.maxEventBytes) this.overflow()
     return frames
+  }
+
+  private overflow(): void {
+    this.overflowed = true
+    this.buffer = ""
+    this.bufferBytes = 0
   }
 
   /** A final frame without its blank line still counts (some servers end that way). */
   flush(): Array<SseFrame> {
-    const rest = (this.buffer + this.decode(undefined)).replace(/\r\n?/g, "\n").trim()
+    if (this.overflowed) return []
+    const rest = (this.buffer + (this.heldCR ? "\r" : "") + this.decode(undefined)).replace(/\r\n?/g, "\n").trim()
     this.buffer = ""
+    this.heldCR = false
     return rest === "" ? [] : [parseFrame(`${rest}\n\n`)]
   }
 }

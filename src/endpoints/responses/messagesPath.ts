@@ -10,6 +10,7 @@ import { newId } from "../../domain/ids.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
 import { parseUpstreamJson } from "../../domain/upstreamJson.js"
 import { json as jsonReply } from "../kit/reply.js"
+import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Quota } from "../../services/quota/Quota.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
@@ -30,6 +31,7 @@ const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> =>
 export const makeMessagesPlanner = Effect.gen(function*() {
   const quota = yield* Quota
   const lifecycle = yield* Lifecycle
+  const settings = yield* Settings
   const plan: Planner = (input) => {
     const { principal, request, requestId } = input
     const translation = responsesToMessages(request.body, { upstreamModel: request.model })
@@ -78,7 +80,7 @@ export const makeMessagesPlanner = Effect.gen(function*() {
         // A stream the upstream finished needs nothing more; otherwise it is closed as it stopped.
         finish: (early) =>
           finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }).map(encodeEvent).join("")
-      }, lifecycle.pastDrainDeadline)
+      }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
     }
 
     return Effect.succeed<PathPlan>({ build, json, stream, settle: settlement.settle })

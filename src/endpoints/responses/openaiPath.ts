@@ -12,6 +12,7 @@ import { fromResponsesUsage, parseUpstreamJson } from "../../domain/upstreamJson
 import type { TokenUsage } from "../../domain/usage.js"
 import { json as jsonReply, rawJson } from "../kit/reply.js"
 import { observe, upstreamLatency } from "../../observability/metrics.js"
+import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Quota } from "../../services/quota/Quota.js"
 import { readText, type UpstreamRequest } from "../../services/upstream/Upstream.js"
@@ -101,6 +102,7 @@ const UNFINISHED: StreamEnding = {
 export const makeOpenAIPlanner = Effect.gen(function*() {
   const quota = yield* Quota
   const lifecycle = yield* Lifecycle
+  const settings = yield* Settings
   const plan: Planner = (input) => {
     const { principal, request, requestId } = input
     const stripImages = !principal.group.allowImageGeneration
@@ -134,7 +136,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
         },
         // A complete stream already carries its terminal event; `finish` only adds one if not.
         finish: (early) => state.finish(early ?? UNFINISHED)
-      }, lifecycle.pastDrainDeadline)
+      }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
     }
 
     return Effect.succeed<PathPlan>({ build: buildRequest(input), json, stream, settle: settlement.settle })

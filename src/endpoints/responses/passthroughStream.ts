@@ -26,7 +26,26 @@ const IMAGE_ITEM = "image_generation_call"
 
 const TYPE = /"type"\s*:\s*"([^"]+)"/
 const SEQUENCE = /"sequence_number"\s*:\s*(\d+)/
-const DELTA = /"delta"\s*:\s*"((?:[^"\\]|\\.)*)"/
+/**
+ * The length of the JSON string value of `"delta"` in `data` (escapes counted as written), by a
+ * plain scan: a regular expression over a delta of several MB overflowed the regex engine's stack
+ * and killed the stream. 0 when there is none.
+ */
+const deltaLength = (data: string): number => {
+  const key = data.indexOf(`"delta"`)
+  if (key < 0) return 0
+  let at = key + 7
+  while (at < data.length && (data.charCodeAt(at) === 32 || data.charCodeAt(at) === 58 /* ":" */)) at++
+  if (data.charCodeAt(at) !== 34 /* '"' */) return 0
+  const start = ++at
+  while (at < data.length) {
+    const c = data.charCodeAt(at)
+    if (c === 92 /* "\\" */) at += 2
+    else if (c === 34) return at - start
+    else at++
+  }
+  return 0
+}
 
 export interface StreamEnding {
   readonly code: string
@@ -77,7 +96,7 @@ export class PassthroughStream {
       return frame.text
     }
     if (type === undefined || !LIFECYCLE.has(type)) {
-      if (type?.endsWith(".delta")) this.outputChars += DELTA.exec(frame.data)?.[1]?.length ?? 0
+      if (type?.endsWith(".delta")) this.outputChars += deltaLength(frame.data)
       return frame.text
     }
     const event = parse(frame.data)

@@ -53,15 +53,17 @@ const writeLast = (text: string): Relay => writeThen(text, Channel.void)
 
 /**
  * The client's SSE body for an upstream SSE body. `pastDrainDeadline` says whether running streams
- * must end now (shutdown; Lifecycle).
+ * must end now (shutdown; Lifecycle); an upstream event larger than `maxEventBytes` ends the
+ * stream with `response.failed` (`upstream_error`) rather than growing the gateway's memory.
  */
 export const relaySse = (
   body: Stream.Stream<Uint8Array, UpstreamFailed>,
   rewrite: FrameRewrite,
-  pastDrainDeadline: () => boolean
+  pastDrainDeadline: () => boolean,
+  maxEventBytes = Infinity
 ): Stream.Stream<Uint8Array> =>
   Stream.suspend(() => {
-    const decoder = new SseDecoder()
+    const decoder = new SseDecoder(maxEventBytes)
 
     /** The last element: the closing frames, after what the upstream still owed (`tail`). */
     const close = (early: EarlyEnd | undefined, tail = ""): Relay => {
@@ -81,6 +83,9 @@ export const relaySse = (
           for (const read of reads) text += rewrite.frames(decoder.push(read))
         } catch (defect) {
           return broken(defect)
+        }
+        if (decoder.overflowed) {
+          return writeThen(text, close({ code: "upstream_error", message: `An upstream event is larger than MAX_SSE_EVENT_BYTES (${maxEventBytes} bytes)` }))
         }
         return writeThen(text, relay)
       },
