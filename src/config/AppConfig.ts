@@ -56,6 +56,8 @@ export interface SettingsShape {
   readonly bodyTimeoutMillis: number
   /** Open client connections at most (0: no limit); more are refused by the socket. */
   readonly maxConnections: number
+  /** How long a stream may wait for a client that takes nothing before it is cut (0: for ever). */
+  readonly streamWriteTimeoutMillis: number
   /** The largest JSON answer taken from an upstream; a larger one is a 502, never buffered whole. */
   readonly maxUpstreamBodyBytes: number
   /** The largest upstream SSE event (image results are large); a larger one ends the stream. */
@@ -75,6 +77,7 @@ export const defaultSettings: SettingsShape = {
   headerTimeoutMillis: 30_000,
   bodyTimeoutMillis: 60_000,
   maxConnections: 0,
+  streamWriteTimeoutMillis: 30_000,
   maxUpstreamBodyBytes: 64 * 1024 * 1024,
   maxSseEventBytes: 64 * 1024 * 1024,
   scheduling: defaultSchedulingSettings
@@ -105,6 +108,9 @@ export class Settings extends Context.Tag("modelgate/Settings")<Settings, Settin
       maxConnections: Config.integer("MAX_CONNECTIONS").pipe(Config.withDefault(defaultSettings.maxConnections)),
       maxUpstreamBodyBytes: Config.integer("MAX_UPSTREAM_BODY_BYTES").pipe(
         Config.withDefault(defaultSettings.maxUpstreamBodyBytes)
+      ),
+      streamWriteTimeoutMillis: Config.integer("STREAM_WRITE_TIMEOUT_MS").pipe(
+        Config.withDefault(defaultSettings.streamWriteTimeoutMillis)
       ),
       maxSseEventBytes: Config.integer("MAX_SSE_EVENT_BYTES").pipe(Config.withDefault(defaultSettings.maxSseEventBytes)),
       scheduling: schedulingConfig

@@ -85,7 +85,8 @@ export class GatewayServer extends Context.Tag("modelgate/GatewayServer")<Gatewa
   /** The gateway served on `options` (port 0: a free one; GatewayServer says which). */
   static readonly layer = (options: ListenOptions) =>
     Layer.unwrapScoped(Effect.gen(function*() {
-      const server = makeNodeServer(yield* Settings)
+      const settings = yield* Settings
+      const server = makeNodeServer(settings)
       const closing = yield* shutdownHelpers(server)
       const serve = Layer.unwrapEffect(Effect.map(makeGatewayApp, (app) => HttpServer.serve(app)))
       const served = options.tracing === true ? serve : HttpMiddleware.withTracerDisabledWhen(serve, () => true)
@@ -93,7 +94,7 @@ export class GatewayServer extends Context.Tag("modelgate/GatewayServer")<Gatewa
       // middleware makes them), else the lean one (the same HttpServer contract, less per request).
       const listening = options.tracing === true
         ? NodeHttpServer.layer(() => server, { port: options.port, host: options.host })
-        : LeanNodeServer.layer(() => server, { port: options.port, host: options.host })
+        : LeanNodeServer.layer(() => server, { port: options.port, host: options.host, writeStallMillis: settings.streamWriteTimeoutMillis })
       return Layer.mergeAll(served, closing, Layer.effect(GatewayServer, addressOf)).pipe(Layer.provide(listening))
     }))
 

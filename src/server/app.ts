@@ -17,6 +17,7 @@ import { newRequestId } from "../domain/ids.js"
 import { currentRequestId, pathOf } from "../endpoints/kit/request.js"
 import { AccessLog } from "../observability/accessLog.js"
 import { recordRequest } from "../observability/metrics.js"
+import { writeStallFiberId } from "./leanNodeServer.js"
 import { makeRouter, refusal, routeName } from "./router.js"
 
 type Refused = GatewayError | RouteRefused | HttpServerError.RouteNotFound
@@ -62,7 +63,10 @@ export const makeGatewayApp = Effect.gen(function*() {
       // stream cut short with a success of its own.
       const logged = Scope.addFinalizer(scope,
         Effect.descriptorWith((fiber) => {
-          if (HashSet.size(fiber.interruptors) > 0) {
+          if (HashSet.has(fiber.interruptors, writeStallFiberId)) {
+            status = 499
+            code = "client_write_timeout"
+          } else if (HashSet.size(fiber.interruptors) > 0) {
             status = 499
             code = "client_closed_request"
           }

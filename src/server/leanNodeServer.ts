@@ -38,7 +38,7 @@ import {
   UrlParams
 } from "@effect/platform"
 import { NodeMultipart, NodeStream } from "@effect/platform-node"
-import { Cause, Context, Effect, FiberRef, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
+import { Cause, Context, Effect, FiberId, FiberRef, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
 
 const requestError = (request: HttpServerRequest.HttpServerRequest) => (cause: unknown) =>
   new HttpServerError.RequestError({ request, reason: "Decode", cause })
@@ -132,20 +132,51 @@ const headersOf = (response: HttpServerResponse.HttpServerResponse): Record<stri
   return headers
 }
 
-/** Waits until the socket wants more (a client reading slowly holds its own stream back). */
-const drained = (res: ServerResponse) =>
-  Effect.async<void>((resume) => {
-    const go = () => resume(Effect.void)
-    res.once("drain", go)
-    return Effect.sync(() => void res.off("drain", go))
-  })
+/** The fiber id a request is interrupted with when its client stopped reading (`writeStallMillis`). */
+export const writeStallFiberId = FiberId.make(-2, 0)
+
+export interface LeanServerOptions {
+  readonly port: number
+  readonly host: string
+  /**
+   * How long a Stream body may wait for a client that does not read (its socket full) before the
+   * connection is cut and the request interrupted as `writeStallFiberId`; 0 waits for ever.
+   */
+  readonly writeStallMillis?: number
+}
+
+/**
+ * Waits until the socket wants more (a client reading slowly holds its own stream back); a client
+ * that takes nothing for `stallMillis` is cut, and its request interrupted.
+ */
+const drained = (res: ServerResponse, stallMillis: number) =>
+  Effect.withFiberRuntime<void>((fiber) =>
+    Effect.async<void>((resume) => {
+      const go = () => {
+        clearTimeout(timer)
+        resume(Effect.void)
+      }
+      const timer = stallMillis > 0
+        ? setTimeout(() => {
+          res.off("drain", go)
+          fiber.unsafeInterruptAsFork(writeStallFiberId)
+          res.destroy()
+        }, stallMillis)
+        : undefined
+      res.once("drain", go)
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        res.off("drain", go)
+      })
+    })
+  )
 
 /**
  * A Stream body, pulled in the request's Scope: each Chunk is written as it comes, and the next
  * pulled once the socket has room. A failure ends the response where it stands (the gateway's
  * streams never fail: they close themselves with a terminal event).
  */
-const writeStream = <E>(res: ServerResponse, stream: Stream.Stream<Uint8Array, E>, scope: Scope.Scope) =>
+const writeStream = <E>(res: ServerResponse, stream: Stream.Stream<Uint8Array, E>, scope: Scope.Scope, stallMillis: number) =>
   Effect.flatMap(Scope.extend(Stream.toPull(stream), scope), (pull) => {
     const next: Effect.Effect<void, E> = Effect.matchCauseEffect(pull, {
       onFailure: (cause) => {
@@ -156,7 +187,7 @@ const writeStream = <E>(res: ServerResponse, stream: Stream.Stream<Uint8Array, E
       onSuccess: (chunk) => {
         let room = true
         for (const bytes of chunk) room = res.write(bytes)
-        return room ? next : Effect.zipRight(drained(res), next)
+        return room ? next : Effect.zipRight(drained(res, stallMillis), next)
       }
     })
     return next
@@ -166,7 +197,8 @@ const write = (
   request: HttpServerRequest.HttpServerRequest,
   res: ServerResponse,
   response: HttpServerResponse.HttpServerResponse,
-  scope: Scope.Scope
+  scope: Scope.Scope,
+  stallMillis: number
 ): Effect.Effect<void, unknown> => {
   if (res.writableEnded) return Effect.void
   res.writeHead(response.status, headersOf(response))
@@ -192,7 +224,7 @@ const write = (
         res.end(Buffer.from(await encoded.arrayBuffer()))
       })
     case "Stream":
-      return Effect.interruptible(writeStream(res, body.stream, scope))
+      return Effect.interruptible(writeStream(res, body.stream, scope, stallMillis))
   }
 }
 
@@ -208,13 +240,13 @@ const endAfterFailure = (res: ServerResponse, cause: Cause.Cause<unknown>) =>
  * Serves one request: `app` with the request and a fresh Scope in its context, then its answer
  * (or the platform's answer for its failure) written, then the Scope closed with how it went.
  */
-const handler = <E, R>(app: HttpApp.Default<E, R>) =>
+const handler = <E, R>(app: HttpApp.Default<E, R>, stallMillis: number) =>
   (request: NodeRequest, res: ServerResponse): Effect.Effect<void, never, Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope>> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Scope.make(), (scope) => {
         const answered = Effect.flatMap(
           Effect.catchAllCause(app, (cause) => Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => Effect.succeed(response))),
-          (response) => write(request, res, response, scope)
+          (response) => write(request, res, response, scope, stallMillis)
         ).pipe(Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : endAfterFailure(res, cause)))
         const inContext = FiberRef.update(FiberRef.currentContext, (context) => {
           const map = new Map(context.unsafeMap)
@@ -235,7 +267,7 @@ const handler = <E, R>(app: HttpApp.Default<E, R>) =>
  */
 export const make = (
   evaluate: () => Server,
-  options: { readonly port: number; readonly host: string }
+  options: LeanServerOptions
 ): Effect.Effect<HttpServer.HttpServer, HttpServerError.ServeError, Scope.Scope> =>
   Effect.gen(function*() {
     const server = evaluate()
@@ -256,7 +288,10 @@ export const make = (
       serve: <E, R>(app: HttpApp.Default<E, R>, middleware?: HttpMiddleware.HttpMiddleware) =>
         Effect.gen(function*() {
           const run = Runtime.runFork(yield* Effect.runtime<Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope>>())
-          const serveOne = handler(middleware === undefined ? app : (middleware(app) as HttpApp.Default<E, R>))
+          const serveOne = handler(
+            middleware === undefined ? app : (middleware(app) as HttpApp.Default<E, R>),
+            options.writeStallMillis ?? 0
+          )
           const onRequest = (req: IncomingMessage, res: ServerResponse) => {
             const fiber = run(serveOne(new NodeRequest(req), res))
             res.once("close", () => {
@@ -270,5 +305,5 @@ export const make = (
   })
 
 /** The lean HttpServer as a layer. */
-export const layer = (evaluate: () => Server, options: { readonly port: number; readonly host: string }) =>
+export const layer = (evaluate: () => Server, options: LeanServerOptions) =>
   Layer.scoped(HttpServer.HttpServer, make(evaluate, options))
