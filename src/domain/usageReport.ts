@@ -78,19 +78,16 @@ export const usageReport = (s: UsageSnapshot, now: Date) => {
     isValid: status === "active",
     ...(s.key.expiresAt !== undefined ? { expires_at: s.key.expiresAt.toISOString() } : {}),
     usage: { today: wireTotals(s.today), total: wireTotals(s.total) },
-    ...(s.byModel.length > 0
-      ? {
-        model_stats: [...s.byModel]
-          .sort((a, b) =>
-            (b.totals.inputTokens + b.totals.outputTokens) - (a.totals.inputTokens + a.totals.outputTokens) ||
-            a.model.localeCompare(b.model)
-          )
-          .map(({ model, totals }) => {
-            const { cache_creation_tokens: _c, cache_read_tokens: _r, ...rest } = wireTotals(totals)
-            return { model, ...rest }
-          })
-      }
-      : {})
+    // Always an array (empty when the range has no usage): clients iterate it without a check.
+    model_stats: [...s.byModel]
+      .sort((a, b) =>
+        (b.totals.inputTokens + b.totals.outputTokens) - (a.totals.inputTokens + a.totals.outputTokens) ||
+        a.model.localeCompare(b.model)
+      )
+      .map(({ model, totals }) => {
+        const { cache_creation_tokens: _c, cache_read_tokens: _r, ...rest } = wireTotals(totals)
+        return { model, ...rest }
+      })
   }
   if (hasQuota) {
     const limit = microsToUsd(s.key.quotaMicros!)

@@ -28,12 +28,14 @@ export const makeUsageHandler = Effect.gen(function*() {
     const principal = yield* authenticate(keys, request, { allowExpired: true })
     const params = new URLSearchParams(request.url.split("?")[1] ?? "")
     const now = new Date()
-    const to = (yield* dayParam(params, "end_date")) ?? dayOf(now)
+    const end = yield* dayParam(params, "end_date")
+    const to = end ?? dayOf(now)
     const from = (yield* dayParam(params, "start_date")) ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1))
     if (from > to) {
       return yield* new InvalidRequest({
         code: "invalid_date",
-        message: "start_date must not be after end_date",
+        // Without an end_date the range ends today: say what is wrong with the date given.
+        message: end === undefined ? `start_date must not be in the future (today is ${to})` : "start_date must not be after end_date",
         param: "start_date"
       })
     }

@@ -93,11 +93,13 @@ describe("key concurrency", () => {
       status: 429,
       type: "rate_limit_error",
       code: "too_many_pending_requests",
-      message: "Too many pending requests, please retry later"
+      message: "Too many pending requests for this user's keys together, please retry later"
     })
 
     const waited = await second
-    expectEnvelope(waited, { status: 429, type: "rate_limit_error", code: "concurrency_limit_exceeded" })
+    const timedOut = expectEnvelope(waited, { status: 429, type: "rate_limit_error", code: "concurrency_limit_exceeded" })
+    // The refusal names the limit that was hit: here the user's, shared by their keys.
+    expect(timedOut.message).toContain("this user's keys together")
     expect(Date.now() - secondStarted).toBeGreaterThanOrEqual(280)
     expect(Number(waited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
 

@@ -8,6 +8,7 @@ import { startGateway, type TestGateway } from "../support/gateway.js"
 import { call, expectEnvelope } from "./helpers.js"
 
 const K = {
+  images: "sk-models-images-0001",
   listed: "sk-models-listed-0001",
   mapped: "sk-models-mapped-0002",
   plain: "sk-models-plain-0003",
@@ -20,6 +21,7 @@ const config = {
     { name: "listed", platform: "openai", models: ["gpt-5.4-mini", "gpt-5.4"] },
     { name: "mapped", platform: "openai" },
     { name: "plain", platform: "openai" },
+    { name: "images", platform: "openai", allow_image_generation: true },
     { name: "an", platform: "anthropic" }
   ],
   users: [{ name: "alice", balance_usd: 10 }],
@@ -27,6 +29,7 @@ const config = {
     { key: K.listed, user: "alice", group: "listed" },
     { key: K.mapped, user: "alice", group: "mapped" },
     { key: K.plain, user: "alice", group: "plain" },
+    { key: K.images, user: "alice", group: "images" },
     { key: K.anthropic, user: "alice", group: "an" }
   ],
   accounts: [
@@ -35,7 +38,7 @@ const config = {
     { name: "sim-mapped-2", platform: "openai", kind: "simulator", groups: ["mapped"], model_mapping: { "gpt-c": "c", "gpt-a": "a2" } },
     // Another platform's account in the same group name does not count.
     { name: "sim-an", platform: "anthropic", kind: "simulator", groups: ["an", "mapped"], model_mapping: { "claude-x": "y" } },
-    { name: "sim-plain", platform: "openai", kind: "simulator", groups: ["plain"] }
+    { name: "sim-plain", platform: "openai", kind: "simulator", groups: ["plain", "images"] }
   ]
 }
 
@@ -77,11 +80,16 @@ describe("GET /v1/models", () => {
     expect((await list(K.mapped)).data.map((m) => m.id)).toEqual(["gpt-a", "gpt-b", "gpt-c"])
   })
 
-  it("a group with neither: the platform's default list", async () => {
-    expect((await list(K.plain)).data.map((m) => m.id)).toEqual([...defaultModels.openai])
+  it("a group with neither: the platform's default list, less image models for a group without image generation", async () => {
+    expect((await list(K.plain)).data.map((m) => m.id)).toEqual(defaultModels.openai.filter((m) => !m.startsWith("gpt-image-")))
     const anthropic = await list(K.anthropic)
     expect(anthropic.data.map((m) => m.id)).toEqual(["claude-x"])
     expect(anthropic.data.every((m) => m.owned_by === "anthropic")).toBe(true)
+  })
+
+  it("a group that may generate images lists the image models too", async () => {
+    expect((await list(K.images)).data.map((m) => m.id)).toEqual([...defaultModels.openai])
+    expect(defaultModels.openai.some((m) => m.startsWith("gpt-image-"))).toBe(true)
   })
 
   it("/antigravity/models: the antigravity default list whatever the key's group", async () => {

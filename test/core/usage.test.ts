@@ -147,7 +147,8 @@ describe("GET /v1/usage", () => {
   it("keys count separately, even when they share a visible prefix", async () => {
     const idle = await usage(IDLE_KEY)
     expect(idle.usage.total.requests).toBe(0)
-    expect(idle.model_stats ?? []).toEqual([])
+    // Always an array, empty when there is no usage: clients iterate it without a check.
+    expect(idle.model_stats).toEqual([])
   })
 
   it("start_date/end_date select the model_stats days (inclusive)", async () => {
@@ -155,7 +156,7 @@ describe("GET /v1/usage", () => {
     const inRange = await usage(QUOTA_KEY, `?start_date=${today}&end_date=${today}`)
     expect((inRange.model_stats ?? []).length).toBe(2)
     const past = await usage(QUOTA_KEY, "?start_date=2020-01-01&end_date=2020-01-31")
-    expect(past.model_stats ?? []).toEqual([])
+    expect(past.model_stats).toEqual([])
     // The totals do not depend on the range.
     expect(past.usage.total.requests).toBe(inRange.usage.total.requests)
   })
@@ -165,6 +166,12 @@ describe("GET /v1/usage", () => {
       const res = await call(gw.url, `/v1/usage${query}`, { key: QUOTA_KEY })
       expectEnvelope(res, { status: 400, type: "invalid_request_error", code: "invalid_date" })
     }
+  })
+
+  it("a lone start_date in the future says so", async () => {
+    const res = await call(gw.url, "/v1/usage?start_date=2999-01-01", { key: QUOTA_KEY })
+    const error = expectEnvelope(res, { status: 400, type: "invalid_request_error", code: "invalid_date", param: "start_date" })
+    expect(error.message).toContain("future")
   })
 
   it("end_date before start_date is a 400", async () => {

@@ -53,10 +53,10 @@ describe("validateResponsesBody", () => {
   it("previous_response_id: message-like ids vs anything else", () => {
     const asMessage = "previous_response_id must be a response.id (resp_*), not a message id"
     const v2 = "previous_response_id is only supported on Responses WebSocket v2"
-    for (const id of ["msg_1", "message_abc", "item_x", "chatcmpl_y", " msg_1 ", "Msg_ABC"]) {
+    for (const id of ["msg_1", "message_abc", "item_x", "chatcmpl_y", " msg_1 ", "Msg_ABC", "chatcmpl-9abc", "msg-1", "msg_a.b"]) {
       expect(failure({ model: "m", previous_response_id: id }).message).toBe(asMessage)
     }
-    for (const id of ["resp_1", "resp_msg_1", "msg-1", "msg_", "x", 7, { id: "resp_1" }, ["resp_1"]]) {
+    for (const id of ["resp_1", "resp_msg_1", "msg_", "msg-", "msgs_1", "x", 7, { id: "resp_1" }, ["resp_1"]]) {
       expect(failure({ model: "m", previous_response_id: id }).message).toBe(v2)
     }
     for (const id of [null, "", "   "]) expect(success({ model: "m", previous_response_id: id }).model).toBe("m")

@@ -9,16 +9,22 @@ import { type Account, accountServes, type Group } from "../../domain/model.js"
  * /v1/models: the group's configured list, else the union of its accounts' model mappings, else the
  * platform's default list.
  */
+/** An image model (`gpt-image-*`): calling one is image generation. */
+export const isImageModel = (model: string): boolean => model.trim().toLowerCase().startsWith("gpt-image-")
+
 export const listedModels = (
   group: Group,
   accounts: ReadonlyArray<Account>,
   defaults: Readonly<Record<Platform, ReadonlyArray<string>>>
 ): ReadonlyArray<string> => {
-  if (group.models !== undefined && group.models.length > 0) return group.models
+  // Only what the key can call: no image model for a group that may not generate images.
+  const callable = (models: ReadonlyArray<string>) =>
+    group.allowImageGeneration ? models : models.filter((m) => !isImageModel(m))
+  if (group.models !== undefined && group.models.length > 0) return callable(group.models)
   const mapped = new Set<string>()
   for (const a of accounts) for (const m of Object.keys(a.modelMapping ?? {})) mapped.add(m)
-  if (mapped.size > 0) return [...mapped].sort()
-  return defaults[group.platform]
+  if (mapped.size > 0) return callable([...mapped].sort())
+  return callable(defaults[group.platform])
 }
 
 /**
@@ -102,7 +108,7 @@ const choiceSelectsImage = (choice: unknown): boolean => {
  */
 export const wantsImageGeneration = (body: Record<string, unknown>): boolean => {
   const model = body["model"]
-  if (typeof model === "string" && model.trim().toLowerCase().startsWith("gpt-image-")) return true
+  if (typeof model === "string" && isImageModel(model)) return true
   const tools = body["tools"]
   if (Array.isArray(tools) && tools.some(isImageTool)) return true
   if (choiceSelectsImage(body["tool_choice"])) return true

@@ -356,7 +356,8 @@ export interface ResponsesRequest {
 // Refusals
 // ---------------------------------------------------------------------------------------------
 
-const MESSAGE_ID = /^(msg|message|item|chatcmpl)_[a-z0-9_-]{1,256}$/
+// The separator and the rest as message-like ids come: `msg_…`, `chatcmpl-…`, `msg_a.b`.
+const MESSAGE_ID = /^(msg|message|item|chatcmpl)[_-][a-z0-9_.-]{1,256}$/
 
 const previousResponseRefusal = (previous: unknown): InvalidRequest => {
   const id = (typeof previous === "string" ? previous : JSON.stringify(previous) ?? String(previous)).trim()

@@ -16,8 +16,8 @@ import { verdictFor } from "./verdict.js"
 
 
 
-const tooManyPending = () =>
-  new RateLimited({ code: "too_many_pending_requests", message: "Too many pending requests, please retry later" })
+const tooManyPending = (who: string) =>
+  new RateLimited({ code: "too_many_pending_requests", message: `Too many pending requests for ${who}, please retry later` })
 
 const waitedTooLong = (who: string, waitMillis: number) =>
   new RateLimited({
@@ -74,7 +74,7 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
 
   const slotTicket = (who: string) => (entry: Entry): Effect.Effect<SlotTicket, RateLimited> => {
     if (entry._tag === "Granted") return Effect.succeed(GRANTED_SLOT)
-    if (entry._tag === "Full") return Effect.fail(tooManyPending())
+    if (entry._tag === "Full") return Effect.fail(tooManyPending(who))
     const wait = Effect.flatMap(
       entry.wait(options.slotWaitMillis),
       (held) => (held ? Effect.void : Effect.fail(waitedTooLong(who, options.slotWaitMillis)))
@@ -82,7 +82,9 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
     return Effect.succeed({ _tag: "Queued", wait })
   }
 
+  // The refusal names the limit that was hit: the key's own, or the user's across their keys.
   const keySlot = slotTicket("this API key")
+  const userSlot = slotTicket("this user's keys together")
   const accountSlot = slotTicket("the upstream accounts")
 
   const report: SchedulerShape["report"] = (account, outcome, session) => {
@@ -149,7 +151,7 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
       const [pool, limit] = p.key.concurrency !== undefined
         ? [`key:${p.key.id}`, p.key.concurrency]
         : [`user:${p.user.name}`, p.user.concurrency]
-      return Effect.flatMap(store.enter(pool, limit, options.slotQueueLimit, undefined), keySlot)
+      return Effect.flatMap(store.enter(pool, limit, options.slotQueueLimit, undefined), p.key.concurrency !== undefined ? keySlot : userSlot)
     },
 
     // Plain flatMaps, not a generator: this runs on every request, and with the in-process store
@@ -176,7 +178,7 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
         const queueForBest = Effect.flatMap(
           store.enter(accountPool(best.account.name), best.account.concurrency, policy.accountQueueLimit, onGrant(best.account)),
           (entry): Effect.Effect<AccountTicket, RateLimited> => {
-            if (entry._tag === "Full") return Effect.fail(tooManyPending())
+            if (entry._tag === "Full") return Effect.fail(tooManyPending("the upstream accounts"))
             return Effect.map(accountSlot(entry), (ticket): AccountTicket =>
               ticket._tag === "Granted"
                 ? { _tag: "Granted", account: best.account, release: entry.release }
