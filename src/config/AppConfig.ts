@@ -2,7 +2,7 @@
  * The resolved configuration (groups, users, keys, accounts) and the process settings, as services,
  * so that tests hand in their own and main reads the file/environment once at start.
  */
-import { Config, Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import type { ConfigError } from "./load.js"
 import { DEMO_KEY, demoConfig } from "./demo.js"
 import { configPathFrom, decodeConfig, loadConfigFile } from "./load.js"
@@ -56,6 +56,8 @@ export interface SettingsShape {
   readonly bodyTimeoutMillis: number
   /** Open client connections at most (0: no limit); more are refused by the socket. */
   readonly maxConnections: number
+  /** When set, GET /metrics answers only `Authorization: Bearer <token>`. */
+  readonly metricsToken: Redacted.Redacted<string> | undefined
   /** How long a stream may wait for a client that takes nothing before it is cut (0: for ever). */
   readonly streamWriteTimeoutMillis: number
   /** The largest JSON answer taken from an upstream; a larger one is a 502, never buffered whole. */
@@ -77,6 +79,7 @@ export const defaultSettings: SettingsShape = {
   headerTimeoutMillis: 30_000,
   bodyTimeoutMillis: 60_000,
   maxConnections: 0,
+  metricsToken: undefined,
   streamWriteTimeoutMillis: 30_000,
   maxUpstreamBodyBytes: 64 * 1024 * 1024,
   maxSseEventBytes: 64 * 1024 * 1024,
@@ -108,6 +111,9 @@ export class Settings extends Context.Tag("modelgate/Settings")<Settings, Settin
       maxConnections: Config.integer("MAX_CONNECTIONS").pipe(Config.withDefault(defaultSettings.maxConnections)),
       maxUpstreamBodyBytes: Config.integer("MAX_UPSTREAM_BODY_BYTES").pipe(
         Config.withDefault(defaultSettings.maxUpstreamBodyBytes)
+      ),
+      metricsToken: Config.option(Config.redacted("METRICS_TOKEN")).pipe(
+        Config.map((token) => Option.getOrUndefined(Option.filter(token, (t) => Redacted.value(t) !== "")))
       ),
       streamWriteTimeoutMillis: Config.integer("STREAM_WRITE_TIMEOUT_MS").pipe(
         Config.withDefault(defaultSettings.streamWriteTimeoutMillis)

@@ -2,17 +2,32 @@
  * The operator's endpoints: GET /health (liveness) and GET /metrics (Prometheus text of every Effect
  * metric in the process, the scheduler's slot gauges read at scrape time).
  */
-import { Effect, Metric, MetricLabel, MetricState } from "effect"
+import { randomBytes, timingSafeEqual } from "node:crypto"
+import { Effect, Metric, MetricLabel, MetricState, Redacted } from "effect"
+import { Unauthenticated } from "../domain/errors.js"
 import type { SchedulerShape } from "../services/scheduler/Scheduler.js"
 import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
 import { json } from "./kit/reply.js"
-import { HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 
 const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
 
 const labels = (tags: ReadonlyArray<{ key: string; value: string }>, extra?: readonly [string, string]) => {
   const all = extra ? [...tags.map((t) => [t.key, t.value] as const), extra] : tags.map((t) => [t.key, t.value] as const)
   return all.length === 0 ? "" : `{${all.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}}`
+}
+
+/**
+ * A key's label: its configured name, or, for a key without one (whose id is derived from its
+ * hash), a random alias kept for the process: a hash prefix in a public scrape would let anyone
+ * test guesses of weak keys offline.
+ */
+const keyAliases = new Map<string, string>()
+const keyLabel = (id: string): string => {
+  if (!/^key-[0-9a-f]{16}$/.test(id)) return id
+  let alias = keyAliases.get(id)
+  if (alias === undefined) keyAliases.set(id, alias = `key-${randomBytes(6).toString("hex")}`)
+  return alias
 }
 
 /** Pools already reported: one that has since gone quiet (or vanished from Redis) is reported as 0. */
@@ -31,9 +46,11 @@ const collectSlotGauges = (scheduler: SchedulerShape) =>
       return Effect.forEach(seen, ([pool, { inUse, waiting }]) => {
         reportedPools.add(pool)
         const at = pool.indexOf(":")
+        const kind = at < 0 ? "other" : pool.slice(0, at)
+        const name = at < 0 ? pool : pool.slice(at + 1)
         const tags = [
-          MetricLabel.make("kind", at < 0 ? "other" : pool.slice(0, at)),
-          MetricLabel.make("name", at < 0 ? pool : pool.slice(at + 1))
+          MetricLabel.make("kind", kind),
+          MetricLabel.make("name", kind === "key" ? keyLabel(name) : name)
         ]
         return Effect.zipRight(
           Metric.set(Metric.taggedWithLabels(slotsInUse, tags), inUse),
@@ -82,5 +99,21 @@ export const prometheusText = (scheduler: SchedulerShape) => Effect.zipRight(col
 
 export const health = Effect.succeed(json({ status: "ok" }))
 
-export const metrics = (scheduler: SchedulerShape) =>
-  Effect.map(prometheusText(scheduler), (body) => HttpServerResponse.text(body, { contentType: "text/plain; version=0.0.4" }))
+/**
+ * GET /metrics; with a token (METRICS_TOKEN), only for `Authorization: Bearer <token>` (401 in the
+ * envelope otherwise), so the scrape can be exposed where the API is.
+ */
+export const metrics = (scheduler: SchedulerShape, token: Redacted.Redacted<string> | undefined) => {
+  const render = Effect.map(
+    prometheusText(scheduler),
+    (body) => HttpServerResponse.text(body, { contentType: "text/plain; version=0.0.4" })
+  )
+  if (token === undefined) return render
+  const expected = Buffer.from(`Bearer ${Redacted.value(token)}`)
+  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const given = Buffer.from(request.headers["authorization"] ?? "")
+    return given.length === expected.length && timingSafeEqual(given, expected)
+      ? render
+      : Effect.fail(new Unauthenticated({ code: "invalid_api_key", message: "This metrics endpoint needs its bearer token" }))
+  })
+}

@@ -12,6 +12,7 @@ import { makeModelsHandlers } from "../endpoints/models.js"
 import { health, metrics } from "../endpoints/ops.js"
 import { makeUsageHandler } from "../endpoints/usage.js"
 import { makeResponsesHandler } from "../endpoints/responses/handler.js"
+import { Settings } from "../config/AppConfig.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
 
 /** The paths that serve the Responses API; each also serves its subpaths (`<path>/...`). */
@@ -70,12 +71,13 @@ export const makeRouter = Effect.gen(function*() {
   const { antigravityModels, models } = yield* makeModelsHandlers
   const usage = yield* makeUsageHandler
   const scheduler = yield* Scheduler
+  const settings = yield* Settings
   let router: HttpRouter.HttpRouter<GatewayError | RouteRefused> = HttpRouter.empty.pipe(
     HttpRouter.get("/v1/models", models),
     HttpRouter.get("/antigravity/models", antigravityModels),
     HttpRouter.get("/v1/usage", usage),
     HttpRouter.get("/health", health),
-    HttpRouter.get("/metrics", metrics(scheduler))
+    HttpRouter.get("/metrics", metrics(scheduler, settings.metricsToken))
   )
   for (const path of RESPONSES_PATHS) {
     router = router.pipe(
