@@ -45,6 +45,25 @@ export interface UsageSnapshot {
   readonly subscription?: SubscriptionFigures | undefined
 }
 
+/** At most this many models are listed one by one in `model_stats`; the rest are summed as `other`. */
+export const MODEL_STATS_LIMIT = 50
+
+/**
+ * The per-model rows, busiest first: a key that invents model names (each one its own row in the
+ * store) cannot make the report grow without bound; what is past the limit is one `other` row.
+ */
+const boundedByModel = (
+  rows: ReadonlyArray<{ readonly model: string; readonly totals: UsageTotals }>
+): ReadonlyArray<{ readonly model: string; readonly totals: UsageTotals }> => {
+  const sorted = [...rows].sort((a, b) =>
+    (b.totals.inputTokens + b.totals.outputTokens) - (a.totals.inputTokens + a.totals.outputTokens) ||
+    a.model.localeCompare(b.model)
+  )
+  if (sorted.length <= MODEL_STATS_LIMIT) return sorted
+  const rest = sorted.slice(MODEL_STATS_LIMIT - 1).reduce((sum, row) => addTotals(sum, row.totals), zeroTotals)
+  return [...sorted.slice(0, MODEL_STATS_LIMIT - 1), { model: "other", totals: rest }]
+}
+
 export type KeyUsageStatus = "active" | "expired" | "quota_exhausted"
 
 export const keyUsageStatus = (s: UsageSnapshot, now: Date): KeyUsageStatus => {
@@ -79,15 +98,10 @@ export const usageReport = (s: UsageSnapshot, now: Date) => {
     ...(s.key.expiresAt !== undefined ? { expires_at: s.key.expiresAt.toISOString() } : {}),
     usage: { today: wireTotals(s.today), total: wireTotals(s.total) },
     // Always an array (empty when the range has no usage): clients iterate it without a check.
-    model_stats: [...s.byModel]
-      .sort((a, b) =>
-        (b.totals.inputTokens + b.totals.outputTokens) - (a.totals.inputTokens + a.totals.outputTokens) ||
-        a.model.localeCompare(b.model)
-      )
-      .map(({ model, totals }) => {
-        const { cache_creation_tokens: _c, cache_read_tokens: _r, ...rest } = wireTotals(totals)
-        return { model, ...rest }
-      })
+    model_stats: boundedByModel(s.byModel).map(({ model, totals }) => {
+      const { cache_creation_tokens: _c, cache_read_tokens: _r, ...rest } = wireTotals(totals)
+      return { model, ...rest }
+    })
   }
   if (hasQuota) {
     const limit = microsToUsd(s.key.quotaMicros!)
