@@ -144,11 +144,15 @@ const subscriptionPart = (sub: SubscriptionFigures | undefined, now: Date) => {
     const limit = sub.limits[w]
     return hasLimit(limit) ? microsToUsd(limit) : null
   }
+  // The status the responses path acts on: an expiry date in the past is expired, whatever was stored.
+  const { expiresAt, status: stored } = sub.subscription
+  const status = stored === "expired" || (expiresAt !== undefined && expiresAt.getTime() <= now.getTime()) ? "expired" : stored
   return {
-    remaining: left.length === 0 ? -1 : microsToUsd(Math.min(...left)),
+    // Nothing is left to spend on a subscription the responses path refuses.
+    remaining: status !== "active" ? 0 : left.length === 0 ? -1 : microsToUsd(Math.min(...left)),
     unit: "USD",
     subscription: {
-      status: sub.subscription.status,
+      status,
       daily_usage_usd: microsToUsd(used("daily")),
       weekly_usage_usd: microsToUsd(used("weekly")),
       monthly_usage_usd: microsToUsd(used("monthly")),

@@ -1,6 +1,7 @@
 /** src/domain/usageReport.ts: the per-model rows of /v1/usage are bounded (issue 16, item 9). */
 import { describe, expect, it } from "vitest"
 import { MODEL_STATS_LIMIT, usageReport, zeroTotals } from "../../src/domain/usageReport.js"
+import { emptySpends } from "../../src/domain/subscription.js"
 import { testPrincipal } from "../support/principal.js"
 
 const totals = (tokens: number) => ({ ...zeroTotals, requests: 1, inputTokens: tokens, outputTokens: tokens })
@@ -25,5 +26,31 @@ describe("model_stats", () => {
     expect(other.model).toBe("other")
     // Everything past the first 49 is in 'other': 3,000 - 49 requests.
     expect(other.requests).toBe(3_000 - (MODEL_STATS_LIMIT - 1))
+  })
+})
+
+describe("a subscription's status in the report", () => {
+  const p = testPrincipal({ billing: "subscription" })
+  const report = (status: "active" | "expired" | "suspended", expiresAt: Date | undefined) =>
+    usageReport({
+      key: p.key,
+      group: p.group,
+      quotaUsedMicros: 0,
+      balanceMicros: 0,
+      today: zeroTotals,
+      total: zeroTotals,
+      byModel: [],
+      subscription: {
+        subscription: { userName: "u", groupName: "g", status, startsAt: undefined, expiresAt },
+        limits: { daily: 5_000_000, weekly: undefined, monthly: undefined },
+        spends: emptySpends
+      }
+    }, new Date("2026-11-26T12:00:00Z")) as { remaining: number; subscription?: { status: string } }
+
+  it("says what the responses path acts on, with nothing remaining when it refuses", () => {
+    expect(report("active", undefined)).toMatchObject({ remaining: 5, subscription: { status: "active" } })
+    // Stored as active, but past its expiry date: the responses path says subscription_expired.
+    expect(report("active", new Date("2026-11-01T00:00:00Z"))).toMatchObject({ remaining: 0, subscription: { status: "expired" } })
+    expect(report("suspended", undefined)).toMatchObject({ remaining: 0, subscription: { status: "suspended" } })
   })
 })
