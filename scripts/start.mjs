@@ -24,7 +24,8 @@ const workers = ["src/store/writerThread.worker.mjs"]
 // `bindings` / node-gyp-build), ioredis (reads its package.json through __dirname, which a bundle
 // does not have) and pg (only loaded with a postgres:// DATABASE_URL). Never list a package that
 // imports effect: it would get a second copy of effect next to the bundled one.
-const external = ["better-sqlite3", "msgpackr-extract", "pg", "pg-native", "ioredis"]
+// gpt-tokenizer is loaded on first use only (estimating a cut stream), and its data is large: it stays out of the bundle.
+const external = ["better-sqlite3", "msgpackr-extract", "pg", "pg-native", "ioredis", "gpt-tokenizer"]
 
 /** Newest mtime under `path` (directories count too, so a deleted file also triggers a rebuild). */
 const newest = (path) => {

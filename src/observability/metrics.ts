@@ -66,3 +66,8 @@ export const moderationFlagged = Metric.counter("modelgate_moderation_flagged_to
   description: "Requests flagged by moderation, by group and category",
   incremental: true
 })
+
+export const usageEstimated = Metric.counter("modelgate_usage_estimated_total", {
+  description: "Settlements of streams the upstream never reported usage for (cut or abandoned), counted with a tokenizer, by group",
+  incremental: true
+})

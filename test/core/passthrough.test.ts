@@ -43,6 +43,9 @@ describe("passthrough over a socket with the openai SDK", () => {
   let client: OpenAI
   let close: () => Promise<void>
   beforeAll(async () => {
+    // A stream cut before its usage is billed by counting tokens; the tokenizer loads on first use
+    // (about 0.25 s): loaded here, so settlements land as soon as in a gateway that has run a while.
+    await import("gpt-tokenizer/encoding/o200k_base")
     ;({ upstream, gw, close } = await startWithFakeUpstream())
     client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: KEY, maxRetries: 0 })
   })

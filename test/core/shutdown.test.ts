@@ -17,6 +17,9 @@ describe("graceful shutdown", () => {
   let gw: TestGateway
   let close: () => Promise<void>
   beforeAll(async () => {
+    // A stream cut before its usage is billed by counting tokens; the tokenizer loads on first use
+    // (about 0.25 s): loaded here, so settlements land as soon as in a gateway that has run a while.
+    await import("gpt-tokenizer/encoding/o200k_base")
     ;({ upstream, gw, close } = await startWithFakeUpstream())
   })
   afterAll(() => close())

@@ -9,17 +9,18 @@ import { Effect, Either, type Stream } from "effect"
 import { type InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
 import { fromResponsesUsage, parseUpstreamJson } from "../../domain/upstreamJson.js"
-import type { TokenUsage } from "../../domain/usage.js"
+import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import { json as jsonReply, rawJson } from "../kit/reply.js"
-import { observe, upstreamLatency } from "../../observability/metrics.js"
+import { observe, taggedCounters, upstreamLatency, usageEstimated } from "../../observability/metrics.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Quota } from "../../services/quota/Quota.js"
 import { readText, type UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
-import { stripImageCalls } from "./policy.js"
+import { moderationTexts, stripImageCalls } from "./policy.js"
 import { settleUsage } from "./settle.js"
 import { relaySse } from "./sseRelay.js"
+import { countTokens } from "./tokenEstimate.js"
 import type { Answer } from "./upstreamCall.js"
 import type { ResponsesRequest } from "./validate.js"
 
@@ -80,18 +81,37 @@ export const answerJson = (answer: Answer): Effect.Effect<{ readonly text: strin
  * (a stream's usage is known only once it ended), run once.
  */
 export const makeSettlement = (settleWith: (usage: TokenUsage) => Effect.Effect<void>, started: number) => {
-  let usage: (() => TokenUsage) | undefined
+  let usage: (() => TokenUsage | Effect.Effect<TokenUsage>) | undefined
   return {
-    arm: (read: () => TokenUsage) => {
+    /** `read` gives the usage, or how to estimate it when the upstream never said (counting tokens). */
+    arm: (read: () => TokenUsage | Effect.Effect<TokenUsage>) => {
       usage = read
     },
     settle: Effect.suspend(() => {
       if (usage === undefined) return Effect.void
       observe(upstreamLatency, Date.now() - started)
-      return settleWith(usage())
+      const read = usage()
+      return Effect.isEffect(read) ? Effect.flatMap(read, settleWith) : settleWith(read)
     })
   }
 }
+
+const estimatedCounter = taggedCounters(usageEstimated, ["group"])
+
+/**
+ * The usage of a stream that ended before its upstream reported any (the client left, the
+ * upstream was cut): the request's input and the output sent so far, in tokens. Counted, and
+ * logged, as an estimate.
+ */
+export const estimatedUsage = (group: string, input: ReadonlyArray<string>, output: string): Effect.Effect<TokenUsage> =>
+  Effect.zipWith(countTokens(input), countTokens([output]), (inputTokens, outputTokens): TokenUsage => {
+    observe(estimatedCounter(group), 1)
+    return { ...emptyUsage, inputTokens, outputTokens }
+  }).pipe(Effect.tap((usage) =>
+    Effect.logInfo("usage estimated for a stream without upstream usage").pipe(
+      Effect.annotateLogs({ input_tokens: usage.inputTokens, output_tokens: usage.outputTokens })
+    )
+  ))
 
 /** How an upstream stream that ended without its terminal event is closed. */
 const UNFINISHED: StreamEnding = {
@@ -127,7 +147,9 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
 
     const stream = (answer: Answer) => {
       const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })
-      settlement.arm(() => state.usageSoFar())
+      // Billed as the upstream reported it; a stream cut before that is billed for its input and
+      // the output sent, in tokens (counted only then, never for a stream that completed).
+      settlement.arm(() => state.reportedUsage() ?? estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar()))
       return relaySse(answer.response.body, {
         frames: (frames) => {
           let out = ""

@@ -27,24 +27,24 @@ const IMAGE_ITEM = "image_generation_call"
 const TYPE = /"type"\s*:\s*"([^"]+)"/
 const SEQUENCE = /"sequence_number"\s*:\s*(\d+)/
 /**
- * The length of the JSON string value of `"delta"` in `data` (escapes counted as written), by a
- * plain scan: a regular expression over a delta of several MB overflowed the regex engine's stack
- * and killed the stream. 0 when there is none.
+ * The JSON string value of `"delta"` in `data`, as written (escapes kept), by a plain scan: a
+ * regular expression over a delta of several MB overflowed the regex engine's stack and killed the
+ * stream. "" when there is none.
  */
-const deltaLength = (data: string): number => {
+const deltaText = (data: string): string => {
   const key = data.indexOf(`"delta"`)
-  if (key < 0) return 0
+  if (key < 0) return ""
   let at = key + 7
   while (at < data.length && (data.charCodeAt(at) === 32 || data.charCodeAt(at) === 58 /* ":" */)) at++
-  if (data.charCodeAt(at) !== 34 /* '"' */) return 0
+  if (data.charCodeAt(at) !== 34 /* '"' */) return ""
   const start = ++at
   while (at < data.length) {
     const c = data.charCodeAt(at)
     if (c === 92 /* "\\" */) at += 2
-    else if (c === 34) return at - start
+    else if (c === 34) return data.slice(start, at)
     else at++
   }
-  return 0
+  return ""
 }
 
 export interface StreamEnding {
@@ -65,6 +65,8 @@ export class PassthroughStream {
   private lastSequence = -1
   private terminal = false
   private usage: TokenUsage | undefined
+  /** The output deltas the client was sent, as written: counted only if the upstream never reports usage. */
+  private readonly deltas: Array<string> = []
   private outputChars = 0
   /**
    * The upstream's output_item.done events, as received (parsed only if a closing response.failed
@@ -96,7 +98,11 @@ export class PassthroughStream {
       return frame.text
     }
     if (type === undefined || !LIFECYCLE.has(type)) {
-      if (type?.endsWith(".delta")) this.outputChars += deltaLength(frame.data)
+      if (type?.endsWith(".delta")) {
+        const delta = deltaText(frame.data)
+        this.deltas.push(delta)
+        this.outputChars += delta.length
+      }
       return frame.text
     }
     const event = parse(frame.data)
@@ -178,9 +184,19 @@ export class PassthroughStream {
     return out
   }
 
+  /** The upstream's own usage figures, once its terminal event brought them. */
+  reportedUsage(): TokenUsage | undefined {
+    return this.usage
+  }
+
+  /** The output text the client was sent so far (JSON escapes kept), for counting its tokens. */
+  outputSoFar(): string {
+    return this.deltas.join("")
+  }
+
   /**
    * What to bill: the upstream's own figures when it sent them; otherwise (cut or abandoned stream)
-   * an estimate of what was produced, so a disconnect mid-stream is still charged.
+   * a rough estimate of what was produced (characters / 4; the settlement counts tokens properly).
    */
   usageSoFar(): TokenUsage {
     return this.usage ?? { ...emptyUsage, outputTokens: Math.ceil(this.outputChars / 4) }
