@@ -47,3 +47,28 @@ describe("/metrics with METRICS_TOKEN", () => {
     for (const line of keyLines) expect(line).toMatch(/name="key-[0-9a-f]{12}"/)
   })
 })
+
+describe("the model label of modelgate_tokens_total", () => {
+  it("is the model when configured somewhere, else 'other': invented names add no series", async () => {
+    const gw = await startGateway({
+      config: {
+        groups: [{ name: "open", platform: "openai" }],
+        users: [{ name: "bob", balance_usd: 100 }],
+        keys: [{ key: "sk-metrics-open-0001", user: "bob", group: "open", name: "open-key" }],
+        // No mapping: this account serves any model name a client invents.
+        accounts: [{ name: "sim-any", platform: "openai", kind: "simulator", groups: ["open"] }]
+      }
+    })
+    try {
+      for (const model of ["gpt-5.4", "invented-model-1", "invented-model-2"]) {
+        expect((await postResponses(gw.url, "sk-metrics-open-0001", { model, input: "hi" })).status).toBe(200)
+      }
+      const scrape = await call(gw.url, "/metrics")
+      expect(scrape.text).toMatch(/^modelgate_tokens_total\{model="gpt-5\.4"\} \d+/m)
+      expect(scrape.text).toMatch(/^modelgate_tokens_total\{model="other"\} \d+/m)
+      expect(scrape.text).not.toContain("invented-model")
+    } finally {
+      await gw.close()
+    }
+  })
+})

@@ -8,7 +8,7 @@
  */
 import { HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { Effect, Metric, Scope } from "effect"
-import { Settings } from "../../config/AppConfig.js"
+import { AppConfig, Settings } from "../../config/AppConfig.js"
 import { type GatewayError, ModelNotFound, PermissionDenied } from "../../domain/errors.js"
 import type { Group } from "../../domain/model.js"
 import { authenticate } from "../kit/auth.js"
@@ -69,6 +69,7 @@ export type ResponsesHandler = Effect.Effect<
  */
 export const makeResponsesHandler = Effect.gen(function*() {
   const settings = yield* Settings
+  const defaultModels = (yield* AppConfig).data.defaultModels
   const scheduler = yield* Scheduler
   const quota = yield* Quota
   const moderation = yield* Moderation
@@ -103,7 +104,13 @@ export const makeResponsesHandler = Effect.gen(function*() {
     // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
     yield* quota.track(requestId, principal, validated.model)
 
-    const input = { requestId, principal, request: validated, rawBody, subpath }
+    // A group without a list may reach an account that serves any name: the metric labels only
+    // names configured somewhere, so invented ones cannot grow the series without bound.
+    const metricModel = listsModels || accounts.some((a) => a.modelMapping?.[validated.model] !== undefined) ||
+        defaultModels[principal.group.platform].includes(validated.model)
+      ? validated.model
+      : "other"
+    const input = { requestId, principal, request: validated, rawBody, subpath, metricModel }
     const plan = yield* (principal.group.platform === "openai" ? planOpenAI : planMessages)(input)
     // Whatever answer is rendered is settled once the client has it (or left): exactly once.
     yield* afterAnswer(plan.settle)

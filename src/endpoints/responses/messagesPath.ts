@@ -46,7 +46,10 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       stream: request.stream
     })
     const started = Date.now()
-    const settlement = makeSettlement((usage) => settleUsage(quota, requestId, principal, request.model, usage), started)
+    const settlement = makeSettlement(
+      (usage) => settleUsage(quota, requestId, principal, request.model, usage, input.metricModel),
+      started
+    )
     const ctx = {
       responseId: newId("resp"),
       model: request.model,

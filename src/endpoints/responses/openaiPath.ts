@@ -32,6 +32,8 @@ export interface PathInput {
   readonly rawBody: string
   /** What followed `/responses` in the client's path (e.g. `/compact`), kept for the upstream URL. */
   readonly subpath: string
+  /** The model as metrics label it: the requested name when configured somewhere, else "other". */
+  readonly metricModel: string
 }
 
 const buildRequest = (input: PathInput) => (account: Account): UpstreamRequest => {
@@ -127,7 +129,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
     const { principal, request, requestId } = input
     const stripImages = !principal.group.allowImageGeneration
     const settlement = makeSettlement(
-      (usage) => settleUsage(quota, requestId, principal, request.model, usage),
+      (usage) => settleUsage(quota, requestId, principal, request.model, usage, input.metricModel),
       Date.now()
     )
 

@@ -16,11 +16,13 @@ export const settleUsage = (
   requestId: string,
   principal: Principal,
   model: string,
-  usage: TokenUsage
+  usage: TokenUsage,
+  /** The label for `modelgate_tokens_total` (bounded: see `metricModel` in handler.ts). */
+  metricModel: string = model
 ): Effect.Effect<void> =>
   quota.settle({ requestId, principal, model, usage, at: new Date() }).pipe(
     Effect.map((cost) => {
-      observe(tokensByModel(model), usage.inputTokens + usage.outputTokens)
+      observe(tokensByModel(metricModel), usage.inputTokens + usage.outputTokens)
       observe(costByGroup(principal.group.name), cost)
     }),
     Effect.catchAllCause((cause) =>
