@@ -4,9 +4,8 @@
  * invalid_path envelope and no request reaches the provider; a safe one is forwarded as is.
  */
 import { connect } from "node:net"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type { FakeUpstream } from "../support/fakeUpstream.js"
-import { startWithFakeUpstream, type TestGateway } from "../support/gateway.js"
+import { describe, expect, it } from "@effect/vitest"
+import { fakeUpstreamGatewayForBlock } from "../support/block.js"
 
 const KEY = "sk-test-openai-0001"
 const BODY = JSON.stringify({ model: "gpt-5.4", input: "hi" })
@@ -31,13 +30,7 @@ const postAsIs = (base: string, path: string) =>
   })
 
 describe("responses subpaths over a socket", () => {
-  let upstream: FakeUpstream
-  let gw: TestGateway
-  let close: () => Promise<void>
-  beforeAll(async () => {
-    ;({ upstream, gw, close } = await startWithFakeUpstream())
-  })
-  afterAll(() => close())
+  const block = fakeUpstreamGatewayForBlock()
 
   it.each([
     "/v1/responses/../chat/completions",
@@ -47,17 +40,17 @@ describe("responses subpaths over a socket", () => {
     "/v1/responses//compact",
     "/v1/responses/a/b/c/d"
   ])("%s: 400 invalid_path, nothing sent upstream", async (path) => {
-    const before = upstream.requests.length
-    const answer = await postAsIs(gw.url, path)
+    const before = block.upstream.requests.length
+    const answer = await postAsIs(block.gw.url, path)
     expect(answer.status).toBe(400)
     expect(answer.text).toContain(`"code":"invalid_path"`)
     expect(answer.text).toContain(`"type":"invalid_request_error"`)
-    expect(upstream.requests.length).toBe(before)
+    expect(block.upstream.requests.length).toBe(before)
   })
 
   it("a safe subpath is forwarded under the account's base URL", async () => {
-    const answer = await postAsIs(gw.url, "/v1/responses/compact")
+    const answer = await postAsIs(block.gw.url, "/v1/responses/compact")
     expect(answer.status).not.toBe(400)
-    expect(upstream.requests.at(-1)?.path).toBe("/v1/responses/compact")
+    expect(block.upstream.requests.at(-1)?.path).toBe("/v1/responses/compact")
   })
 })

@@ -4,37 +4,32 @@
  * in the envelope (502 upstream_invalid_response), on both platforms, never a 500 or the body
  * passed on as an answer, and nothing is billed.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { call, expectEnvelope, postResponses } from "../core/helpers.js"
-import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
-import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, startWithFakeUpstream, type TestGateway } from "../support/gateway.js"
+import { startFakeUpstream } from "../support/fakeUpstream.js"
+import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, startWithFakeUpstream } from "../support/gateway.js"
+import { fakeUpstreamGatewayForBlock } from "../support/block.js"
 
 describe("an upstream answer that is not JSON", () => {
-  let upstream: FakeUpstream
-  let gw: TestGateway
-  let close: () => Promise<void>
-  beforeAll(async () => {
-    ;({ upstream, gw, close } = await startWithFakeUpstream())
-  })
-  afterAll(() => close())
+  const block = fakeUpstreamGatewayForBlock()
 
   it.each([
     ["sk-test-openai-0001", "gpt-5.4"],
     ["sk-test-anthropic-0001", "claude-sonnet-4-6"]
   ])("is a 502 upstream_invalid_response for %s", async (key, model) => {
-    upstream.setFault({ _tag: "Status", status: 200, body: "<html>gateway timeout</html>" })
+    block.upstream.setFault({ _tag: "Status", status: 200, body: "<html>gateway timeout</html>" })
     try {
-      const res = await postResponses(gw.url, key, { model, input: "hi" })
+      const res = await postResponses(block.gw.url, key, { model, input: "hi" })
       const error = expectEnvelope(res, { status: 502, type: "upstream_error", code: "upstream_invalid_response" })
       expect(error.message).toContain("not JSON")
       expect(res.text).not.toContain("<html>")
     } finally {
-      upstream.setFault(undefined)
+      block.upstream.setFault(undefined)
     }
-    const after = await postResponses(gw.url, key, { model, input: "hi again" })
+    const after = await postResponses(block.gw.url, key, { model, input: "hi again" })
     expect(after.status).toBe(200)
     // Only the answer that was served is billed.
-    const usage = await call(gw.url, "/v1/usage", { key })
+    const usage = await call(block.gw.url, "/v1/usage", { key })
     expect((usage.json as { usage: { total: { requests: number } } }).usage.total.requests).toBe(1)
   })
 })
