@@ -1,24 +1,28 @@
 /** src/domain/usageReport.ts: the per-model rows of /v1/usage are bounded (issue 16, item 9). */
 import { describe, expect, it } from "vitest"
-import { MODEL_STATS_LIMIT, usageReport, zeroTotals } from "../../src/domain/usageReport.js"
+import { MODEL_STATS_LIMIT, usageReport, type UsageSnapshot, zeroTotals } from "../../src/domain/usageReport.js"
 import { emptySpends } from "../../src/domain/subscription.js"
 import { testPrincipal } from "../support/principal.js"
 
 const totals = (tokens: number) => ({ ...zeroTotals, requests: 1, inputTokens: tokens, outputTokens: tokens })
 
+/** A snapshot of a key with no spending, with the parts a test sets. */
+const snapshot = (p: ReturnType<typeof testPrincipal>, parts: Partial<UsageSnapshot>): UsageSnapshot => ({
+  key: p.key,
+  group: p.group,
+  quotaUsedMicros: 0,
+  balanceMicros: 0,
+  today: zeroTotals,
+  total: zeroTotals,
+  byModel: [],
+  ...parts
+})
+
 describe("model_stats", () => {
   it("lists at most MODEL_STATS_LIMIT models, busiest first, the rest summed as 'other'", () => {
     const p = testPrincipal()
     const byModel = Array.from({ length: 3_000 }, (_, i) => ({ model: `invented-${i}`, totals: totals(i + 1) }))
-    const report = usageReport({
-      key: p.key,
-      group: p.group,
-      quotaUsedMicros: 0,
-      balanceMicros: 0,
-      today: zeroTotals,
-      total: zeroTotals,
-      byModel
-    }, new Date())
+    const report = usageReport(snapshot(p, { byModel }), new Date())
     const stats = report.model_stats
     expect(stats).toHaveLength(MODEL_STATS_LIMIT)
     expect(stats[0]?.model).toBe("invented-2999")
@@ -32,20 +36,13 @@ describe("model_stats", () => {
 describe("a subscription's status in the report", () => {
   const p = testPrincipal({ billing: "subscription" })
   const report = (status: "active" | "expired" | "suspended", expiresAt: Date | undefined) =>
-    usageReport({
-      key: p.key,
-      group: p.group,
-      quotaUsedMicros: 0,
-      balanceMicros: 0,
-      today: zeroTotals,
-      total: zeroTotals,
-      byModel: [],
+    usageReport(snapshot(p, {
       subscription: {
         subscription: { userName: "u", groupName: "g", status, startsAt: undefined, expiresAt },
         limits: { daily: 5_000_000, weekly: undefined, monthly: undefined },
         spends: emptySpends
       }
-    }, new Date("2026-11-26T12:00:00Z")) as { remaining: number; subscription?: { status: string } }
+    }), new Date("2026-11-26T12:00:00Z")) as { remaining: number; subscription?: { status: string } }
 
   it("says what the responses path acts on, with nothing remaining when it refuses", () => {
     expect(report("active", undefined)).toMatchObject({ remaining: 5, subscription: { status: "active" } })

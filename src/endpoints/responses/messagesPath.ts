@@ -8,7 +8,6 @@ import { Effect, Either, Option } from "effect"
 import { InvalidRequest } from "../../domain/errors.js"
 import { newId } from "../../domain/ids.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
-import { parseUpstreamJson } from "../../domain/upstreamJson.js"
 import { json as jsonReply } from "../kit/reply.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
@@ -20,20 +19,31 @@ import { responsesToMessages } from "../../translate/request.js"
 import { messageToResponse } from "../../translate/response.js"
 import { finishStream, initialStreamState, stepStream, streamUsage } from "../../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../../translate/types.js"
-import { answerJson, makeSettlement, type PathPlan, type Planner } from "./openaiPath.js"
-import { settleUsage } from "./settle.js"
+import { answerJson, type PathPlan, type Planner, settlementFor } from "./openaiPath.js"
 import { relaySse } from "./sseRelay.js"
 import type { Answer } from "./upstreamCall.js"
 
-const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> =>
-  Option.filter(Either.getRight(parseUpstreamJson(data)), (json): json is AnthropicStreamEvent => typeof json["type"] === "string")
+/**
+ * One upstream event, or none for a frame that is not one. A plain JSON.parse: it runs for every
+ * event of every translated stream, and the translation checks each field it reads.
+ */
+const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> => {
+  try {
+    const json = JSON.parse(data) as unknown
+    return typeof json === "object" && json !== null && typeof (json as { type?: unknown }).type === "string"
+      ? Option.some(json as AnthropicStreamEvent)
+      : Option.none()
+  } catch {
+    return Option.none()
+  }
+}
 
 export const makeMessagesPlanner = Effect.gen(function*() {
   const quota = yield* Quota
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
   const plan: Planner = (input) => {
-    const { principal, request, requestId } = input
+    const { request } = input
     const translation = responsesToMessages(request.body, { upstreamModel: request.model })
     if (Either.isLeft(translation)) {
       const e = translation.left
@@ -45,15 +55,11 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       body: JSON.stringify({ ...translated, model: upstreamModel(account, request.model), stream: request.stream }),
       stream: request.stream
     })
-    const started = Date.now()
-    const settlement = makeSettlement(
-      (usage) => settleUsage(quota, requestId, principal, request.model, usage, input.metricModel),
-      started
-    )
+    const settlement = settlementFor(quota, input)
     const ctx = {
       responseId: newId("resp"),
       model: request.model,
-      createdAt: Math.floor(started / 1000),
+      createdAt: Math.floor(Date.now() / 1000),
       request: request.body,
       toolNames: toolNameMap(request.body)
     }

@@ -14,7 +14,7 @@ import { json as jsonReply, rawJson } from "../kit/reply.js"
 import { observe, taggedCounters, upstreamLatency, usageEstimated } from "../../observability/metrics.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { Quota } from "../../services/quota/Quota.js"
+import { Quota, type QuotaShape } from "../../services/quota/Quota.js"
 import { readText, type UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { moderationTexts, stripImageCalls } from "./policy.js"
@@ -82,6 +82,13 @@ export const answerJson = (answer: Answer): Effect.Effect<{ readonly text: strin
  * A plan's settlement: armed by whichever answer was rendered with how to read its usage then
  * (a stream's usage is known only once it ended), run once.
  */
+/** A plan's settlement for `input`, recorded through `quota` once the answer is over. */
+export const settlementFor = (quota: QuotaShape, input: PathInput) =>
+  makeSettlement(
+    (usage) => settleUsage(quota, input.requestId, input.principal, input.request.model, usage, input.metricModel),
+    Date.now()
+  )
+
 export const makeSettlement = (settleWith: (usage: TokenUsage) => Effect.Effect<void>, started: number) => {
   let usage: (() => TokenUsage | Effect.Effect<TokenUsage>) | undefined
   return {
@@ -126,12 +133,9 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
   const plan: Planner = (input) => {
-    const { principal, request, requestId } = input
+    const { principal, request } = input
     const stripImages = !principal.group.allowImageGeneration
-    const settlement = makeSettlement(
-      (usage) => settleUsage(quota, requestId, principal, request.model, usage, input.metricModel),
-      Date.now()
-    )
+    const settlement = settlementFor(quota, input)
 
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body, text }) => {
