@@ -182,7 +182,7 @@ const oneStream = (target: URL, req: Req, body: Buffer, agent: Agent, tally: Tal
   })
 
 /** Median RSS of a few readings 100 ms apart (a single reading may catch a GC). */
-const idleRss = async (pid: number): Promise<number> => {
+export const idleRss = async (pid: number): Promise<number> => {
   const readings: Array<number> = []
   for (let i = 0; i < 5; i++) {
     readings.push(rssBytes(pid))
@@ -293,6 +293,8 @@ export const longStreamsTable = (targets: ReadonlyArray<StreamTarget>, results: 
       fInt(r.eventsPerSecond),
       f(r.cpuUsPerEvent, 1),
       t.name === "bare" ? "" : ratio(r.cpuUsPerEvent, bare?.cpuUsPerEvent),
+      f(r.idleRssBytes / 1048576, 0),
+      f(r.openRssBytes / 1048576, 0),
       f(r.rssPerStreamBytes / 1024, 1),
       t.name === "bare" ? "" : ratio(r.rssPerStreamBytes, bare?.rssPerStreamBytes),
       f(r.firstByteP50Ms),
@@ -302,7 +304,7 @@ export const longStreamsTable = (targets: ReadonlyArray<StreamTarget>, results: 
     ]]
   })
   return table(
-    ["target", "open", "events/s", "CPU µs/event", "vs bare", "KB/stream", "vs bare", "1st byte p50", "vs bare", "1st byte p99", "errors"],
+    ["target", "open", "events/s", "CPU µs/event", "vs bare", "idle MB", "open MB", "KB/stream", "vs bare", "1st byte p50", "vs bare", "1st byte p99", "errors"],
     rows
   )
 }

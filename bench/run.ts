@@ -36,6 +36,7 @@ import { closeSync, openSync, readFileSync, statSync, writeFileSync } from "node
 import { cpus, loadavg } from "node:os"
 import { dirname, join } from "node:path"
 import { performance } from "node:perf_hooks"
+import { setTimeout as sleep } from "node:timers/promises"
 import {
   fail,
   freePort,
@@ -60,7 +61,7 @@ import {
   waitHealthy
 } from "./harness.js"
 import { beforeAfterRows, beforeAfterTable } from "./beforeAfter.js"
-import { longStreamsJson, longStreamsSettings, longStreamsTable, runLongStreams, streamTargets } from "./longStreams.js"
+import { idleRss, longStreamsJson, longStreamsSettings, longStreamsTable, runLongStreams, streamTargets } from "./longStreams.js"
 import { f, fInt, mb, median, table } from "./report.js"
 import { cpuSeconds, envNumber, rssBytes, systemBusySeconds } from "./shared.js"
 import { afterRefFrom, beforeRefFrom, checkoutBefore, checkoutWorktree, startAfterGateway, startGatewayAt } from "./worktree.js"
@@ -93,8 +94,12 @@ const TARGETS = {
   addedFirstByteMs: 1,
   translatedVsPassthrough: 1.5,
   rssGrowth: 0.1,
+  idleRssMB: 120,
   startupMs: 1500
 }
+
+/** When idle RSS is read: this long after the gateway first answered /health, nothing sent since. */
+const IDLE_AFTER_START_MS = 5000
 
 // ---------------------------------------------------------------------------------------------
 // Measurements
@@ -146,6 +151,7 @@ const main = async (): Promise<void> => {
 
   // The gateway at its default log level (startGateway removes LOG_LEVEL): hiding the logging cost is not allowed.
   const gw = await startAfterGateway(fake.info.url, afterCheckout)
+  const gatewayHealthyAt = performance.now()
   // The older build, one more target in the same rounds: same config, its own port, log and SQLite file.
   const before = beforeCheckout === undefined ? undefined : await startGatewayAt(fake.info.url, beforeCheckout, "before")
   const beforeLabel = beforeCheckout === undefined ? "" : `before (${beforeCheckout.commit})`
@@ -158,6 +164,14 @@ const main = async (): Promise<void> => {
   const gatewayLog = gw.logPath
   log(`gateway ${gatewayUrl} (pid ${gatewayPid}) answered /health after ${f(gatewayStartMs, 0)} ms`)
   const rssAtStart = rssBytes(gatewayPid)
+  // Idle RSS: every process as it sits after start, before any request (the before gateway started
+  // later, so it has had less time to settle; the bare proxy runs under tsx, which adds its own).
+  await sleep(Math.max(0, IDLE_AFTER_START_MS - (performance.now() - gatewayHealthyAt)))
+  const idleAfterStart = {
+    gateway: await idleRss(gatewayPid),
+    before: before === undefined ? undefined : await idleRss(before.pid),
+    bare: await idleRss(bare.child.pid!)
+  }
 
   // Everything else the machine does during the measurements (other people's tests...) is noise:
   // measure it as machine busy time minus the CPU of our own processes.
@@ -528,6 +542,12 @@ const main = async (): Promise<void> => {
     `${mb(rssRoundsPeak)} -> ${mb(rssLastQuarter)} (${rssGrowth >= 0 ? "+" : ""}${f(rssGrowth * 100, 1)}%)`,
     rssGrowth <= TARGETS.rssGrowth
   )
+  check(
+    `gateway idle RSS ${IDLE_AFTER_START_MS / 1000} s after start`,
+    `< ${TARGETS.idleRssMB} MB`,
+    mb(idleAfterStart.gateway),
+    idleAfterStart.gateway < TARGETS.idleRssMB * 1024 * 1024
+  )
   const startupMedian = median(startups)
   check(
     "npm start -> first served request (/health)",
@@ -571,6 +591,11 @@ const main = async (): Promise<void> => {
       `troughs first/last quarter ${mb(rssFirstTrough)} / ${mb(rssLastTrough)}, peak ${mb(rssMax)}, ` +
       `at the end ${mb(rssAfterSoak)}, +1 s idle ${mb(rssAfterIdle)} (bare proxy, under tsx: ${mb(rssBare)}). ` +
       `Soak: ${fInt(soak.rps)} req/s mixed, ${fInt(((soakCpu1 - soakCpu0) / Math.max(1, soak.ok2xx)) * 1e6)} µs CPU/req, ${soak.non2xx + soak.errors} errors`
+  )
+  out.push(
+    `idle RSS ${IDLE_AFTER_START_MS / 1000} s after start, before any request: gateway ${mb(idleAfterStart.gateway)}` +
+      (idleAfterStart.before === undefined ? "" : `, before ${mb(idleAfterStart.before)}`) +
+      `, bare proxy (under tsx) ${mb(idleAfterStart.bare)}`
   )
   out.push(`start-up: npm start -> /health ${startups.map((x) => fInt(x)).join(", ")} ms (median ${fInt(startupMedian)}); node scripts/start.mjs ${fInt(gatewayStartMs)} ms (first start of the run, including a rebuild if src/ changed)`)
   out.push("")
@@ -619,6 +644,7 @@ const main = async (): Promise<void> => {
     gatewayLog: { lines: logLines, bytes: logBytes, requests: gatewayRequests },
     rss: {
       atStart: rssAtStart,
+      idleAfterStart,
       afterWarmup: rssAfterWarmup,
       steady: rssSteady,
       requestsBeforeSoak,
