@@ -137,7 +137,8 @@ const EVENT_COLUMNS = [
   "cache_creation_tokens",
   "reasoning_tokens",
   "cost_micros",
-  "charged_to"
+  "charged_to",
+  "estimated"
 ]
 
 const insertOpen = inserter("usage_open", OPEN_COLUMNS, "ON CONFLICT (request_id) DO NOTHING")
@@ -156,7 +157,7 @@ export const eventSteps = (batch: Batch): Array<Step> => {
       const { group, key, user } = s.principal
       const u = s.usage
       params.push(s.requestId, key.id, user.name, group.name, s.model, dayOf(s.at), s.at.getTime())
-      params.push(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheCreationTokens, u.reasoningTokens, cost, group.billing)
+      params.push(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheCreationTokens, u.reasoningTokens, cost, group.billing, s.estimated === true ? 1 : 0)
     }
     steps.push({
       rows: "fresh",

@@ -149,4 +149,11 @@ const initial: Migration = {
   ]
 }
 
-export const migrations: ReadonlyArray<Migration> = [initial]
+// 1 when the gateway counted the tokens itself (a stream cut before the upstream reported usage).
+const estimatedUsage: Migration = {
+  version: 2,
+  name: "usage_events.estimated",
+  statements: [`ALTER TABLE usage_events ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0`]
+}
+
+export const migrations: ReadonlyArray<Migration> = [initial, estimatedUsage]

@@ -3,10 +3,12 @@
  * usage read back through /v1/usage, across a restart, under 200 parallel requests, and for a
  * stream the client abandons half way.
  */
+import { SqlClient } from "@effect/sql"
 import { Effect, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { costMicros } from "../../src/domain/pricing.js"
 import { fromResponsesUsage } from "../../src/domain/upstreamJson.js"
+import { sqlClientLayer } from "../../src/store/client.js"
 import { sqlServices } from "../../src/store/Database.js"
 import { simulatorUpstream } from "../../src/services/upstream/simulator.js"
 import { Upstream } from "../../src/services/upstream/Upstream.js"
@@ -72,6 +74,15 @@ const usageOf = async (gw: TestGateway, key: string, query = "") => {
   return { status: res.status, body: (await res.json()) as UsageBody & { error?: { code: string } } }
 }
 
+/** What the usage_events rows of `db` say, read with a connection of the test's own. */
+const estimatedFlags = (db: TestDatabase): Promise<ReadonlyArray<number>> =>
+  Effect.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ estimated: number }>`SELECT estimated FROM usage_events ORDER BY at`).pipe(
+      Effect.map((rows) => rows.map((r) => Number(r.estimated))),
+      Effect.provide(sqlClientLayer(db.target))
+    )
+  )
+
 const micros = (usd: number) => Math.round(usd * 1_000_000)
 
 export const gatewaySuite = (makeBackend: () => Backend) => {
@@ -118,6 +129,9 @@ export const gatewaySuite = (makeBackend: () => Backend) => {
       expect(beforeAn.body.usage.total.requests).toBe(1)
       await first.close()
 
+      // Both usages came from the upstream: neither row is an estimate.
+      expect(await estimatedFlags(db)).toEqual([0, 0])
+
       const second = await start(db)
       expect((await usageOf(second, OA)).body).toEqual(before.body)
       expect((await usageOf(second, AN)).body).toEqual(beforeAn.body)
@@ -139,8 +153,9 @@ export const gatewaySuite = (makeBackend: () => Backend) => {
       expect(micros(body.balance ?? 0)).toBe(50_000_000 - expected)
     })
 
-    it("a stream the client abandons half way still settles what was produced", async () => {
-      const gw = await start(await backend.fresh(), true)
+    it("a stream the client abandons half way still settles what was produced, marked as estimated", async () => {
+      const db = await backend.fresh()
+      const gw = await start(db, true)
       const controller = new AbortController()
       const res = await fetch(`${gw.url}/v1/responses`, {
         method: "POST",
@@ -168,6 +183,7 @@ export const gatewaySuite = (makeBackend: () => Backend) => {
       expect(body?.usage.total.requests).toBe(1)
       expect(body?.usage.total.output_tokens).toBeGreaterThan(0)
       expect(body?.usage.total.cost).toBeGreaterThan(0)
+      expect(await estimatedFlags(db)).toEqual([1])
     })
 
     it("/v1/usage: day ranges, malformed dates, and which key statuses may read it", async () => {

@@ -12,7 +12,9 @@ import { costMicros } from "../../src/domain/pricing.js"
 import { emptyUsage, type TokenUsage } from "../../src/domain/usage.js"
 import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
 import { Quota, type Settlement } from "../../src/services/quota/Quota.js"
+import { sqlClientLayer } from "../../src/store/client.js"
 import { migrate } from "../../src/store/migrate.js"
+import { migrations } from "../../src/store/migrations.js"
 import { Store } from "../../src/store/Store.js"
 import { type Backend, dataOf, openStore, type StoreServices, type TestDatabase } from "./harness.js"
 
@@ -124,7 +126,26 @@ export const storeSuite = (makeBackend: () => Backend) => {
       const again = open(db)
       await principal(again, "sk-store-alice-paid")
       const versions = await query<{ version: unknown }>(again, "SELECT version FROM modelgate_migrations")
-      expect(versions.map((v) => num(v.version))).toEqual([1])
+      expect(versions.map((v) => num(v.version))).toEqual(migrations.map((m) => m.version))
+    })
+
+    it("a database at the first schema version keeps its usage rows when migrated, as reported usage", async () => {
+      const db = await fresh()
+      const first = migrations.filter((m) => m.version === 1)
+      await Effect.runPromise(
+        Effect.gen(function*() {
+          yield* migrate(first)
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`INSERT INTO usage_events (request_id, key_id, user_name, group_name, model, day, at,
+            input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens, cost_micros, charged_to)
+            VALUES ('r-old', 'k', 'u', 'g', 'm', '2026-01-01', 1, 10, 5, 0, 0, 0, 42, 'balance')`
+        }).pipe(Effect.provide(sqlClientLayer(db.target)))
+      )
+      const rt = open(db)
+      await principal(rt, "sk-store-alice-paid")
+      expect(await one(rt, "SELECT COUNT(*) FROM usage_events")).toBe(1)
+      expect(await one(rt, "SELECT cost_micros FROM usage_events WHERE request_id = 'r-old'")).toBe(42)
+      expect(await one(rt, "SELECT estimated FROM usage_events WHERE request_id = 'r-old'")).toBe(0)
     })
 
     it("stores keys hashed, never the key itself", async () => {
@@ -206,6 +227,15 @@ export const storeSuite = (makeBackend: () => Backend) => {
       expect(await settle(rt, settlement("r-exact-3", plain, "round-x", usage({ inputTokens: 10 })))).toBe(12)
       expect(await one(rt, "SELECT balance_micros FROM users WHERE name = 'alice'")).toBe(100_000_000 - 127_500 - 9_000 - 12)
       expect(await one(rt, "SELECT cost_micros FROM usage_events WHERE request_id = 'r-exact-1'")).toBe(127_500)
+    })
+
+    it("marks a settlement the gateway estimated, and only that one, as estimated", async () => {
+      const rt = open(await fresh())
+      const p = await principal(rt, "sk-store-alice-paid")
+      await settle(rt, settlement("r-reported", p, "gpt-5.4", usage({ inputTokens: 100, outputTokens: 10 })))
+      await settle(rt, { ...settlement("r-estimated", p, "gpt-5.4", usage({ inputTokens: 100, outputTokens: 10 })), estimated: true })
+      expect(await one(rt, "SELECT estimated FROM usage_events WHERE request_id = 'r-reported'")).toBe(0)
+      expect(await one(rt, "SELECT estimated FROM usage_events WHERE request_id = 'r-estimated'")).toBe(1)
     })
 
     it("settles a request id exactly once, also when retried concurrently", async () => {

@@ -78,21 +78,32 @@ export const answerJson = (answer: Answer): Effect.Effect<{ readonly text: strin
         onLeft: (why) => Effect.fail(new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
       }))
 
+/** A plan's settlement for `input`, recorded through `quota` once the answer is over. */
+export const settlementFor = (quota: QuotaShape, input: PathInput) =>
+  makeSettlement(
+    (usage, estimated) =>
+      settleUsage(quota, {
+        requestId: input.requestId,
+        principal: input.principal,
+        model: input.request.model,
+        usage,
+        estimated,
+        at: new Date()
+      }, input.metricModel),
+    Date.now()
+  )
+
 /**
  * A plan's settlement: armed by whichever answer was rendered with how to read its usage then
  * (a stream's usage is known only once it ended), run once.
  */
-/** A plan's settlement for `input`, recorded through `quota` once the answer is over. */
-export const settlementFor = (quota: QuotaShape, input: PathInput) =>
-  makeSettlement(
-    (usage) => settleUsage(quota, input.requestId, input.principal, input.request.model, usage, input.metricModel),
-    Date.now()
-  )
-
-export const makeSettlement = (settleWith: (usage: TokenUsage) => Effect.Effect<void>, started: number) => {
+export const makeSettlement = (settleWith: (usage: TokenUsage, estimated: boolean) => Effect.Effect<void>, started: number) => {
   let usage: (() => TokenUsage | Effect.Effect<TokenUsage>) | undefined
   return {
-    /** `read` gives the usage, or how to estimate it when the upstream never said (counting tokens). */
+    /**
+     * `read` gives the usage the upstream reported or, as an Effect, an estimate of it when the
+     * upstream never said (counting tokens): settled and stored as estimated.
+     */
     arm: (read: () => TokenUsage | Effect.Effect<TokenUsage>) => {
       usage = read
     },
@@ -100,7 +111,7 @@ export const makeSettlement = (settleWith: (usage: TokenUsage) => Effect.Effect<
       if (usage === undefined) return Effect.void
       observe(upstreamLatency, Date.now() - started)
       const read = usage()
-      return Effect.isEffect(read) ? Effect.flatMap(read, settleWith) : settleWith(read)
+      return Effect.isEffect(read) ? Effect.flatMap(read, (u) => settleWith(u, true)) : settleWith(read, false)
     })
   }
 }

@@ -16,6 +16,11 @@ export interface Settlement {
   /** The model the client asked for: what usage is reported under. */
   readonly model: string
   readonly usage: TokenUsage
+  /**
+   * The usage was counted by the gateway (a stream cut before its upstream reported usage), not
+   * reported by the upstream. Stored with the usage event; absent means reported.
+   */
+  readonly estimated?: boolean
   readonly at: Date
 }
 
