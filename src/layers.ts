@@ -3,7 +3,10 @@
  * (`productionServices`) and for embedding and tests (`servicesLayer`, `gatewayLayer`). Every
  * service has a default; pass your own layer for any of them (README "Composing your own layers").
  */
+import type { SqlClient } from "@effect/sql"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Admin } from "./admin/Admin.js"
+import { LiveStore } from "./admin/LiveStore.js"
 import { AppConfig, type Settings } from "./config/AppConfig.js"
 import { AccessLog } from "./observability/accessLog.js"
 import { GatewayServer, type ListenOptions } from "./server/GatewayServer.js"
@@ -20,6 +23,7 @@ import type { Scheduler } from "./services/scheduler/Scheduler.js"
 import * as UpstreamLive from "./services/upstream/live.js"
 import type { Upstream } from "./services/upstream/Upstream.js"
 import { describeTarget, sqlServices, targetFor } from "./store/Database.js"
+import type { Store } from "./store/Store.js"
 
 /** Layers that may need the configuration, the settings and the shutdown signal, and nothing else. */
 type ServiceLayer<S> = Layer.Layer<S, unknown, AppConfig | Settings | Lifecycle>
@@ -71,13 +75,22 @@ export const schedulerFromEnv: Layer.Layer<Scheduler, unknown, AppConfig | Setti
 
 /**
  * What `npm start` runs on: KeyRepo and Quota on the SQL store (SQLite by default, PostgreSQL
- * when DATABASE_URL says so), the Scheduler from REDIS_URL, and the access log straight to
- * stdout beside the JSON logger.
+ * when DATABASE_URL says so), the Scheduler from REDIS_URL, the access log straight to stdout
+ * beside the JSON logger, and the operator's Admin service on the same Store (its changes drop
+ * that Store's caches at once).
  */
-export const productionServices: Layer.Layer<Services, unknown, AppConfig | Settings> = Layer.unwrapEffect(
+export const productionServices: Layer.Layer<Services | Admin, unknown, AppConfig | Settings> = Layer.unwrapEffect(
   Effect.gen(function*() {
     const target = yield* targetFor(yield* AppConfig)
     yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ database: describeTarget(target) }))
-    return servicesLayer({ ...sqlServices(target), scheduler: schedulerFromEnv, accessLog: AccessLog.layer })
+    const sql = sqlServices(target)
+    return Layer.merge(
+      servicesLayer({ keyRepo: sql.keyRepo, quota: sql.quota, scheduler: schedulerFromEnv, accessLog: AccessLog.layer }),
+      adminOn(sql.store)
+    )
   })
 )
+
+/** The Admin service (as "admin-api" in the audit trail) over a Store and its SqlClient. */
+export const adminOn = <E, R>(store: Layer.Layer<Store | SqlClient.SqlClient, E, R>) =>
+  Admin.layer("admin-api").pipe(Layer.provide(LiveStore.layer), Layer.provide(store))

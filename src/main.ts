@@ -4,6 +4,7 @@
 import "./v8Flags.js" // first: GC settings for the whole process
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
+import { AdminServer } from "./admin/AdminServer.js"
 import { AppConfig, Settings } from "./config/AppConfig.js"
 import { productionServices } from "./layers.js"
 import * as JsonLogger from "./observability/logger.js"
@@ -49,7 +50,7 @@ const LogLevelLive = Layer.unwrapEffect(
 
 // The services are provided outside the HTTP server so they are released after it: the server
 // closes (in-flight streams end and settle), then the store writes what is pending and closes.
-const Main = Layer.mergeAll(Banner, Drain).pipe(
+const Main = Layer.mergeAll(Banner, Drain, AdminServer.layerConfig).pipe(
   Layer.provideMerge(GatewayServer.layerConfig),
   Layer.provide(productionServices),
   Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),

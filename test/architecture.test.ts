@@ -77,7 +77,8 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   store: ["domain", "config", "lib", "observability", "services"],
   endpoints: ["domain", "translate", "config", "lib", "observability", "services"],
   server: ["domain", "config", "lib", "observability", "services", "endpoints"],
-  cli: ["domain", "config", "lib", "observability", "services", "store"]
+  admin: ["domain", "config", "lib", "observability", "services", "store"],
+  cli: ["domain", "config", "lib", "observability", "services", "store", "admin"]
 }
 
 const areaOf = (file: string): string => {

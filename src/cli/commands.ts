@@ -3,22 +3,31 @@
  * touches the database), then returns the Effect that does the work over the store.
  */
 import type { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
+import type { AdminError } from "../domain/adminErrors.js"
 import { StoreError } from "../domain/errors.js"
+import { formatUsd, parseUsd } from "../domain/money.js"
 import { addDays, dayOf, parseDay, usageReport } from "../domain/usageReport.js"
-import { createKey, disableKey, listKeys, openRequests, topUp, usageSummary } from "../store/admin.js"
+import { createKey, disableKey, listKeys } from "../store/admin/keys.js"
+import { openRequests, usageSummary } from "../store/admin/usage.js"
+import { changeBalance } from "../store/admin/users.js"
 import { principalById } from "../store/queries.js"
 import { loadSnapshot } from "../store/report.js"
 import { type Args, onlyOptions, required, UsageError } from "./args.js"
-import { formatUsd, parseUsd } from "./money.js"
 
 export type Print = (line: string) => void
-export type Command = Effect.Effect<void, StoreError, SqlClient.SqlClient>
+export type Command = Effect.Effect<void, StoreError | AdminError, SqlClient.SqlClient>
+
+/** What the audit trail names as the author of a change made here. */
+const CLI = "cli"
 
 const table = (rows: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? []
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ").trimEnd())
 }
+
+const usd = (text: string, what: string): number =>
+  Either.getOrThrowWith(parseUsd(text, what), (message) => new UsageError(message))
 
 const positiveInt = (args: Args, name: string): number | undefined => {
   const raw = args.options.get(name)
@@ -51,12 +60,12 @@ export const keysCreate = (args: Args, print: Print): Command => {
     user: required(args, "user"),
     group: required(args, "group"),
     name: args.options.get("name"),
-    quotaMicros: quota === undefined ? undefined : parseUsd(quota, "--quota-usd"),
+    quotaMicros: quota === undefined ? undefined : usd(quota, "--quota-usd"),
     expiresAt: date(args, "expires-at"),
     concurrency: positiveInt(args, "concurrency")
   }
-  return Effect.map(createKey(spec), (issued) => {
-    print(`Created key '${issued.id}' for user '${spec.user}' in group '${spec.group}'.`)
+  return Effect.map(createKey(CLI, spec), (issued) => {
+    print(`Created key '${issued.row.id}' for user '${spec.user}' in group '${spec.group}'.`)
     print("")
     print(`  ${issued.key}`)
     print("")
@@ -89,16 +98,16 @@ export const keysList = (args: Args, print: Print): Command => {
 export const keysDisable = (args: Args, id: string | undefined, print: Print): Command => {
   onlyOptions(args, [])
   if (id === undefined) throw new UsageError("usage: modelgate keys disable <key id>")
-  return Effect.map(disableKey(id), () =>
+  return Effect.map(disableKey(CLI, id), () =>
     print(`Disabled key '${id}'. Running gateways refuse it within a few seconds (their cache TTL).`))
 }
 
 export const usersTopup = (args: Args, user: string | undefined, amount: string | undefined, print: Print): Command => {
   onlyOptions(args, ["note"])
   if (user === undefined || amount === undefined) throw new UsageError("usage: modelgate users topup <user> <usd>")
-  const micros = parseUsd(amount, "the amount")
+  const micros = usd(amount, "the amount")
   if (micros === 0) throw new UsageError("the amount must be more than 0")
-  return Effect.map(topUp(user, micros, args.options.get("note")), (balance) =>
+  return Effect.map(changeBalance(CLI, user, { mode: "add", amountMicros: micros, note: args.options.get("note") }), (balance) =>
     print(`Topped up '${user}' by ${formatUsd(micros)} USD; balance is now ${formatUsd(balance)} USD.`))
 }
 

@@ -28,23 +28,28 @@ export const configSyncLayer: Layer.Layer<never, StoreError, SqlClient.SqlClient
 )
 
 /**
- * The Store over a target, after migration and config sync. Build it once and hand the same value
- * to both service layers: layers are shared by reference, so both then use one Store.
+ * The Store over a target, after migration and config sync, with the SqlClient it uses (the admin
+ * operations read and write through it). Build it once and hand the same value to every layer that
+ * needs it: layers are shared by reference, so they all then use one Store and one connection.
  */
 export const storeLayer = (
   target: DatabaseTarget,
   options?: Partial<StoreOptions>
-): Layer.Layer<Store, StoreError, AppConfig> =>
+): Layer.Layer<Store | SqlClient.SqlClient, StoreError, AppConfig> =>
   (options === undefined ? Store.layer : Store.layerWith(options)).pipe(
-    Layer.provide(Layer.provideMerge(configSyncLayer, databaseLayer(target)))
+    Layer.provideMerge(Layer.provideMerge(configSyncLayer, databaseLayer(target)))
   )
 
-/** `servicesLayer` overrides for SQL-backed KeyRepo and Quota sharing one Store. */
+/**
+ * `servicesLayer` overrides for SQL-backed KeyRepo and Quota sharing one Store, and that Store
+ * (with its SqlClient) for whatever else must share it (the admin operations).
+ */
 export const sqlServices = (target: DatabaseTarget, options?: Partial<StoreOptions>) => {
   const store = storeLayer(target, options)
   return {
     keyRepo: KeyRepoSql.layer.pipe(Layer.provide(store)),
-    quota: QuotaSql.layer.pipe(Layer.provide(store))
+    quota: QuotaSql.layer.pipe(Layer.provide(store)),
+    store
   }
 }
 

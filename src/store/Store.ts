@@ -45,6 +45,11 @@ export interface StoreShape {
   readonly snapshot: (principal: Principal, range: DayRange, now: Date) => Effect.Effect<UsageSnapshot, StoreError>
   /** Resolves when every settlement accepted so far is committed. */
   readonly flush: Effect.Effect<void>
+  /**
+   * Drops every cached key, quota, balance and subscription: the next request reads the database.
+   * For operator changes (a key revoked, a balance set), which must not wait for the TTL.
+   */
+  readonly forgetCached: Effect.Effect<void>
 }
 
 export interface StoreOptions {
@@ -256,7 +261,13 @@ const make = (options: StoreOptions) =>
           Effect.suspend(() => (inFlight.size > 0 ? writer.flush : Effect.void)),
           withSql(loadSnapshot(p, range, now)).pipe(orStoreError("reading usage failed"))
         ),
-      flush: writer.flush
+      flush: writer.flush,
+      forgetCached: Effect.sync(() => {
+        principals.clear()
+        keys.clear()
+        balances.clear()
+        subscriptions.clear()
+      })
     } satisfies StoreShape
   })
 

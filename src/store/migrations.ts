@@ -156,4 +156,23 @@ const estimatedUsage: Migration = {
   statements: [`ALTER TABLE usage_events ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0`]
 }
 
-export const migrations: ReadonlyArray<Migration> = [initial, estimatedUsage]
+// The operator surface: who changed what (admin API, CLI), and keys deleted from listings. A
+// deleted key is also disabled; its row stays, since usage rows name it.
+const operatorSurface: Migration = {
+  version: 3,
+  name: "admin_audit, api_keys.deleted_at",
+  statements: [
+    `CREATE TABLE admin_audit (
+      id TEXT PRIMARY KEY,
+      at BIGINT NOT NULL,
+      actor TEXT NOT NULL,
+      action TEXT NOT NULL,
+      target TEXT NOT NULL,
+      detail TEXT
+    )`,
+    `CREATE INDEX admin_audit_at ON admin_audit (at)`,
+    `ALTER TABLE api_keys ADD COLUMN deleted_at BIGINT`
+  ]
+}
+
+export const migrations: ReadonlyArray<Migration> = [initial, estimatedUsage, operatorSurface]

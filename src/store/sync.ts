@@ -47,11 +47,16 @@ const byName = <A>(xs: Iterable<A>, name: (a: A) => string): Array<A> =>
   [...xs].sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0))
 const SubId = Schema.Struct({ user_name: Schema.String, group_name: Schema.String })
 
+/** The `disabled_by` of a key an operator disabled (the actor the admin operations record). */
+const OPERATORS: ReadonlySet<string> = new Set(["cli", "admin-api"])
+
 /** The status a config key gets, given what the database already knows about it. */
 const keyStatus = (key: ApiKey, existing: typeof ExistingKey.Type | undefined) => {
   if (key.status === "disabled") return { status: "disabled", disabledBy: "config" as string | null }
-  // A disable from the CLI outlives restarts: the file does not silently re-enable the key.
-  if (existing?.status === "disabled" && existing.disabled_by === "cli") return { status: "disabled", disabledBy: "cli" }
+  // A disable by an operator (CLI, admin API) outlives restarts: the file does not silently re-enable the key.
+  if (existing?.status === "disabled" && existing.disabled_by !== null && OPERATORS.has(existing.disabled_by)) {
+    return { status: "disabled", disabledBy: existing.disabled_by }
+  }
   if (key.status === "expired") return { status: "expired", disabledBy: null }
   const used = existing?.quota_used_micros ?? 0
   const exhausted = key.status === "quota_exhausted" ||
@@ -140,7 +145,7 @@ export const syncConfig = (data: GatewayData, now: Date = new Date()) =>
         const existing = keys.get(k.id)
         if (existing !== undefined && existing.source !== "config") {
           return yield* new StoreError({
-            message: `config key '${k.id}': that name belongs to a key created with the CLI; give the config key another name`
+            message: `config key '${k.id}': that name belongs to a key created by an operator (CLI or admin API); give the config key another name`
           })
         }
         const sameSecret = byHash.get(k.sha256)
@@ -151,8 +156,8 @@ export const syncConfig = (data: GatewayData, now: Date = new Date()) =>
           })
         }
         const { disabledBy, status } = keyStatus(k, existing)
-        if (disabledBy === "cli" && k.status !== "disabled") {
-          notes.push(`key '${k.id}' stays disabled: it was disabled with the CLI`)
+        if (disabledBy !== null && OPERATORS.has(disabledBy) && k.status !== "disabled") {
+          notes.push(`key '${k.id}' stays disabled: it was disabled by an operator (${disabledBy})`)
         }
         yield* sql`INSERT INTO api_keys (id, hash, prefix, user_name, group_name, status, disabled_by, quota_micros,
             quota_used_micros, expires_at, concurrency, source, created_at, updated_at)

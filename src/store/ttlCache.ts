@@ -52,4 +52,8 @@ export class TtlCache<K, V, E> {
   invalidate(key: K): void {
     this.entries.delete(key)
   }
+
+  clear(): void {
+    this.entries.clear()
+  }
 }

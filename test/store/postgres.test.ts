@@ -4,6 +4,7 @@
  * reachable, unless MODELGATE_REQUIRE_SERVICES=1 (CI), where that fails the run.
  */
 import { describe, expect, it } from "vitest"
+import { adminSuite } from "./adminSuite.js"
 import { PG_URL, postgresBackend, postgresReachable, requireServices } from "./harness.js"
 import { cliSuite } from "./cliSuite.js"
 import { gatewaySuite } from "./gatewaySuite.js"
@@ -23,6 +24,9 @@ if (reachable) {
   })
   describe("CLI on PostgreSQL", () => {
     cliSuite(postgresBackend)
+  })
+  describe("admin API on PostgreSQL", () => {
+    adminSuite(postgresBackend)
   })
 } else if (requireServices) {
   describe("store on PostgreSQL", () => {

@@ -4,7 +4,7 @@
  */
 import { Effect, Either, Exit, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
-import { formatUsd, parseUsd } from "../../src/cli/money.js"
+import { formatUsd, parseUsd } from "../../src/domain/money.js"
 import type { Principal } from "../../src/domain/model.js"
 import { costMicros, priceFor } from "../../src/domain/pricing.js"
 import { addSpend, emptySpends, usedIn, windowEnd, windowStart } from "../../src/domain/subscription.js"
@@ -137,12 +137,12 @@ describe("eligibility rules", () => {
 
 describe("CLI money", () => {
   it("parses USD as a decimal string and prints micro-dollars digit for digit", () => {
-    expect(parseUsd("12.345678", "x")).toBe(12_345_678)
-    expect(parseUsd("0.1", "x")).toBe(100_000)
-    expect(parseUsd("7", "x")).toBe(7_000_000)
-    expect(() => parseUsd("1.2345678", "x")).toThrow()
-    expect(() => parseUsd("-1", "x")).toThrow()
-    expect(() => parseUsd("1e3", "x")).toThrow()
+    expect(parseUsd("12.345678", "x")).toEqual(Either.right(12_345_678))
+    expect(parseUsd("0.1", "x")).toEqual(Either.right(100_000))
+    expect(parseUsd("7", "x")).toEqual(Either.right(7_000_000))
+    expect(Either.isLeft(parseUsd("1.2345678", "x"))).toBe(true)
+    expect(Either.isLeft(parseUsd("-1", "x"))).toBe(true)
+    expect(Either.isLeft(parseUsd("1e3", "x"))).toBe(true)
     expect(formatUsd(12_345_678)).toBe("12.345678")
     expect(formatUsd(1_500_000)).toBe("1.50")
     expect(formatUsd(-250_000)).toBe("-0.25")

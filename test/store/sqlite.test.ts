@@ -1,5 +1,6 @@
 /** The store suite on SQLite, the embedded default: always runs. */
 import { describe } from "vitest"
+import { adminSuite } from "./adminSuite.js"
 import { sqliteBackend } from "./harness.js"
 import { cliSuite } from "./cliSuite.js"
 import { gatewaySuite } from "./gatewaySuite.js"
@@ -15,4 +16,8 @@ describe("gateway on SQLite", () => {
 
 describe("CLI on SQLite", () => {
   cliSuite(sqliteBackend)
+})
+
+describe("admin API on SQLite", () => {
+  adminSuite(sqliteBackend)
 })

@@ -1,0 +1,75 @@
+/**
+ * Admin: what an operator can do to users, keys and usage, as one service. The admin API and the
+ * CLI both call it, so a change is validated, audited and announced the same way wherever it
+ * comes from. Each change runs in one transaction with its audit row (store/admin/*), then the
+ * live store's caches are dropped, so the next request sees it; reads of usage first wait for the
+ * settlements already accepted (`LiveStore`).
+ */
+import type { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
+import type { AdminConflict, AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
+import type { StoreError } from "../domain/errors.js"
+import type { Micros } from "../domain/model.js"
+import { type Actor, type AuditRow, listAudit } from "../store/admin/audit.js"
+import * as Keys from "../store/admin/keys.js"
+import { usageBreakdown, type UsageQuery, type UsageRow } from "../store/admin/usage.js"
+import * as Users from "../store/admin/users.js"
+import { LiveStore } from "./LiveStore.js"
+
+type Op<A, E = never> = Effect.Effect<A, E | StoreError>
+
+export interface AdminShape {
+  readonly listUsers: Op<ReadonlyArray<Users.UserRow>>
+  readonly getUser: (name: string) => Op<Users.UserRow, AdminNotFound>
+  readonly createUser: (user: Users.NewUser) => Op<Users.UserRow, AdminConflict>
+  readonly updateUser: (name: string, change: { readonly concurrency?: number | undefined }) => Op<Users.UserRow, AdminNotFound>
+  /** Returns the new balance. */
+  readonly changeBalance: (
+    name: string,
+    change: { readonly mode: "add" | "set"; readonly amountMicros: Micros; readonly note?: string | undefined }
+  ) => Op<Micros, AdminNotFound>
+  readonly listKeys: (filter: Parameters<typeof Keys.listKeys>[0]) => Op<ReadonlyArray<Keys.KeyRow>>
+  readonly getKey: (id: string) => Op<Keys.KeyRow, AdminNotFound>
+  readonly createKey: (key: Keys.NewKey) => Op<Keys.IssuedKey, AdminInvalid | AdminConflict>
+  readonly updateKey: (id: string, change: Keys.KeyChange) => Op<Keys.KeyRow, AdminNotFound | AdminConflict>
+  readonly disableKey: (id: string) => Op<Keys.KeyRow, AdminNotFound>
+  readonly enableKey: (id: string) => Op<Keys.KeyRow, AdminNotFound | AdminConflict>
+  readonly rotateKey: (id: string) => Op<Keys.IssuedKey, AdminNotFound | AdminConflict>
+  readonly deleteKey: (id: string) => Op<void, AdminNotFound | AdminConflict>
+  readonly usage: (query: UsageQuery) => Op<ReadonlyArray<UsageRow>>
+  readonly audit: (query: { readonly limit: number; readonly target?: string | undefined }) => Op<ReadonlyArray<AuditRow>>
+}
+
+const make = (actor: Actor) =>
+  Effect.gen(function*() {
+    const ctx = yield* Effect.context<SqlClient.SqlClient>()
+    const live = yield* LiveStore
+    // Reads include every settlement accepted so far (spend, last use, usage rows).
+    const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.zipRight(live.flush, Effect.provide(effect, ctx))
+    // Caches are dropped once a change is committed; a failed change changed nothing.
+    const change = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+      Effect.tap(read(effect), () => live.forget)
+    return {
+      listUsers: read(Users.listUsers),
+      getUser: (name) => read(Users.getUser(name)),
+      createUser: (user) => change(Users.createUser(actor, user)),
+      updateUser: (name, c) => change(Users.updateUser(actor, name, c)),
+      changeBalance: (name, c) => change(Users.changeBalance(actor, name, c)),
+      listKeys: (filter) => read(Keys.listKeys(filter)),
+      getKey: (id) => read(Keys.getKey(id)),
+      createKey: (key) => change(Keys.createKey(actor, key)),
+      updateKey: (id, c) => change(Keys.updateKey(actor, id, c)),
+      disableKey: (id) => change(Keys.disableKey(actor, id)),
+      enableKey: (id) => change(Keys.enableKey(actor, id)),
+      rotateKey: (id) => change(Keys.rotateKey(actor, id)),
+      deleteKey: (id) => change(Keys.deleteKey(actor, id)),
+      usage: (query) => read(usageBreakdown(query)),
+      audit: (query) => read(listAudit(query))
+    } satisfies AdminShape
+  })
+
+export class Admin extends Context.Tag("modelgate/Admin")<Admin, AdminShape>() {
+  /** Over the SQL store; `actor` is what the audit trail records as the author ("admin-api", "cli"). */
+  static readonly layer = (actor: Actor): Layer.Layer<Admin, never, SqlClient.SqlClient | LiveStore> =>
+    Layer.effect(Admin, make(actor))
+}

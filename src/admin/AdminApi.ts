@@ -1,0 +1,348 @@
+/**
+ * The admin API, declared: groups, endpoints, payloads, answers and errors as Schemas. The
+ * OpenAPI document (/openapi.json) and the docs page (/docs) are generated from this declaration,
+ * and handlers.ts implements it. Money is USD (JSON numbers, or decimal strings for exactness),
+ * instants ISO 8601, days YYYY-MM-DD in UTC. Every error answers in the public API's envelope.
+ */
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Either, ParseResult, Schema } from "effect"
+import {
+  AdminConflict,
+  adminEnvelope,
+  type AdminFailure,
+  AdminInvalid,
+  AdminNotFound,
+  AdminUnauthorized
+} from "../domain/adminErrors.js"
+import { KeyStatus } from "../domain/config.js"
+import { envelopeBody } from "../domain/envelope.js"
+import { StoreError } from "../domain/errors.js"
+import { parseUsd } from "../domain/money.js"
+import { parseDay } from "../domain/usageReport.js"
+import { UsageDimension } from "../store/admin/usage.js"
+
+// ---------------------------------------------------------------------------------------------
+// Errors: each class travels as the envelope `{ error: { type, message, code, param } }`.
+
+const Envelope = Schema.Struct({
+  error: Schema.Struct({
+    type: Schema.String,
+    message: Schema.String,
+    code: Schema.String,
+    param: Schema.NullOr(Schema.String)
+  })
+})
+
+const inEnvelope = <A, I extends AdminFailure>(
+  error: Schema.Schema<A, I>,
+  status: number,
+  fromEnvelope: (e: typeof Envelope.Type) => I
+) =>
+  Schema.transform(Envelope, Schema.encodedSchema(error), {
+    strict: true,
+    decode: fromEnvelope,
+    encode: (e) => envelopeBody(adminEnvelope(e))
+  }).pipe(Schema.compose(error), (s) => s.annotations(HttpApiSchema.annotations({ status })))
+
+export const InvalidWire = inEnvelope(AdminInvalid, 400, (e) => ({
+  _tag: "AdminInvalid" as const,
+  message: e.error.message,
+  code: e.error.code,
+  param: e.error.param
+}))
+export const NotFoundWire = inEnvelope(AdminNotFound, 404, (e) => ({
+  _tag: "AdminNotFound" as const,
+  message: e.error.message,
+  code: e.error.code
+}))
+export const ConflictWire = inEnvelope(AdminConflict, 409, (e) => ({
+  _tag: "AdminConflict" as const,
+  message: e.error.message,
+  code: e.error.code
+}))
+export const UnauthorizedWire = inEnvelope(AdminUnauthorized, 401, (e) => ({
+  _tag: "AdminUnauthorized" as const,
+  message: e.error.message
+}))
+export const StoreErrorWire = Schema.transform(Envelope, Schema.encodedSchema(StoreError), {
+  strict: true,
+  decode: (e) => ({ _tag: "StoreError" as const, message: e.error.message }),
+  encode: (e) => envelopeBody(adminEnvelope(e))
+}).pipe(Schema.compose(StoreError), (s) => s.annotations(HttpApiSchema.annotations({ status: 503 })))
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/** A USD amount, at most 6 decimals, never negative: a JSON number or a decimal string, to micro-dollars. */
+export const Usd = Schema.transformOrFail(Schema.Union(Schema.Number, Schema.String), Schema.Number, {
+  strict: true,
+  decode: (input, _, ast) =>
+    Either.match(parseUsd(String(input), "the amount"), {
+      onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, input, message)),
+      onRight: (micros) => ParseResult.succeed(micros)
+    }),
+  encode: (micros) => ParseResult.succeed(micros / 1_000_000)
+}).annotations({ description: "USD, at most 6 decimals (a number, or a decimal string for exactness)" })
+
+const Name = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/),
+  Schema.annotations({ description: "1-64 of A-Z a-z 0-9 _ . @ -, starting with a letter or digit" })
+)
+const PositiveInt = Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(100_000))
+const Instant = Schema.String.pipe(
+  Schema.filter((s) => !Number.isNaN(Date.parse(s)) || "must be an ISO 8601 date-time, like 2026-12-31T00:00:00Z"),
+  Schema.annotations({ description: "ISO 8601 date-time" })
+)
+export const Day = Schema.String.pipe(
+  Schema.filter((s) => parseDay(s) !== undefined || "must be a day as YYYY-MM-DD"),
+  Schema.annotations({ description: "YYYY-MM-DD (UTC)" })
+)
+
+export const UserView = Schema.Struct({
+  name: Schema.String,
+  balance_usd: Schema.Number,
+  concurrency: Schema.Int,
+  /** Named in the config file (which then owns its concurrency). */
+  in_config: Schema.Boolean,
+  created_at: Schema.String,
+  updated_at: Schema.String
+})
+
+export const BalanceView = Schema.Struct({ user: Schema.String, balance_usd: Schema.Number })
+
+export const KeyView = Schema.Struct({
+  id: Schema.String,
+  prefix: Schema.String,
+  user: Schema.String,
+  group: Schema.String,
+  status: KeyStatus,
+  disabled_by: Schema.NullOr(Schema.String),
+  quota_usd: Schema.NullOr(Schema.Number),
+  quota_used_usd: Schema.Number,
+  expires_at: Schema.NullOr(Schema.String),
+  concurrency: Schema.NullOr(Schema.Int),
+  /** config (the file owns it), cli or admin-api. */
+  source: Schema.String,
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  last_used_at: Schema.NullOr(Schema.String)
+})
+
+/** A key just issued or rotated: `key` is the secret, shown this once (only its SHA-256 is stored). */
+export const IssuedKeyView = Schema.Struct({ ...KeyView.fields, key: Schema.String })
+
+export const UsageRowView = Schema.Struct({
+  /** The key id, user, group, model or day the row totals. */
+  bucket: Schema.String,
+  requests: Schema.Int,
+  input_tokens: Schema.Int,
+  output_tokens: Schema.Int,
+  cache_read_tokens: Schema.Int,
+  cache_creation_tokens: Schema.Int,
+  cost_usd: Schema.Number
+})
+
+export const UsageView = Schema.Struct({
+  by: UsageDimension,
+  start_date: Schema.String,
+  end_date: Schema.String,
+  rows: Schema.Array(UsageRowView)
+})
+
+export const AuditView = Schema.Struct({
+  id: Schema.String,
+  at: Schema.String,
+  actor: Schema.String,
+  action: Schema.String,
+  target: Schema.String,
+  detail: Schema.NullOr(Schema.Unknown)
+})
+
+// ---------------------------------------------------------------------------------------------
+// Payloads and query strings
+
+export const NewUserPayload = Schema.Struct({
+  name: Name,
+  balance_usd: Schema.optional(Usd),
+  concurrency: Schema.optional(PositiveInt)
+})
+
+export const UserChangePayload = Schema.Struct({ concurrency: Schema.optional(PositiveInt) })
+
+export const BalancePayload = Schema.Struct({
+  amount_usd: Usd,
+  note: Schema.optional(Schema.String.pipe(Schema.maxLength(500)))
+})
+
+export const NewKeyPayload = Schema.Struct({
+  user: Name,
+  group: Name,
+  name: Schema.optional(Name),
+  quota_usd: Schema.optional(Usd),
+  expires_at: Schema.optional(Instant),
+  concurrency: Schema.optional(PositiveInt)
+})
+
+/** Each field: absent leaves it, null removes the limit. */
+export const KeyChangePayload = Schema.Struct({
+  quota_usd: Schema.optional(Schema.NullOr(Usd)),
+  expires_at: Schema.optional(Schema.NullOr(Instant)),
+  concurrency: Schema.optional(Schema.NullOr(PositiveInt))
+})
+
+const Flag = Schema.Literal("true", "false")
+
+export const KeyFilter = Schema.Struct({
+  user: Schema.optional(Schema.String),
+  group: Schema.optional(Schema.String),
+  include_deleted: Schema.optional(Flag)
+})
+
+export const UsageQueryParams = Schema.Struct({
+  by: Schema.optional(UsageDimension),
+  start_date: Schema.optional(Day),
+  end_date: Schema.optional(Day),
+  key: Schema.optional(Schema.String),
+  user: Schema.optional(Schema.String),
+  group: Schema.optional(Schema.String),
+  model: Schema.optional(Schema.String)
+})
+
+export const AuditQuery = Schema.Struct({
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))),
+  target: Schema.optional(Schema.String)
+})
+
+const NamePath = Schema.Struct({ name: Schema.String })
+const IdPath = Schema.Struct({ id: Schema.String })
+
+// ---------------------------------------------------------------------------------------------
+// Security: `Authorization: Bearer <ADMIN_TOKEN>` on every endpoint (not on /docs and
+// /openapi.json, which describe the API and hold nothing secret).
+
+export class AdminAuth extends HttpApiMiddleware.Tag<AdminAuth>()("AdminAuth", {
+  failure: UnauthorizedWire,
+  security: { adminToken: HttpApiSecurity.bearer }
+}) {}
+
+// ---------------------------------------------------------------------------------------------
+// Groups
+
+export const UsersGroup = HttpApiGroup.make("users")
+  .add(HttpApiEndpoint.get("list", "/admin/users").addSuccess(Schema.Array(UserView)))
+  .add(
+    HttpApiEndpoint.post("create", "/admin/users")
+      .setPayload(NewUserPayload)
+      .addSuccess(UserView, { status: 201 })
+      .addError(ConflictWire)
+  )
+  .add(HttpApiEndpoint.get("get", "/admin/users/:name").setPath(NamePath).addSuccess(UserView).addError(NotFoundWire))
+  .add(
+    HttpApiEndpoint.patch("update", "/admin/users/:name")
+      .setPath(NamePath)
+      .setPayload(UserChangePayload)
+      .addSuccess(UserView)
+      .addError(NotFoundWire)
+  )
+  .add(
+    HttpApiEndpoint.post("topUp", "/admin/users/:name/topup")
+      .setPath(NamePath)
+      .setPayload(BalancePayload)
+      .addSuccess(BalanceView)
+      .addError(NotFoundWire)
+      .annotate(OpenApi.Description, "Adds amount_usd to the balance, with a ledger row and an audit row.")
+  )
+  .add(
+    HttpApiEndpoint.put("setBalance", "/admin/users/:name/balance")
+      .setPath(NamePath)
+      .setPayload(BalancePayload)
+      .addSuccess(BalanceView)
+      .addError(NotFoundWire)
+      .annotate(OpenApi.Description, "Sets the balance to amount_usd; the ledger records the difference.")
+  )
+  .middleware(AdminAuth)
+
+export const KeysGroup = HttpApiGroup.make("keys")
+  .add(HttpApiEndpoint.get("list", "/admin/keys").setUrlParams(KeyFilter).addSuccess(Schema.Array(KeyView)))
+  .add(
+    HttpApiEndpoint.post("create", "/admin/keys")
+      .setPayload(NewKeyPayload)
+      .addSuccess(IssuedKeyView, { status: 201 })
+      .addError(ConflictWire)
+      .annotate(OpenApi.Description, "Issues a key. The answer's `key` is the secret, shown this once.")
+  )
+  .add(HttpApiEndpoint.get("get", "/admin/keys/:id").setPath(IdPath).addSuccess(KeyView).addError(NotFoundWire))
+  .add(
+    HttpApiEndpoint.patch("update", "/admin/keys/:id")
+      .setPath(IdPath)
+      .setPayload(KeyChangePayload)
+      .addSuccess(KeyView)
+      .addError(NotFoundWire)
+      .addError(ConflictWire)
+  )
+  .add(
+    HttpApiEndpoint.post("disable", "/admin/keys/:id/disable").setPath(IdPath).addSuccess(KeyView).addError(NotFoundWire)
+  )
+  .add(
+    HttpApiEndpoint.post("enable", "/admin/keys/:id/enable")
+      .setPath(IdPath)
+      .addSuccess(KeyView)
+      .addError(NotFoundWire)
+      .addError(ConflictWire)
+  )
+  .add(
+    HttpApiEndpoint.post("rotate", "/admin/keys/:id/rotate")
+      .setPath(IdPath)
+      .addSuccess(IssuedKeyView)
+      .addError(NotFoundWire)
+      .addError(ConflictWire)
+      .annotate(OpenApi.Description, "A new secret for the key (shown this once); the old one stops working.")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/admin/keys/:id")
+      .setPath(IdPath)
+      .addSuccess(Schema.Void, { status: 204 })
+      .addError(NotFoundWire)
+      .addError(ConflictWire)
+      .annotate(OpenApi.Description, "Disables the key and hides it from listings; its usage stays.")
+  )
+  .middleware(AdminAuth)
+
+export const UsageGroup = HttpApiGroup.make("usage")
+  .add(
+    HttpApiEndpoint.get("report", "/admin/usage")
+      .setUrlParams(UsageQueryParams)
+      .addSuccess(UsageView)
+      .annotate(OpenApi.Description, "Totals per key, user, group, model or day (default: model) over a day range (default: the last 30 days).")
+  )
+  .add(
+    HttpApiEndpoint.get("csv", "/admin/usage.csv")
+      .setUrlParams(UsageQueryParams)
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/csv" }))
+      .annotate(OpenApi.Description, "The same report as CSV.")
+  )
+  .middleware(AdminAuth)
+
+export const AuditGroup = HttpApiGroup.make("audit")
+  .add(
+    HttpApiEndpoint.get("list", "/admin/audit")
+      .setUrlParams(AuditQuery)
+      .addSuccess(Schema.Array(AuditView))
+      .annotate(OpenApi.Description, "Operator changes, newest first.")
+  )
+  .middleware(AdminAuth)
+
+export class AdminApi extends HttpApi.make("modelgate-admin")
+  .add(UsersGroup)
+  .add(KeysGroup)
+  .add(UsageGroup)
+  .add(AuditGroup)
+  .addError(InvalidWire)
+  .addError(NotFoundWire)
+  .addError(StoreErrorWire)
+  .annotate(OpenApi.Title, "modelgate admin API")
+  .annotate(
+    OpenApi.Description,
+    "Users, keys, usage and the audit trail of a modelgate gateway. Changes apply to the next request."
+  )
+{}

@@ -1,0 +1,103 @@
+/**
+ * Users for operators: list, create, change concurrency, top up or set a balance. A balance change
+ * writes a ledger row (balance_topups, with the signed amount) and an audit row with the change.
+ */
+import { randomBytes } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { AdminConflict, AdminNotFound } from "../../domain/adminErrors.js"
+import type { Micros } from "../../domain/model.js"
+import { DbFlag, DbInt, decodeRows, orStoreError } from "../rows.js"
+import { type Actor, recordAudit } from "./audit.js"
+import { inTransaction, storeErrorsBut } from "./tx.js"
+
+const UserRow = Schema.Struct({
+  name: Schema.String,
+  balance_micros: DbInt,
+  concurrency: DbInt,
+  in_config: DbFlag,
+  created_at: DbInt,
+  updated_at: DbInt
+})
+export type UserRow = typeof UserRow.Type
+
+const COLUMNS = "name, balance_micros, concurrency, in_config, created_at, updated_at"
+
+export const listUsers = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return yield* decodeRows(UserRow)(yield* sql`SELECT ${sql.unsafe(COLUMNS)} FROM users ORDER BY name`)
+}).pipe(orStoreError("listing users failed"))
+
+const userNamed = (name: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* decodeRows(UserRow)(yield* sql`SELECT ${sql.unsafe(COLUMNS)} FROM users WHERE name = ${name}`)
+    const row = rows[0]
+    if (row === undefined) return yield* new AdminNotFound({ message: `no user named '${name}'`, code: "user_not_found" })
+    return row
+  })
+
+export const getUser = (name: string) => userNamed(name).pipe(storeErrorsBut("reading the user failed"))
+
+export interface NewUser {
+  readonly name: string
+  readonly balanceMicros: Micros
+  readonly concurrency: number
+}
+
+export const createUser = (actor: Actor, u: NewUser) =>
+  inTransaction(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const at = Date.now()
+    // The database owns a balance set here (balance_touched = 1): a config file naming the same user later does not reset it.
+    const inserted = yield* sql`INSERT INTO users (name, balance_micros, config_balance_micros, balance_touched, concurrency,
+        in_config, created_at, updated_at)
+      VALUES (${u.name}, ${u.balanceMicros}, NULL, 1, ${u.concurrency}, 0, ${at}, ${at})
+      ON CONFLICT (name) DO NOTHING RETURNING name`
+    if (inserted.length === 0) return yield* new AdminConflict({ message: `a user named '${u.name}' already exists`, code: "user_exists" })
+    yield* recordAudit(actor, "user.create", u.name, { balance_micros: u.balanceMicros, concurrency: u.concurrency })
+    return yield* userNamed(u.name).pipe(Effect.catchTag("AdminNotFound", () => Effect.dieMessage("the user just created is gone")))
+  }), "creating the user failed")
+
+export const updateUser = (actor: Actor, name: string, change: { readonly concurrency?: number | undefined }) =>
+  inTransaction(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const before = yield* userNamed(name)
+    if (change.concurrency !== undefined) {
+      yield* sql`UPDATE users SET concurrency = ${change.concurrency}, updated_at = ${Date.now()} WHERE name = ${name}`
+    }
+    yield* recordAudit(actor, "user.update", name, { concurrency: [before.concurrency, change.concurrency ?? before.concurrency] })
+    return yield* userNamed(name)
+  }), "updating the user failed")
+
+const BalanceRow = Schema.Struct({ balance_micros: DbInt })
+
+/**
+ * `add`: the balance grows by `amountMicros` (a top-up). `set`: it becomes `amountMicros` (a
+ * correction). Either way the ledger records the signed difference, in one transaction.
+ */
+export const changeBalance = (
+  actor: Actor,
+  name: string,
+  change: { readonly mode: "add" | "set"; readonly amountMicros: Micros; readonly note?: string | undefined }
+) =>
+  inTransaction(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const at = Date.now()
+    const before = (yield* userNamed(name)).balance_micros
+    const rows = yield* decodeRows(BalanceRow)(
+      change.mode === "add"
+        ? yield* sql`UPDATE users SET balance_micros = balance_micros + ${change.amountMicros}, balance_touched = 1,
+            updated_at = ${at} WHERE name = ${name} RETURNING balance_micros`
+        : yield* sql`UPDATE users SET balance_micros = ${change.amountMicros}, balance_touched = 1,
+            updated_at = ${at} WHERE name = ${name} RETURNING balance_micros`
+    )
+    const after = rows[0]?.balance_micros ?? before
+    yield* sql`INSERT INTO balance_topups (id, user_name, amount_micros, note, at)
+      VALUES (${`topup-${at}-${randomBytes(4).toString("hex")}`}, ${name}, ${after - before}, ${change.note ?? null}, ${at})`
+    yield* recordAudit(actor, change.mode === "add" ? "user.topup" : "user.set_balance", name, {
+      balance_micros: [before, after],
+      ...(change.note === undefined ? {} : { note: change.note })
+    })
+    return after
+  }), "changing the balance failed")

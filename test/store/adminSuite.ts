@@ -1,0 +1,261 @@
+/**
+ * The admin API over a real socket, beside a gateway on the same store (simulator upstreams):
+ * the token, the envelope, users and balances, keys created / disabled / rotated / deleted with
+ * the next public request seeing the change at once, what the config file owns, usage reports
+ * and CSV, and the audit trail.
+ */
+import { Layer, ManagedRuntime, Redacted } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AdminServer } from "../../src/admin/AdminServer.js"
+import { AppConfig, Settings } from "../../src/config/AppConfig.js"
+import { adminOn, gatewayLayer } from "../../src/layers.js"
+import { GatewayServer } from "../../src/server/GatewayServer.js"
+import { sqlServices } from "../../src/store/Database.js"
+import { testData } from "../support/gateway.js"
+import type { Backend, TestDatabase } from "./harness.js"
+
+const TOKEN = "test-admin-token-0123456789"
+
+const config = {
+  groups: [
+    { name: "oa", platform: "openai" },
+    { name: "an", platform: "anthropic" }
+  ],
+  users: [{ name: "erin", balance_usd: 50, concurrency: 50 }],
+  keys: [{ key: "sk-admin-config-key-0001", user: "erin", group: "oa", name: "from-file" }],
+  accounts: [
+    { name: "sim-oa", platform: "openai", kind: "simulator", groups: ["oa"], concurrency: 50 },
+    { name: "sim-an", platform: "anthropic", kind: "simulator", groups: ["an"], concurrency: 50 }
+  ]
+}
+
+interface Running {
+  readonly gateway: string
+  readonly admin: string
+  readonly close: () => Promise<void>
+}
+
+/** A gateway and the admin API on one Store (as `npm start` wires them), on 127.0.0.1 ports. */
+const start = async (db: TestDatabase): Promise<Running> => {
+  const sql = sqlServices(db.target, { reportOrphans: false })
+  const layer = Layer.mergeAll(
+    gatewayLayer({ keyRepo: sql.keyRepo, quota: sql.quota }),
+    AdminServer.layer({ port: 0, host: "127.0.0.1", token: Redacted.make(TOKEN) }).pipe(Layer.provide(adminOn(sql.store)))
+  ).pipe(Layer.provide(AppConfig.layer(testData(config), "test")), Layer.provide(Settings.layer({})))
+  const runtime = ManagedRuntime.make(layer)
+  const gateway = (await runtime.runPromise(GatewayServer)).url
+  const admin = (await runtime.runPromise(AdminServer)).url
+  return { gateway, admin, close: () => runtime.dispose() }
+}
+
+interface Answer {
+  readonly status: number
+  readonly text: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test reads of JSON answers
+  readonly json: any
+  readonly contentType: string | null
+}
+
+const call = async (base: string, method: string, path: string, body?: unknown, token: string | null = TOKEN): Promise<Answer> => {
+  const headers: Record<string, string> = {}
+  if (token !== null) headers["authorization"] = `Bearer ${token}`
+  if (body !== undefined) headers["content-type"] = "application/json"
+  const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+  const text = await res.text()
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return { status: res.status, text, json, contentType: res.headers.get("content-type") }
+}
+
+/** One public request with `key`: its status. */
+const respond = async (gateway: string, key: string, model = "gpt-5.4") => {
+  const res = await fetch(`${gateway}/v1/responses`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model, input: "hello from the admin suite" })
+  })
+  await res.text()
+  return res.status
+}
+
+const expectEnvelope = (a: Answer, status: number, code: string) => {
+  expect(a.status).toBe(status)
+  expect(a.json?.error?.code).toBe(code)
+  expect(typeof a.json?.error?.message).toBe("string")
+  expect(typeof a.json?.error?.type).toBe("string")
+}
+
+export const adminSuite = (makeBackend: () => Backend) => {
+  let backend: Backend
+  const running: Array<Running> = []
+  const fresh = async () => {
+    const r = await start(await backend.fresh())
+    running.push(r)
+    return r
+  }
+  beforeAll(() => {
+    backend = makeBackend()
+  })
+  afterAll(async () => {
+    for (const r of running) await r.close().catch(() => undefined)
+    await backend.cleanup()
+  })
+
+  describe("admin API", () => {
+    it("wants the admin token on every endpoint, and answers in the envelope", async () => {
+      const { admin } = await fresh()
+      expectEnvelope(await call(admin, "GET", "/admin/users", undefined, null), 401, "invalid_admin_token")
+      expectEnvelope(await call(admin, "GET", "/admin/keys", undefined, "wrong-token-wrong-token"), 401, "invalid_admin_token")
+      expectEnvelope(await call(admin, "POST", "/admin/users", { name: "x" }, null), 401, "invalid_admin_token")
+      expectEnvelope(await call(admin, "GET", "/admin/nothing-here"), 404, "route_not_found")
+      const bad = await call(admin, "POST", "/admin/users", { name: "", concurrency: 0 })
+      expectEnvelope(bad, 400, "invalid_request")
+      expect(bad.json.error.param).toBe("name")
+      expectEnvelope(await call(admin, "POST", "/admin/users", { name: "ok", balance_usd: "-1" }), 400, "invalid_request")
+      expectEnvelope(await call(admin, "POST", "/admin/users", { name: "ok", balance_usd: 0.1234567 }), 400, "invalid_request")
+    })
+
+    it("serves its OpenAPI document and a docs page without a token, with no CDN", async () => {
+      const { admin } = await fresh()
+      const spec = await call(admin, "GET", "/openapi.json", undefined, null)
+      expect(spec.status).toBe(200)
+      expect(Object.keys(spec.json.paths)).toEqual(expect.arrayContaining(["/admin/users", "/admin/keys/{id}/rotate", "/admin/usage.csv"]))
+      // Errors are documented in the envelope's shape.
+      expect(JSON.stringify(spec.json.paths["/admin/keys"].post.responses["409"])).toContain("\"error\"")
+      const docs = await call(admin, "GET", "/docs", undefined, null)
+      expect(docs.status).toBe(200)
+      expect(docs.contentType).toContain("text/html")
+      expect(docs.text).not.toMatch(/<script[^>]+src="https?:/)
+    })
+
+    it("creates users and changes balances exactly, with a ledger and audit rows", async () => {
+      const { admin } = await fresh()
+      const created = await call(admin, "POST", "/admin/users", { name: "dana", balance_usd: "10.10", concurrency: 3 })
+      expect(created.status).toBe(201)
+      expect(created.json).toMatchObject({ name: "dana", balance_usd: 10.1, concurrency: 3, in_config: false })
+      expectEnvelope(await call(admin, "POST", "/admin/users", { name: "dana" }), 409, "user_exists")
+      expectEnvelope(await call(admin, "GET", "/admin/users/nobody"), 404, "user_not_found")
+      expectEnvelope(await call(admin, "POST", "/admin/users/nobody/topup", { amount_usd: 1 }), 404, "user_not_found")
+
+      // 0.1 + 0.2 in floating point is 0.30000000000000004; as decimal strings it is exact.
+      expect((await call(admin, "POST", "/admin/users/dana/topup", { amount_usd: "0.1" })).json.balance_usd).toBe(10.2)
+      expect((await call(admin, "POST", "/admin/users/dana/topup", { amount_usd: "0.2", note: "promo" })).json.balance_usd).toBe(10.4)
+      expect((await call(admin, "PUT", "/admin/users/dana/balance", { amount_usd: 3 })).json.balance_usd).toBe(3)
+      expect((await call(admin, "PATCH", "/admin/users/dana", { concurrency: 7 })).json.concurrency).toBe(7)
+
+      const audit = await call(admin, "GET", "/admin/audit?target=dana")
+      expect(audit.json.map((a: { action: string }) => a.action)).toEqual([
+        "user.update",
+        "user.set_balance",
+        "user.topup",
+        "user.topup",
+        "user.create"
+      ])
+      expect(audit.json[1].detail.balance_micros).toEqual([10_400_000, 3_000_000])
+      expect(audit.json.every((a: { actor: string }) => a.actor === "admin-api")).toBe(true)
+    })
+
+    it("a key created, disabled, enabled, rotated and deleted is seen by the next public request", async () => {
+      const { admin, gateway } = await fresh()
+      expectEnvelope(await call(admin, "POST", "/admin/keys", { user: "erin", group: "nope" }), 400, "unknown_group")
+      expectEnvelope(await call(admin, "POST", "/admin/keys", { user: "nobody", group: "oa" }), 400, "unknown_user")
+
+      const issued = await call(admin, "POST", "/admin/keys", { user: "erin", group: "oa", name: "teammate", quota_usd: 5 })
+      expect(issued.status).toBe(201)
+      const secret: string = issued.json.key
+      expect(secret).toMatch(/^sk-mg-/)
+      expect(issued.json).toMatchObject({ id: "teammate", status: "active", quota_usd: 5, source: "admin-api", last_used_at: null })
+      expectEnvelope(await call(admin, "POST", "/admin/keys", { user: "erin", group: "oa", name: "teammate" }), 409, "key_exists")
+
+      // Listings never show the secret.
+      const listed = await call(admin, "GET", "/admin/keys?user=erin")
+      expect(listed.text).not.toContain(secret)
+      expect(listed.json.map((k: { id: string }) => k.id)).toEqual(["from-file", "teammate"])
+
+      expect(await respond(gateway, secret)).toBe(200)
+      // Caches are dropped with the change: no waiting for their TTL.
+      expect((await call(admin, "POST", "/admin/keys/teammate/disable")).json.status).toBe("disabled")
+      expect(await respond(gateway, secret)).toBe(401)
+      expect((await call(admin, "POST", "/admin/keys/teammate/enable")).json.status).toBe("active")
+      expect(await respond(gateway, secret)).toBe(200)
+      expectEnvelope(await call(admin, "POST", "/admin/keys/teammate/enable"), 409, "key_not_disabled")
+
+      const rotated = await call(admin, "POST", "/admin/keys/teammate/rotate")
+      expect(rotated.json.key).not.toBe(secret)
+      expect(await respond(gateway, secret)).toBe(401)
+      expect(await respond(gateway, rotated.json.key)).toBe(200)
+
+      const got = await call(admin, "GET", "/admin/keys/teammate")
+      expect(got.json.last_used_at).not.toBeNull()
+      expect(got.json.quota_used_usd).toBeGreaterThan(0)
+
+      const removed = await call(admin, "DELETE", "/admin/keys/teammate")
+      expect(removed.status).toBe(204)
+      expect(await respond(gateway, rotated.json.key)).toBe(401)
+      expectEnvelope(await call(admin, "GET", "/admin/keys/teammate"), 404, "key_not_found")
+      expect((await call(admin, "GET", "/admin/keys")).json.map((k: { id: string }) => k.id)).toEqual(["from-file"])
+      expect((await call(admin, "GET", "/admin/keys?include_deleted=true")).json.map((k: { id: string }) => k.id)).toEqual([
+        "from-file",
+        "teammate"
+      ])
+    })
+
+    it("a quota lowered below what was spent refuses the key at once; raised, it serves again", async () => {
+      const { admin, gateway } = await fresh()
+      const issued = await call(admin, "POST", "/admin/keys", { user: "erin", group: "oa", name: "capped" })
+      expect(await respond(gateway, issued.json.key)).toBe(200)
+      const lowered = await call(admin, "PATCH", "/admin/keys/capped", { quota_usd: "0.000001" })
+      expect(lowered.json.status).toBe("quota_exhausted")
+      expect(await respond(gateway, issued.json.key)).not.toBe(200)
+      const raised = await call(admin, "PATCH", "/admin/keys/capped", { quota_usd: null, concurrency: 2 })
+      expect(raised.json).toMatchObject({ status: "active", quota_usd: null, concurrency: 2 })
+      expect(await respond(gateway, issued.json.key)).toBe(200)
+    })
+
+    it("keys from the config file may be disabled, and nothing else", async () => {
+      const { admin, gateway } = await fresh()
+      expectEnvelope(await call(admin, "PATCH", "/admin/keys/from-file", { quota_usd: 1 }), 409, "managed_by_config")
+      expectEnvelope(await call(admin, "POST", "/admin/keys/from-file/rotate"), 409, "managed_by_config")
+      expectEnvelope(await call(admin, "DELETE", "/admin/keys/from-file"), 409, "managed_by_config")
+      expect(await respond(gateway, "sk-admin-config-key-0001")).toBe(200)
+      expect((await call(admin, "POST", "/admin/keys/from-file/disable")).json.disabled_by).toBe("admin-api")
+      expect(await respond(gateway, "sk-admin-config-key-0001")).toBe(401)
+    })
+
+    it("reports usage per model, key, user, group and day, as JSON and as CSV", async () => {
+      const { admin, gateway } = await fresh()
+      const a = await call(admin, "POST", "/admin/keys", { user: "erin", group: "oa", name: "a" })
+      const b = await call(admin, "POST", "/admin/keys", { user: "erin", group: "an", name: "b" })
+      expect(await respond(gateway, a.json.key)).toBe(200)
+      expect(await respond(gateway, a.json.key, "gpt-5.4-mini")).toBe(200)
+      expect(await respond(gateway, b.json.key, "claude-sonnet-4-6")).toBe(200)
+
+      const byModel = await call(admin, "GET", "/admin/usage")
+      expect(byModel.json.by).toBe("model")
+      expect(byModel.json.rows.map((r: { bucket: string }) => r.bucket)).toEqual(["claude-sonnet-4-6", "gpt-5.4", "gpt-5.4-mini"])
+      const byGroup = await call(admin, "GET", "/admin/usage?by=group")
+      expect(byGroup.json.rows.map((r: { bucket: string; requests: number }) => [r.bucket, r.requests])).toEqual([["an", 1], ["oa", 2]])
+      const byKey = await call(admin, "GET", "/admin/usage?by=key&group=oa")
+      expect(byKey.json.rows.map((r: { bucket: string }) => r.bucket)).toEqual(["a"])
+      const today = new Date().toISOString().slice(0, 10)
+      const byDay = await call(admin, "GET", `/admin/usage?by=day&start_date=${today}&end_date=${today}`)
+      expect(byDay.json.rows).toHaveLength(1)
+      expect(byDay.json.rows[0].requests).toBe(3)
+      const total = byModel.json.rows.reduce((n: number, r: { cost_usd: number }) => n + r.cost_usd, 0)
+      expect(byDay.json.rows[0].cost_usd).toBeCloseTo(total, 9)
+      expectEnvelope(await call(admin, "GET", "/admin/usage?by=planet"), 400, "invalid_request")
+      expectEnvelope(await call(admin, "GET", "/admin/usage?start_date=2026-02-30"), 400, "invalid_request")
+
+      const csv = await call(admin, "GET", "/admin/usage.csv?by=user")
+      expect(csv.status).toBe(200)
+      expect(csv.contentType).toContain("text/csv")
+      const lines = csv.text.trimEnd().split("\r\n")
+      expect(lines[0]).toBe("user,requests,input_tokens,output_tokens,cache_read_tokens,cache_creation_tokens,cost_usd")
+      expect(lines[1]).toMatch(/^erin,3,\d+,\d+,\d+,\d+,\d+\.\d+$/)
+    })
+  })
+}
