@@ -61,16 +61,26 @@ export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Ser
 export const gatewayLayer = (overrides: ServiceOverrides = {}, listen: ListenOptions = { port: 0, host: "127.0.0.1" }) =>
   GatewayServer.layer(listen).pipe(Layer.provideMerge(servicesLayer(overrides)))
 
+/** REDIS_URL, when set and not blank. */
+const redisUrl = Effect.map(
+  Config.option(Config.redacted("REDIS_URL")),
+  Option.filter((u: Redacted.Redacted<string>) => Redacted.value(u).trim() !== "")
+)
+
 /** The Scheduler on Redis when REDIS_URL is set (instances share slots and cooldowns), else in process. */
 export const schedulerFromEnv: Layer.Layer<Scheduler, unknown, AppConfig | Settings> = Layer.unwrapEffect(
-  Effect.map(
-    Config.option(Config.redacted("REDIS_URL")),
-    (url) =>
-      Option.match(Option.filter(url, (u) => Redacted.value(u).trim() !== ""), {
-        onNone: () => SchedulerInProcess.layer,
-        onSome: (u) => SchedulerRedis.layer({ url: u })
-      })
-  )
+  Effect.map(redisUrl, Option.match({
+    onNone: () => SchedulerInProcess.layer,
+    onSome: (url) => SchedulerRedis.layer({ url })
+  }))
+)
+
+/** Operator changes announced to every instance over Redis when REDIS_URL is set, else to this process's caches. */
+export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.unwrapEffect(
+  Effect.map(redisUrl, Option.match({
+    onNone: () => LiveStore.layer,
+    onSome: (url) => LiveStore.layerRedis(url)
+  }))
 )
 
 /**
@@ -86,11 +96,14 @@ export const productionServices: Layer.Layer<Services | Admin, unknown, AppConfi
     const sql = sqlServices(target)
     return Layer.merge(
       servicesLayer({ keyRepo: sql.keyRepo, quota: sql.quota, scheduler: schedulerFromEnv, accessLog: AccessLog.layer }),
-      adminOn(sql.store)
+      adminOn(sql.store, liveStoreFromEnv)
     )
   })
 )
 
-/** The Admin service (as "admin-api" in the audit trail) over a Store and its SqlClient. */
-export const adminOn = <E, R>(store: Layer.Layer<Store | SqlClient.SqlClient, E, R>) =>
-  Admin.layer("admin-api").pipe(Layer.provide(LiveStore.layer), Layer.provide(store))
+/**
+ * The Admin service (as "admin-api" in the audit trail) over a Store and its SqlClient; its
+ * changes reach the caches through `live` (LiveStore.layer: this process's; liveStoreFromEnv).
+ */
+export const adminOn = <E, R, E2>(store: Layer.Layer<Store | SqlClient.SqlClient, E, R>, live: Layer.Layer<LiveStore, E2, Store>) =>
+  Admin.layer("admin-api").pipe(Layer.provide(live), Layer.provide(store))

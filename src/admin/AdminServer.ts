@@ -76,15 +76,32 @@ const serveLayer = (options: AdminListen) =>
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
   )
 
+/**
+ * ADMIN_PORT / ADMIN_HOST / ADMIN_TOKEN: None when ADMIN_PORT is unset; a failure saying what is
+ * wrong when it is set without a usable ADMIN_TOKEN (the listener never starts unprotected).
+ */
+export const adminListenFromEnv: Effect.Effect<Option.Option<AdminListen>, ConfigError.ConfigError | Error> = Effect.gen(
+  function*() {
+    const port = yield* Config.option(Config.port("ADMIN_PORT"))
+    if (Option.isNone(port)) return Option.none()
+    const host = yield* Config.string("ADMIN_HOST").pipe(Config.withDefault("127.0.0.1"))
+    const token = yield* Config.option(Config.redacted("ADMIN_TOKEN"))
+    if (Option.isNone(token) || Redacted.value(token.value).trim() === "") {
+      return yield* Effect.fail(new Error("ADMIN_PORT is set but ADMIN_TOKEN is not: the admin API does not start without a token"))
+    }
+    if (Redacted.value(token.value).length < MIN_TOKEN_LENGTH) {
+      return yield* Effect.fail(new Error(`ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`))
+    }
+    return Option.some({ port: port.value, host, token: token.value })
+  }
+)
+
 export class AdminServer extends Context.Tag("modelgate/AdminServer")<AdminServer, { readonly url: string }>() {
   /** Listens until the layer's scope closes. */
   static readonly layer = (options: AdminListen): Layer.Layer<AdminServer, unknown, Admin> =>
     Layer.scoped(
       AdminServer,
       Effect.gen(function*() {
-        if (Redacted.value(options.token).length < MIN_TOKEN_LENGTH) {
-          return yield* Effect.fail(new Error(`ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`))
-        }
         const context = yield* Layer.build(serveLayer(options))
         const server = Context.get(context, HttpServer.HttpServer)
         const url = server.address._tag === "TcpAddress"
@@ -95,23 +112,11 @@ export class AdminServer extends Context.Tag("modelgate/AdminServer")<AdminServe
       })
     )
 
-  /**
-   * From ADMIN_PORT / ADMIN_HOST / ADMIN_TOKEN: nothing when ADMIN_PORT is unset; a start-up
-   * failure when it is set without a usable ADMIN_TOKEN.
-   */
+  /** From the environment (`adminListenFromEnv`): nothing when ADMIN_PORT is unset. */
   static readonly layerConfig: Layer.Layer<never, unknown, Admin> = Layer.unwrapEffect(
-    Effect.gen(function*() {
-      const port = yield* Config.option(Config.port("ADMIN_PORT"))
-      if (Option.isNone(port)) return Layer.empty
-      const host = yield* Config.string("ADMIN_HOST").pipe(Config.withDefault("127.0.0.1"))
-      const token = yield* Config.redacted("ADMIN_TOKEN").pipe(
-        Effect.mapError((e) =>
-          ConfigError.isMissingData(e)
-            ? new Error("ADMIN_PORT is set but ADMIN_TOKEN is not: the admin API does not start without a token")
-            : e
-        )
-      )
-      return Layer.discard(AdminServer.layer({ port: port.value, host, token }))
-    })
+    Effect.map(adminListenFromEnv, Option.match({
+      onNone: () => Layer.empty,
+      onSome: (listen) => Layer.discard(AdminServer.layer(listen))
+    }))
   )
 }

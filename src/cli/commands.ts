@@ -8,18 +8,15 @@ import type { AdminError } from "../domain/adminErrors.js"
 import { StoreError } from "../domain/errors.js"
 import { formatUsd, parseUsd } from "../domain/money.js"
 import { addDays, dayOf, parseDay, usageReport } from "../domain/usageReport.js"
-import { createKey, disableKey, listKeys } from "../store/admin/keys.js"
+import { Admin } from "../admin/Admin.js"
 import { openRequests, usageSummary } from "../store/admin/usage.js"
-import { changeBalance } from "../store/admin/users.js"
 import { principalById } from "../store/queries.js"
 import { loadSnapshot } from "../store/report.js"
 import { type Args, onlyOptions, required, UsageError } from "./args.js"
 
 export type Print = (line: string) => void
-export type Command = Effect.Effect<void, StoreError | AdminError, SqlClient.SqlClient>
-
-/** What the audit trail names as the author of a change made here. */
-const CLI = "cli"
+/** Changes go through the same Admin service as the admin API (validated, audited, announced). */
+export type Command = Effect.Effect<void, StoreError | AdminError, SqlClient.SqlClient | Admin>
 
 const table = (rows: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? []
@@ -64,7 +61,7 @@ export const keysCreate = (args: Args, print: Print): Command => {
     expiresAt: date(args, "expires-at"),
     concurrency: positiveInt(args, "concurrency")
   }
-  return Effect.map(createKey(CLI, spec), (issued) => {
+  return Effect.map(Effect.flatMap(Admin, (admin) => admin.createKey(spec)), (issued) => {
     print(`Created key '${issued.row.id}' for user '${spec.user}' in group '${spec.group}'.`)
     print("")
     print(`  ${issued.key}`)
@@ -75,7 +72,7 @@ export const keysCreate = (args: Args, print: Print): Command => {
 
 export const keysList = (args: Args, print: Print): Command => {
   onlyOptions(args, ["user", "group"])
-  return Effect.map(listKeys({ user: args.options.get("user"), group: args.options.get("group") }), (rows) => {
+  return Effect.map(Effect.flatMap(Admin, (admin) => admin.listKeys({ user: args.options.get("user"), group: args.options.get("group") })), (rows) => {
     if (rows.length === 0) return print("No keys.")
     const lines = table([
       ["ID", "PREFIX", "USER", "GROUP", "STATUS", "QUOTA_USD", "USED_USD", "EXPIRES", "SOURCE"],
@@ -98,8 +95,8 @@ export const keysList = (args: Args, print: Print): Command => {
 export const keysDisable = (args: Args, id: string | undefined, print: Print): Command => {
   onlyOptions(args, [])
   if (id === undefined) throw new UsageError("usage: modelgate keys disable <key id>")
-  return Effect.map(disableKey(CLI, id), () =>
-    print(`Disabled key '${id}'. Running gateways refuse it within a few seconds (their cache TTL).`))
+  return Effect.map(Effect.flatMap(Admin, (admin) => admin.disableKey(id)), () =>
+    print(`Disabled key '${id}'. Running gateways refuse it within their cache TTL (1 s), at once with REDIS_URL set.`))
 }
 
 export const usersTopup = (args: Args, user: string | undefined, amount: string | undefined, print: Print): Command => {
@@ -107,7 +104,7 @@ export const usersTopup = (args: Args, user: string | undefined, amount: string 
   if (user === undefined || amount === undefined) throw new UsageError("usage: modelgate users topup <user> <usd>")
   const micros = usd(amount, "the amount")
   if (micros === 0) throw new UsageError("the amount must be more than 0")
-  return Effect.map(changeBalance(CLI, user, { mode: "add", amountMicros: micros, note: args.options.get("note") }), (balance) =>
+  return Effect.map(Effect.flatMap(Admin, (admin) => admin.changeBalance(user, { mode: "add", amountMicros: micros, note: args.options.get("note") })), (balance) =>
     print(`Topped up '${user}' by ${formatUsd(micros)} USD; balance is now ${formatUsd(balance)} USD.`))
 }
 

@@ -3,7 +3,9 @@
  * database named by --database or DATABASE_URL (default ./data/modelgate.db), applies any pending
  * migrations, runs one command and exits. It does not sync the config file: the gateway does at start.
  */
-import { Cause, Effect, Either, Exit, Logger, LogLevel } from "effect"
+import { Cause, Effect, Either, Exit, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Admin } from "../admin/Admin.js"
+import { LiveStore } from "../admin/LiveStore.js"
 import { databaseLayer } from "../store/Database.js"
 import { parseDatabaseUrl } from "../store/target.js"
 import { type Args, parseArgs, UsageError } from "./args.js"
@@ -78,9 +80,12 @@ export const runCli = async (
   const logger = Logger.make(({ logLevel, message }) =>
     io.err(`${logLevel.label.toLowerCase()}: ${Array.isArray(message) ? message.join(" ") : String(message)}`)
   )
+  // Changes are announced to running gateways over Redis when REDIS_URL is set.
+  const redisUrl = env["REDIS_URL"]?.trim()
+  const live = redisUrl === undefined || redisUrl === "" ? LiveStore.layerNone : LiveStore.layerAnnounce(Redacted.make(redisUrl))
   const exit = await Effect.runPromiseExit(
     command.pipe(
-      Effect.provide(databaseLayer(target.right)),
+      Effect.provide(Admin.layer("cli").pipe(Layer.provideMerge(databaseLayer(target.right)), Layer.provide(live))),
       Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
       Logger.withMinimumLogLevel(LogLevel.Warning)
     )

@@ -76,7 +76,8 @@ export interface StoreOptions {
 }
 
 export const defaultStoreOptions: StoreOptions = {
-  cacheTtlMillis: 2_000,
+  // Also how long another instance may serve a key revoked elsewhere if the Redis nudge is lost.
+  cacheTtlMillis: 1_000,
   cacheCapacity: 10_000,
   maxBatch: 256,
   reportOrphans: true,

@@ -7,6 +7,7 @@
 import { Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AdminServer } from "../../src/admin/AdminServer.js"
+import { LiveStore } from "../../src/admin/LiveStore.js"
 import { AppConfig, Settings } from "../../src/config/AppConfig.js"
 import { adminOn, gatewayLayer } from "../../src/layers.js"
 import { GatewayServer } from "../../src/server/GatewayServer.js"
@@ -40,7 +41,7 @@ const start = async (db: TestDatabase): Promise<Running> => {
   const sql = sqlServices(db.target, { reportOrphans: false })
   const layer = Layer.mergeAll(
     gatewayLayer({ keyRepo: sql.keyRepo, quota: sql.quota }),
-    AdminServer.layer({ port: 0, host: "127.0.0.1", token: Redacted.make(TOKEN) }).pipe(Layer.provide(adminOn(sql.store)))
+    AdminServer.layer({ port: 0, host: "127.0.0.1", token: Redacted.make(TOKEN) }).pipe(Layer.provide(adminOn(sql.store, LiveStore.layer)))
   ).pipe(Layer.provide(AppConfig.layer(testData(config), "test")), Layer.provide(Settings.layer({})))
   const runtime = ManagedRuntime.make(layer)
   const gateway = (await runtime.runPromise(GatewayServer)).url

@@ -31,7 +31,8 @@ const messageOf = (e: unknown): string => (e instanceof Error ? e.message : Stri
 export const redisError = (what: string, e: unknown) =>
   new StoreError({ message: `Redis ${what} failed: ${messageOf(e)}`, cause: e })
 
-const open = (url: string, role: string): Effect.Effect<Redis, StoreError, Scope.Scope> =>
+/** One connection, closed with the scope; `role` names it in CLIENT LIST. */
+export const openConnection = (url: string, role: string): Effect.Effect<Redis, StoreError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
@@ -84,7 +85,7 @@ export interface RedisConnections {
 }
 
 export const openRedis = (url: string): Effect.Effect<RedisConnections, StoreError, Scope.Scope> =>
-  Effect.all({ commands: open(url, "scheduler"), subscriber: open(url, "scheduler-events") })
+  Effect.all({ commands: openConnection(url, "scheduler"), subscriber: openConnection(url, "scheduler-events") })
 
 export interface Script {
   readonly lua: string
