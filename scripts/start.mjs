@@ -116,7 +116,13 @@ const build = async () => {
   const result = await esbuild.build({
     absWorkingDir: root,
     entryPoints: ["src/main.ts"],
-    outfile: bundle,
+    // Code behind a dynamic import() (the admin API, loaded only with ADMIN_PORT) goes to chunks of
+    // its own, so a gateway without it neither loads nor keeps it (its docs page alone is ~3 MB).
+    outdir: outDir,
+    splitting: true,
+    entryNames: "[name]",
+    chunkNames: "chunks/[name]-[hash]",
+    outExtension: { ".js": ".mjs" },
     bundle: true,
     platform: "node",
     format: "esm",
@@ -137,7 +143,7 @@ const build = async () => {
   await esbuild.stop() // its service process would otherwise live as long as the server
   // Write to per-process temp names, then rename: a concurrent start sees the old or the new
   // bundle, never half a file. The bundle goes last so a new bundle always finds its map and workers.
-  mkdirSync(outDir, { recursive: true })
+  mkdirSync(join(outDir, "chunks"), { recursive: true })
   const bundleLast = (file) => (file.path === bundle ? 1 : 0)
   const copies = workers.map((path) => {
     const contents = readFileSync(join(root, path))

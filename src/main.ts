@@ -3,8 +3,8 @@
  */
 import "./v8Flags.js" // first: GC settings for the whole process
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Config, Effect, Layer, Logger, LogLevel } from "effect"
-import { AdminServer } from "./admin/AdminServer.js"
+import { Config, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { adminListenFromEnv } from "./admin/listen.js"
 import { AppConfig, Settings } from "./config/AppConfig.js"
 import { productionServices } from "./layers.js"
 import * as JsonLogger from "./observability/logger.js"
@@ -50,7 +50,15 @@ const LogLevelLive = Layer.unwrapEffect(
 
 // The services are provided outside the HTTP server so they are released after it: the server
 // closes (in-flight streams end and settle), then the store writes what is pending and closes.
-const Main = Layer.mergeAll(Banner, Drain, AdminServer.layerConfig).pipe(
+/** The admin API when ADMIN_PORT is set; its code is loaded only then (a chunk of its own in the bundle). */
+const AdminListener = Layer.unwrapEffect(
+  Effect.flatMap(adminListenFromEnv, Option.match({
+    onNone: () => Effect.succeed(Layer.empty),
+    onSome: (listen) => Effect.map(Effect.promise(() => import("./admin/AdminServer.js")), (m) => Layer.discard(m.AdminServer.layer(listen)))
+  }))
+)
+
+const Main = Layer.mergeAll(Banner, Drain, AdminListener).pipe(
   Layer.provideMerge(GatewayServer.layerConfig),
   Layer.provide(productionServices),
   Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),

@@ -4,7 +4,15 @@
  * and handlers.ts implements it. Money is USD (JSON numbers, or decimal strings for exactness),
  * instants ISO 8601, days YYYY-MM-DD in UTC. Every error answers in the public API's envelope.
  */
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+// Deep imports: the admin API is a chunk of its own in the bundle, and the package index would drag
+// every platform module (the docs page's 3 MB script too) into the chunk the gateway always loads.
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Either, ParseResult, Schema } from "effect"
 import {
   AdminConflict,

@@ -6,25 +6,22 @@
  * the page's script inlined (no CDN). Not a hot path: it runs on the platform's NodeHttpServer.
  */
 import { createServer } from "node:http"
-import { HttpApiBuilder, HttpApiScalar, HttpServer, HttpServerResponse } from "@effect/platform"
+// Deep imports: the admin API is a chunk of its own in the bundle, and the package index would drag
+// every platform module (the docs page's 3 MB script too) into the chunk the gateway always loads.
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import type { RouteNotFound } from "@effect/platform/HttpServerError"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Config, ConfigError, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Cause, Context, Effect, Layer, Option } from "effect"
 import { AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
 import { envelopeBody, internalError } from "../domain/envelope.js"
 import type { Admin } from "./Admin.js"
 import { AdminApi } from "./AdminApi.js"
 import { adminApiLayer, adminAuthLayer } from "./handlers.js"
-
-export interface AdminListen {
-  readonly port: number
-  readonly host: string
-  readonly token: Redacted.Redacted<string>
-}
-
-/** Shorter tokens are refused: the admin token guards every user's keys and balances. */
-export const MIN_TOKEN_LENGTH = 16
+import type { AdminListen } from "./listen.js"
 
 const isTagged = <T extends string>(e: unknown, tag: T): e is { readonly _tag: T } =>
   typeof e === "object" && e !== null && "_tag" in e && e._tag === tag
@@ -76,26 +73,6 @@ const serveLayer = (options: AdminListen) =>
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
   )
 
-/**
- * ADMIN_PORT / ADMIN_HOST / ADMIN_TOKEN: None when ADMIN_PORT is unset; a failure saying what is
- * wrong when it is set without a usable ADMIN_TOKEN (the listener never starts unprotected).
- */
-export const adminListenFromEnv: Effect.Effect<Option.Option<AdminListen>, ConfigError.ConfigError | Error> = Effect.gen(
-  function*() {
-    const port = yield* Config.option(Config.port("ADMIN_PORT"))
-    if (Option.isNone(port)) return Option.none()
-    const host = yield* Config.string("ADMIN_HOST").pipe(Config.withDefault("127.0.0.1"))
-    const token = yield* Config.option(Config.redacted("ADMIN_TOKEN"))
-    if (Option.isNone(token) || Redacted.value(token.value).trim() === "") {
-      return yield* Effect.fail(new Error("ADMIN_PORT is set but ADMIN_TOKEN is not: the admin API does not start without a token"))
-    }
-    if (Redacted.value(token.value).length < MIN_TOKEN_LENGTH) {
-      return yield* Effect.fail(new Error(`ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`))
-    }
-    return Option.some({ port: port.value, host, token: token.value })
-  }
-)
-
 export class AdminServer extends Context.Tag("modelgate/AdminServer")<AdminServer, { readonly url: string }>() {
   /** Listens until the layer's scope closes. */
   static readonly layer = (options: AdminListen): Layer.Layer<AdminServer, unknown, Admin> =>
@@ -111,12 +88,4 @@ export class AdminServer extends Context.Tag("modelgate/AdminServer")<AdminServe
         return { url }
       })
     )
-
-  /** From the environment (`adminListenFromEnv`): nothing when ADMIN_PORT is unset. */
-  static readonly layerConfig: Layer.Layer<never, unknown, Admin> = Layer.unwrapEffect(
-    Effect.map(adminListenFromEnv, Option.match({
-      onNone: () => Layer.empty,
-      onSome: (listen) => Layer.discard(AdminServer.layer(listen))
-    }))
-  )
 }

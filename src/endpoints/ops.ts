@@ -8,7 +8,8 @@ import { Unauthenticated } from "../domain/errors.js"
 import type { SchedulerShape } from "../services/scheduler/Scheduler.js"
 import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
 import { json } from "./kit/reply.js"
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
 const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
 

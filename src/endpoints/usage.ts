@@ -1,5 +1,5 @@
 /** GET /v1/usage: the calling key's quota, balance and usage; readable by expired and exhausted keys. */
-import { HttpServerRequest } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
 import { InvalidRequest } from "../domain/errors.js"
 import { addDays, dayOf, parseDay, usageReport } from "../domain/usageReport.js"

@@ -13,7 +13,8 @@
  * about 70 µs per request when on, and the gateway installs no tracer of its own.
  */
 import type { Server } from "node:http"
-import { HttpMiddleware, HttpServer } from "@effect/platform"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Context, Effect, Layer } from "effect"
 import { Lifecycle } from "../services/lifecycle/Lifecycle.js"

@@ -9,7 +9,9 @@
  * The request's Scope (the platform's, closed after the response is written) carries what a request
  * holds: slots, the upstream connection, the settlement that runs after the answer.
  */
-import { type HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Cause, Context, Effect, FiberRef, HashMap, HashSet, Scope } from "effect"
 import { envelopeBody, envelopeHeaders, envelopeOf, type Envelope, internalError, type RouteRefused } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"

@@ -20,23 +20,21 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Readable } from "node:stream"
-import {
-  Cookies,
-  type FileSystem,
-  type Headers,
-  type HttpApp,
-  HttpIncomingMessage,
-  type HttpMethod,
-  type HttpMiddleware,
-  HttpServer,
-  HttpServerError,
-  HttpServerRequest,
-  type HttpServerResponse,
-  type Multipart,
-  type Path,
-  type Socket,
-  UrlParams
-} from "@effect/platform"
+import * as Cookies from "@effect/platform/Cookies"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Headers from "@effect/platform/Headers"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import type * as HttpMethod from "@effect/platform/HttpMethod"
+import type * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as Multipart from "@effect/platform/Multipart"
+import type * as Path from "@effect/platform/Path"
+import type * as Socket from "@effect/platform/Socket"
+import * as UrlParams from "@effect/platform/UrlParams"
 import { NodeMultipart, NodeStream } from "@effect/platform-node"
 import { Cause, Context, Effect, FiberId, FiberRef, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
 

@@ -4,7 +4,8 @@
  * (the handlers' typed errors, and the router's own RouteNotFound) are mapped to the envelope in one
  * place, src/server/app.ts; `refusal` says there which unknown-route answer a path gets.
  */
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
 import { type Envelope, methodNotAllowed, RouteRefused, routeNotFound } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"

@@ -1,7 +1,7 @@
 /** When the admin listener starts, and when it refuses to: read from the environment. */
 import { ConfigProvider, Effect, Exit, Option, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
-import { adminListenFromEnv } from "../../src/admin/AdminServer.js"
+import { adminListenFromEnv } from "../../src/admin/listen.js"
 
 const read = (env: Record<string, string>) =>
   Effect.runPromiseExit(adminListenFromEnv.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))

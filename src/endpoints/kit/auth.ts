@@ -4,7 +4,7 @@
  * they never end up in access logs.
  */
 import { Effect, Either, Option } from "effect"
-import type { HttpServerRequest } from "@effect/platform"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { sha256Hex } from "../../config/resolve.js"
 import { InvalidRequest, PermissionDenied, type StoreError, Unauthenticated } from "../../domain/errors.js"
 import type { Principal } from "../../domain/model.js"

@@ -3,7 +3,7 @@
  * body is counted as it arrives. Either way the client gets a 413 envelope, never a reset.
  */
 import { Readable } from "node:stream"
-import type { HttpServerRequest } from "@effect/platform"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, Stream } from "effect"
 import { InvalidRequest, RequestTooLarge } from "../../domain/errors.js"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../domain/jsonDepth.js"

@@ -2,7 +2,7 @@
  * Building answers as platform responses: JSON (ours or the upstream's bytes as they came), SSE over
  * an Effect Stream, and work that follows an answer (the settlement).
  */
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Scope, type Stream } from "effect"
 import { addFinalizer } from "../../lib/scope.js"
 

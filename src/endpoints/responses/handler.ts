@@ -6,7 +6,8 @@
  * that must wait gets its SSE response at once and waits inside it (keep-alives, then the answer or
  * a response.failed). When slots are free nothing waits and no extra fiber or timer is made.
  */
-import { HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Metric, Scope } from "effect"
 import { AppConfig, Settings } from "../../config/AppConfig.js"
 import { type GatewayError, ModelNotFound, PermissionDenied } from "../../domain/errors.js"

@@ -4,7 +4,7 @@
  * requested model name. Streams flow read by read; nothing is buffered whole. The handler runs
  * the upstream call; this file builds its request and renders its answer (a PathPlan).
  */
-import type { HttpServerResponse } from "@effect/platform"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either, type Stream } from "effect"
 import { type InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
