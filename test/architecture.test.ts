@@ -76,8 +76,9 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   services: ["domain", "config", "lib", "observability"],
   store: ["domain", "config", "lib", "observability", "services"],
   endpoints: ["domain", "translate", "config", "lib", "observability", "services"],
-  server: ["domain", "config", "lib", "observability", "services", "endpoints"],
-  admin: ["domain", "config", "lib", "observability", "services", "store"],
+  server: ["domain", "config", "lib", "observability", "services", "endpoints", "ui"],
+  ui: [],
+  admin: ["domain", "config", "lib", "observability", "services", "store", "ui"],
   cli: ["domain", "config", "lib", "observability", "services", "store", "admin"]
 }
 

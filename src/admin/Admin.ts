@@ -11,6 +11,7 @@ import type { AdminConflict, AdminInvalid, AdminNotFound } from "../domain/admin
 import type { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
 import { type Actor, type AuditRow, listAudit } from "../store/admin/audit.js"
+import { type GroupRow, listGroups } from "../store/admin/groups.js"
 import * as Keys from "../store/admin/keys.js"
 import { usageBreakdown, type UsageQuery, type UsageRow } from "../store/admin/usage.js"
 import * as Users from "../store/admin/users.js"
@@ -28,6 +29,7 @@ export interface AdminShape {
     name: string,
     change: { readonly mode: "add" | "set"; readonly amountMicros: Micros; readonly note?: string | undefined }
   ) => Op<Micros, AdminNotFound>
+  readonly listGroups: Op<ReadonlyArray<GroupRow>>
   readonly listKeys: (filter: Parameters<typeof Keys.listKeys>[0]) => Op<ReadonlyArray<Keys.KeyRow>>
   readonly getKey: (id: string) => Op<Keys.KeyRow, AdminNotFound>
   readonly createKey: (key: Keys.NewKey) => Op<Keys.IssuedKey, AdminInvalid | AdminConflict>
@@ -55,6 +57,7 @@ const make = (actor: Actor) =>
       createUser: (user) => change(Users.createUser(actor, user)),
       updateUser: (name, c) => change(Users.updateUser(actor, name, c)),
       changeBalance: (name, c) => change(Users.changeBalance(actor, name, c)),
+      listGroups: read(listGroups),
       listKeys: (filter) => read(Keys.listKeys(filter)),
       getKey: (id) => read(Keys.getKey(id)),
       createKey: (key) => change(Keys.createKey(actor, key)),

@@ -116,6 +116,18 @@ export const UserView = Schema.Struct({
   updated_at: Schema.String
 })
 
+export const GroupView = Schema.Struct({
+  name: Schema.String,
+  platform: Schema.String,
+  billing: Schema.String,
+  allow_image_generation: Schema.Boolean,
+  rate_multiplier: Schema.Number,
+  /** null: the platform's default models. */
+  models: Schema.NullOr(Schema.Array(Schema.String)),
+  moderation: Schema.String,
+  in_config: Schema.Boolean
+})
+
 export const BalanceView = Schema.Struct({ user: Schema.String, balance_usd: Schema.Number })
 
 export const KeyView = Schema.Struct({
@@ -316,6 +328,14 @@ export const KeysGroup = HttpApiGroup.make("keys")
   )
   .middleware(AdminAuth)
 
+export const GroupsGroup = HttpApiGroup.make("groups")
+  .add(
+    HttpApiEndpoint.get("list", "/admin/groups")
+      .addSuccess(Schema.Array(GroupView))
+      .annotate(OpenApi.Description, "The groups keys can belong to (defined in the config file).")
+  )
+  .middleware(AdminAuth)
+
 export const UsageGroup = HttpApiGroup.make("usage")
   .add(
     HttpApiEndpoint.get("report", "/admin/usage")
@@ -343,6 +363,7 @@ export const AuditGroup = HttpApiGroup.make("audit")
 export class AdminApi extends HttpApi.make("modelgate-admin")
   .add(UsersGroup)
   .add(KeysGroup)
+  .add(GroupsGroup)
   .add(UsageGroup)
   .add(AuditGroup)
   .addError(InvalidWire)

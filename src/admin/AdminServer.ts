@@ -22,6 +22,7 @@ import type { Admin } from "./Admin.js"
 import { AdminApi } from "./AdminApi.js"
 import { adminApiLayer, adminAuthLayer } from "./handlers.js"
 import type { AdminListen } from "./listen.js"
+import { uiHandler } from "../ui/assets.js"
 
 const isTagged = <T extends string>(e: unknown, tag: T): e is { readonly _tag: T } =>
   typeof e === "object" && e !== null && "_tag" in e && e._tag === tag
@@ -63,8 +64,14 @@ const invalidFrom = (e: HttpApiDecodeError): AdminInvalid => {
   })
 }
 
+/** The dashboard's operator view, beside the API (no token to load the page; its calls need one). */
+const dashboard = HttpApiBuilder.Router.use((router) =>
+  Effect.all([router.get("/ui", uiHandler("admin")), router.get("/ui/*", uiHandler("admin"))])
+)
+
 const serveLayer = (options: AdminListen) =>
   HttpApiBuilder.serve().pipe(
+    Layer.provide(dashboard),
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(envelopeErrors),

@@ -148,6 +148,23 @@ const KeysLive = HttpApiBuilder.group(AdminApi, "keys", (handlers) =>
       .handle("delete", ({ path }) => admin.deleteKey(path.id))
   }))
 
+const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
+  Effect.gen(function*() {
+    const admin = yield* Admin
+    return handlers.handle("list", () =>
+      Effect.map(admin.listGroups, (rows) =>
+        rows.map((g) => ({
+          name: g.name,
+          platform: g.platform,
+          billing: g.billing,
+          allow_image_generation: g.allow_image_generation,
+          rate_multiplier: g.rate_multiplier_ppm / 1_000_000,
+          models: g.models,
+          moderation: g.moderation,
+          in_config: g.in_config
+        }))))
+  }))
+
 const UsageLive = HttpApiBuilder.group(AdminApi, "usage", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
@@ -192,5 +209,5 @@ export const adminAuthLayer = (token: Redacted.Redacted<string>) => {
 
 /** The API with every group implemented; needs Admin and the auth layer. */
 export const adminApiLayer = HttpApiBuilder.api(AdminApi).pipe(
-  Layer.provide(Layer.mergeAll(UsersLive, KeysLive, UsageLive, AuditLive))
+  Layer.provide(Layer.mergeAll(UsersLive, KeysLive, GroupsLive, UsageLive, AuditLive))
 )

@@ -41,6 +41,8 @@ export interface UsageSnapshot {
   readonly today: UsageTotals
   readonly total: UsageTotals
   readonly byModel: ReadonlyArray<{ readonly model: string; readonly totals: UsageTotals }>
+  /** The range's days that had usage, oldest first. */
+  readonly byDay: ReadonlyArray<{ readonly day: string; readonly totals: UsageTotals }>
   /** Subscription groups: the caller's subscription, when there is one. */
   readonly subscription?: SubscriptionFigures | undefined
 }
@@ -101,6 +103,11 @@ export const usageReport = (s: UsageSnapshot, now: Date) => {
     model_stats: boundedByModel(s.byModel).map(({ model, totals }) => {
       const { cache_creation_tokens: _c, cache_read_tokens: _r, ...rest } = wireTotals(totals)
       return { model, ...rest }
+    }),
+    // The range's days that had usage, oldest first (the dashboard's chart); an extension like the rest.
+    daily_stats: s.byDay.map(({ day, totals }) => {
+      const { cache_creation_tokens: _c, cache_read_tokens: _r, ...rest } = wireTotals(totals)
+      return { date: day, ...rest }
     })
   }
   if (hasQuota) {

@@ -15,12 +15,13 @@ import { makeUsageHandler } from "../endpoints/usage.js"
 import { makeResponsesHandler } from "../endpoints/responses/handler.js"
 import { Settings } from "../config/AppConfig.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
+import { uiHandler } from "../ui/assets.js"
 
 /** The paths that serve the Responses API; each also serves its subpaths (`<path>/...`). */
 export const RESPONSES_PATHS = ["/v1/responses", "/responses", "/backend-api/codex/responses"] as const
 
 /** The label the request metrics carry: one per endpoint, not per path. */
-export type RouteName = "responses" | "models" | "usage" | "health" | "metrics" | "unknown"
+export type RouteName = "responses" | "models" | "usage" | "health" | "metrics" | "ui" | "unknown"
 
 const GET_ROUTES: ReadonlyArray<readonly [string, RouteName]> = [
   ["/v1/models", "models"],
@@ -38,7 +39,9 @@ const isResponsesPath = (path: string): boolean => {
   return false
 }
 
-export const routeName = (path: string): RouteName => getRoutes.get(path) ?? (isResponsesPath(path) ? "responses" : "unknown")
+export const routeName = (path: string): RouteName =>
+  getRoutes.get(path) ??
+    (isResponsesPath(path) ? "responses" : path === "/ui" || path.startsWith("/ui/") ? "ui" : "unknown")
 
 /** What a request no route took is told: 405 on a known path (with the method it takes), else 404. */
 export const refusal = (method: string, path: string): Envelope => {
@@ -78,7 +81,10 @@ export const makeRouter = Effect.gen(function*() {
     HttpRouter.get("/antigravity/models", antigravityModels),
     HttpRouter.get("/v1/usage", usage),
     HttpRouter.get("/health", health),
-    HttpRouter.get("/metrics", metrics(scheduler, settings.metricsToken))
+    HttpRouter.get("/metrics", metrics(scheduler, settings.metricsToken)),
+    // The dashboard's key-holder view (its operator view is on the admin listener).
+    HttpRouter.get("/ui", uiHandler("key")),
+    HttpRouter.get("/ui/*", uiHandler("key"))
   )
   for (const path of RESPONSES_PATHS) {
     router = router.pipe(

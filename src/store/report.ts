@@ -20,6 +20,7 @@ const Totals = Schema.Struct({
   cost_micros: DbInt
 })
 const ModelTotals = Schema.extend(Totals, Schema.Struct({ model: Schema.String }))
+const DayTotals = Schema.extend(Totals, Schema.Struct({ day: Schema.String }))
 
 const toTotals = (r: typeof Totals.Type): UsageTotals => ({
   requests: r.requests,
@@ -45,7 +46,7 @@ export const loadSnapshot = (p: Principal, range: DayRange, now: Date) =>
     const sums = sql`COALESCE(SUM(requests), 0) AS requests, COALESCE(SUM(input_tokens), 0) AS input_tokens,
       COALESCE(SUM(output_tokens), 0) AS output_tokens, COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
       COALESCE(SUM(cache_creation_tokens), 0) AS cache_creation_tokens, COALESCE(SUM(cost_micros), 0) AS cost_micros`
-    const [keyRows, today, total, byModel] = yield* Effect.all([
+    const [keyRows, today, total, byModel, byDay] = yield* Effect.all([
       sql`SELECT status, quota_micros, quota_used_micros, expires_at FROM api_keys WHERE id = ${p.key.id}`.pipe(
         Effect.flatMap(decodeRows(KeyState))
       ),
@@ -56,6 +57,10 @@ export const loadSnapshot = (p: Principal, range: DayRange, now: Date) =>
       sql`SELECT model, ${sums} FROM usage_daily
         WHERE key_id = ${p.key.id} AND day >= ${range.from} AND day <= ${range.to} GROUP BY model`.pipe(
         Effect.flatMap(decodeRows(ModelTotals))
+      ),
+      sql`SELECT day, ${sums} FROM usage_daily
+        WHERE key_id = ${p.key.id} AND day >= ${range.from} AND day <= ${range.to} GROUP BY day ORDER BY day`.pipe(
+        Effect.flatMap(decodeRows(DayTotals))
       )
     ])
     const state = keyRows[0]
@@ -77,6 +82,7 @@ export const loadSnapshot = (p: Principal, range: DayRange, now: Date) =>
       today: today[0] === undefined ? zero : toTotals(today[0]),
       total: total[0] === undefined ? zero : toTotals(total[0]),
       byModel: byModel.map((r) => ({ model: r.model, totals: toTotals(r) })),
+      byDay: byDay.map((r) => ({ day: r.day, totals: toTotals(r) })),
       subscription
     } satisfies UsageSnapshot
   })

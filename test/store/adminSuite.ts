@@ -4,50 +4,9 @@
  * the next public request seeing the change at once, what the config file owns, usage reports
  * and CSV, and the audit trail.
  */
-import { Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AdminServer } from "../../src/admin/AdminServer.js"
-import { LiveStore } from "../../src/admin/LiveStore.js"
-import { AppConfig, Settings } from "../../src/config/AppConfig.js"
-import { adminOn, gatewayLayer } from "../../src/layers.js"
-import { GatewayServer } from "../../src/server/GatewayServer.js"
-import { sqlServices } from "../../src/store/Database.js"
-import { testData } from "../support/gateway.js"
-import type { Backend, TestDatabase } from "./harness.js"
-
-const TOKEN = "test-admin-token-0123456789"
-
-const config = {
-  groups: [
-    { name: "oa", platform: "openai" },
-    { name: "an", platform: "anthropic" }
-  ],
-  users: [{ name: "erin", balance_usd: 50, concurrency: 50 }],
-  keys: [{ key: "sk-admin-config-key-0001", user: "erin", group: "oa", name: "from-file" }],
-  accounts: [
-    { name: "sim-oa", platform: "openai", kind: "simulator", groups: ["oa"], concurrency: 50 },
-    { name: "sim-an", platform: "anthropic", kind: "simulator", groups: ["an"], concurrency: 50 }
-  ]
-}
-
-interface Running {
-  readonly gateway: string
-  readonly admin: string
-  readonly close: () => Promise<void>
-}
-
-/** A gateway and the admin API on one Store (as `npm start` wires them), on 127.0.0.1 ports. */
-const start = async (db: TestDatabase): Promise<Running> => {
-  const sql = sqlServices(db.target, { reportOrphans: false })
-  const layer = Layer.mergeAll(
-    gatewayLayer({ keyRepo: sql.keyRepo, quota: sql.quota }),
-    AdminServer.layer({ port: 0, host: "127.0.0.1", token: Redacted.make(TOKEN) }).pipe(Layer.provide(adminOn(sql.store, LiveStore.layer)))
-  ).pipe(Layer.provide(AppConfig.layer(testData(config), "test")), Layer.provide(Settings.layer({})))
-  const runtime = ManagedRuntime.make(layer)
-  const gateway = (await runtime.runPromise(GatewayServer)).url
-  const admin = (await runtime.runPromise(AdminServer)).url
-  return { gateway, admin, close: () => runtime.dispose() }
-}
+import { ADMIN_TOKEN as TOKEN, type GatewayWithAdmin as Running, startWithAdmin as start } from "../support/adminGateway.js"
+import type { Backend } from "./harness.js"
 
 interface Answer {
   readonly status: number
@@ -176,6 +135,8 @@ export const adminSuite = (makeBackend: () => Backend) => {
       const listed = await call(admin, "GET", "/admin/keys?user=erin")
       expect(listed.text).not.toContain(secret)
       expect(listed.json.map((k: { id: string }) => k.id)).toEqual(["from-file", "teammate"])
+      expect((await call(admin, "GET", "/admin/groups")).json.map((g: { name: string; platform: string }) => [g.name, g.platform]))
+        .toEqual([["an", "anthropic"], ["oa", "openai"]])
 
       expect(await respond(gateway, secret)).toBe(200)
       // Caches are dropped with the change: no waiting for their TTL.

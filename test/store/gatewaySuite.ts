@@ -67,6 +67,7 @@ interface UsageBody {
   readonly balance?: number
   readonly usage: { readonly today: Totals; readonly total: Totals }
   readonly model_stats?: ReadonlyArray<{ readonly model: string; readonly requests: number }>
+  readonly daily_stats?: ReadonlyArray<{ readonly date: string; readonly requests: number }>
 }
 
 const usageOf = async (gw: TestGateway, key: string, query = "") => {
@@ -194,6 +195,8 @@ export const gatewaySuite = (makeBackend: () => Backend) => {
       const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
       expect((await usageOf(gw, OA, `?start_date=${today}&end_date=${today}`)).body.model_stats?.length).toBe(1)
       expect((await usageOf(gw, OA, `?start_date=${tomorrow}&end_date=${tomorrow}`)).body.model_stats).toEqual([])
+      expect((await usageOf(gw, OA, `?start_date=${yesterday}&end_date=${tomorrow}`)).body.daily_stats?.map((d) => [d.date, d.requests]))
+        .toEqual([[today, 1]])
       const past = await usageOf(gw, OA, `?end_date=${yesterday}`)
       expect(past.body.model_stats).toEqual([])
       expect(past.body.usage.total.requests).toBe(1) // today/total do not depend on the range

@@ -15,6 +15,7 @@ const snapshot = (p: ReturnType<typeof testPrincipal>, parts: Partial<UsageSnaps
   today: zeroTotals,
   total: zeroTotals,
   byModel: [],
+  byDay: [],
   ...parts
 })
 
@@ -30,6 +31,23 @@ describe("model_stats", () => {
     expect(other.model).toBe("other")
     // Everything past the first 49 is in 'other': 3,000 - 49 requests.
     expect(other.requests).toBe(3_000 - (MODEL_STATS_LIMIT - 1))
+  })
+})
+
+describe("daily_stats", () => {
+  it("has the range's days with usage, oldest first, with tokens and cost", () => {
+    const p = testPrincipal()
+    const report = usageReport(snapshot(p, {
+      byDay: [
+        { day: "2026-11-02", totals: { ...totals(10), costMicros: 1_500 } },
+        { day: "2026-11-05", totals: totals(3) }
+      ]
+    }), new Date())
+    expect(report.daily_stats).toEqual([
+      { date: "2026-11-02", requests: 1, input_tokens: 10, output_tokens: 10, total_tokens: 20, cost: 0.0015 },
+      { date: "2026-11-05", requests: 1, input_tokens: 3, output_tokens: 3, total_tokens: 6, cost: 0 }
+    ])
+    expect(usageReport(snapshot(p, {}), new Date()).daily_stats).toEqual([])
   })
 })
 

@@ -79,10 +79,13 @@ const makeMemory = (data: GatewayData): QuotaShape => {
         const days = rollup.get(p.key.id) ?? new Map<string, Map<string, UsageTotals>>()
         const today = [...(days.get(dayOf(now))?.values() ?? [])].reduce(addTotals, zeroTotals)
         const byModel = new Map<string, UsageTotals>()
+        const byDay: Array<{ day: string; totals: UsageTotals }> = []
         for (const [day, models] of days) {
           if (day < range.from || day > range.to) continue
           for (const [model, t] of models) byModel.set(model, addTotals(byModel.get(model) ?? zeroTotals, t))
+          byDay.push({ day, totals: [...models.values()].reduce(addTotals, zeroTotals) })
         }
+        byDay.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0))
         return {
           key: p.key,
           group: p.group,
@@ -91,6 +94,7 @@ const makeMemory = (data: GatewayData): QuotaShape => {
           today,
           total: lifetime.get(p.key.id) ?? zeroTotals,
           byModel: [...byModel].map(([model, totals]) => ({ model, totals })),
+          byDay,
           subscription: subscriptionOf(p)
         }
       }),

@@ -1,0 +1,144 @@
+/**
+ * The dashboard driven as a person would, in headless Chromium (Debian's `chromium`, driven by
+ * playwright-core; `.ci/run` installs it): an operator signs in, issues a key, sees its request
+ * and cost appear, disables it and the next request is refused; a key holder signs in and sees
+ * their own usage only. Skipped with a warning without Chromium, a failure in CI.
+ * UPDATE_SCREENSHOTS=1 writes the main views to docs/screenshots/.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { parseDatabaseUrl } from "../../src/store/target.js"
+import { ADMIN_TOKEN, type GatewayWithAdmin, startWithAdmin } from "../support/adminGateway.js"
+
+const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
+const requireServices = process.env["MODELGATE_REQUIRE_SERVICES"] === "1"
+const SCREENSHOTS = process.env["UPDATE_SCREENSHOTS"] === "1" ? join(import.meta.dirname, "..", "..", "docs", "screenshots") : undefined
+
+const respond = async (gateway: string, key: string, model = "gpt-5.4") => {
+  const res = await fetch(`${gateway}/v1/responses`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model, input: "hello from the browser test" })
+  })
+  await res.text()
+  return res.status
+}
+
+const shot = async (page: Page, name: string) => {
+  if (SCREENSHOTS === undefined) return
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+}
+
+/** Nothing on the page is wider than the window (no sideways scrolling of the page itself). */
+const fitsWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
+
+if (existsSync(CHROMIUM)) {
+  describe("the dashboard in Chromium", () => {
+    let browser: Browser
+    let running: GatewayWithAdmin
+    let dir: string
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), "modelgate-ui-"))
+      const target = parseDatabaseUrl(`sqlite:${join(dir, "ui.db")}`)
+      if (target._tag === "Left") throw new Error(target.left)
+      running = await startWithAdmin({ target: target.right })
+      // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
+    }, 60_000)
+    afterAll(async () => {
+      await browser?.close()
+      await running?.close()
+      rmSync(dir, { recursive: true, force: true })
+    })
+
+    it("an operator issues a key, sees its request and cost, disables it, and the next request is refused", async () => {
+      const page = await browser.newPage({ viewport: { width: 1200, height: 900 } })
+      await page.goto(`${running.admin}/ui`)
+      await page.getByLabel("Admin token").fill(ADMIN_TOKEN)
+      await page.getByRole("button", { name: "Sign in" }).click()
+      await expect.poll(() => page.getByRole("heading", { name: "Operator" }).isVisible()).toBe(true)
+      // The token is not in the URL, and not in localStorage.
+      expect(page.url()).not.toContain(ADMIN_TOKEN)
+      expect(await page.evaluate(() => JSON.stringify(window.localStorage))).not.toContain(ADMIN_TOKEN)
+
+      await page.getByRole("button", { name: "Keys" }).click()
+      await page.getByLabel("User").selectOption("erin")
+      await page.getByLabel("Group").selectOption("oa")
+      await page.getByLabel("Name (optional)").fill("browser-key")
+      await page.getByRole("button", { name: "Issue key" }).click()
+      const secretBox = page.getByRole("alert")
+      await expect.poll(() => secretBox.isVisible()).toBe(true)
+      const secret = (await page.locator("#secret-value").textContent()) ?? ""
+      expect(secret).toMatch(/^sk-mg-/)
+      await shot(page, "admin-keys")
+      await page.getByRole("button", { name: "Done" }).click()
+      expect(await page.locator("#secret-value").textContent()).toBe("")
+
+      expect(await respond(running.gateway, secret)).toBe(200)
+
+      // The request and its cost appear in the overview.
+      await page.getByRole("button", { name: "Overview" }).click()
+      const topKeys = page.locator("#top-keys")
+      await expect.poll(() => topKeys.textContent(), { timeout: 5_000 }).toContain("browser-key")
+      const row = topKeys.locator("tr", { hasText: "browser-key" })
+      expect(await row.locator("td").nth(1).textContent()).toBe("1")
+      expect(await row.locator("td").nth(2).textContent()).toMatch(/^\$0\.\d*[1-9]/)
+      await shot(page, "admin-overview")
+
+      await page.getByRole("button", { name: "Keys" }).click()
+      await page.getByRole("button", { name: "Disable browser-key" }).click()
+      await expect.poll(() => page.getByRole("status").textContent()).toContain("Key browser-key disabled.")
+      expect(await respond(running.gateway, secret)).toBe(401)
+      await page.close()
+    })
+
+    it("a key holder sees their own usage and nothing of anyone else's, also on a phone-width screen", async () => {
+      // Two keys of the same user: the holder of one sees only that one's requests.
+      expect(await respond(running.gateway, "sk-admin-config-key-0001", "gpt-5.4-mini")).toBe(200)
+      expect(await respond(running.gateway, "sk-admin-config-key-0001", "gpt-5.4-mini")).toBe(200)
+      const other = await fetch(`${running.admin}/admin/keys`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ user: "erin", group: "oa", name: "someone-else" })
+      }).then((r) => r.json() as Promise<{ key: string }>)
+      expect(await respond(running.gateway, other.key, "gpt-5.4")).toBe(200)
+
+      const page = await browser.newPage({ viewport: { width: 375, height: 800 } })
+      await page.goto(`${running.gateway}/ui`)
+      await page.getByLabel("API key").fill("sk-admin-config-key-0001")
+      await page.getByRole("button", { name: "Sign in" }).click()
+      await expect.poll(() => page.getByRole("heading", { name: "Your usage" }).isVisible()).toBe(true)
+      const models = page.locator("#key-models")
+      await expect.poll(() => models.textContent()).toContain("gpt-5.4-mini")
+      const rows = await models.locator("tbody tr").allTextContents()
+      expect(rows).toHaveLength(1) // gpt-5.4 was someone else's key
+      expect(await models.locator("tbody tr td").nth(1).textContent()).toBe("2")
+      expect(await page.locator("#key-cards").textContent()).toContain("2 requests")
+      expect(await fitsWidth(page)).toBe(true)
+      await shot(page, "key-holder")
+
+      // A wrong key is told so, in words, and stays signed out.
+      await page.getByRole("button", { name: "Sign out" }).click()
+      await page.getByLabel("API key").fill("sk-not-a-key-at-all-000")
+      await page.getByRole("button", { name: "Sign in" }).click()
+      await expect.poll(() => page.getByRole("status").textContent()).toContain("Sign-in failed")
+      expect(await page.getByRole("heading", { name: "Your usage" }).isVisible()).toBe(false)
+      await page.close()
+    })
+  })
+} else if (requireServices) {
+  describe("the dashboard in Chromium", () => {
+    it(`Chromium is installed at ${CHROMIUM} (MODELGATE_REQUIRE_SERVICES=1)`, () => {
+      expect.fail(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`)
+    })
+  })
+} else {
+  console.warn(`No Chromium at ${CHROMIUM}: skipping the dashboard's browser tests (apt-get install -y chromium, or set CHROMIUM_PATH)`)
+  describe.skip(`the dashboard in Chromium (skipped: no Chromium at ${CHROMIUM})`, () => {
+    it("drives the dashboard", () => undefined)
+  })
+}

@@ -1,0 +1,48 @@
+/**
+ * A gateway and the admin API on one SQL Store, as `npm start` wires them, on 127.0.0.1 ports,
+ * with simulator accounts: for the admin suites and the dashboard's browser tests.
+ */
+import { Layer, ManagedRuntime, Redacted } from "effect"
+import { AdminServer } from "../../src/admin/AdminServer.js"
+import { LiveStore } from "../../src/admin/LiveStore.js"
+import { AppConfig, Settings } from "../../src/config/AppConfig.js"
+import { adminOn, gatewayLayer } from "../../src/layers.js"
+import { GatewayServer } from "../../src/server/GatewayServer.js"
+import { sqlServices } from "../../src/store/Database.js"
+import type { DatabaseTarget } from "../../src/store/target.js"
+import { testData } from "./gateway.js"
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789"
+
+export const adminGatewayConfig = {
+  groups: [
+    { name: "oa", platform: "openai" },
+    { name: "an", platform: "anthropic" }
+  ],
+  users: [{ name: "erin", balance_usd: 50, concurrency: 50 }],
+  keys: [{ key: "sk-admin-config-key-0001", user: "erin", group: "oa", name: "from-file" }],
+  accounts: [
+    { name: "sim-oa", platform: "openai", kind: "simulator", groups: ["oa"], concurrency: 50 },
+    { name: "sim-an", platform: "anthropic", kind: "simulator", groups: ["an"], concurrency: 50 }
+  ]
+}
+
+export interface GatewayWithAdmin {
+  readonly gateway: string
+  readonly admin: string
+  readonly close: () => Promise<void>
+}
+
+export const startWithAdmin = async (db: { readonly target: DatabaseTarget }): Promise<GatewayWithAdmin> => {
+  const sql = sqlServices(db.target, { reportOrphans: false })
+  const layer = Layer.mergeAll(
+    gatewayLayer({ keyRepo: sql.keyRepo, quota: sql.quota }),
+    AdminServer.layer({ port: 0, host: "127.0.0.1", token: Redacted.make(ADMIN_TOKEN) }).pipe(
+      Layer.provide(adminOn(sql.store, LiveStore.layer))
+    )
+  ).pipe(Layer.provide(AppConfig.layer(testData(adminGatewayConfig), "test")), Layer.provide(Settings.layer({})))
+  const runtime = ManagedRuntime.make(layer)
+  const gateway = (await runtime.runPromise(GatewayServer)).url
+  const admin = (await runtime.runPromise(AdminServer)).url
+  return { gateway, admin, close: () => runtime.dispose() }
+}

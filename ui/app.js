@@ -1,0 +1,305 @@
+// The dashboard: one page, two views. On the public listener a key holder signs in with their API
+// key and sees what /v1/usage says about it; on the admin listener an operator signs in with the
+// admin token and works through the admin API. The secret lives in sessionStorage only (gone when
+// the tab closes), never in a URL.
+const mode = document.body.dataset.mode === "admin" ? "admin" : "key"
+const STORE = `modelgate.${mode}`
+const $ = (id) => document.getElementById(id)
+
+const say = (text, isError = false) => {
+  $("message").textContent = text
+  $("message").classList.toggle("error", isError)
+}
+
+const api = async (method, path, body) => {
+  const headers = { authorization: `Bearer ${sessionStorage.getItem(STORE) ?? ""}` }
+  if (body !== undefined) headers["content-type"] = "application/json"
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  const text = await res.text()
+  const json = text === "" ? undefined : JSON.parse(text)
+  if (!res.ok) throw new Error(json?.error?.message ?? `${res.status} ${res.statusText}`)
+  return json
+}
+
+const usd = (n) => `$${Number(n).toFixed(n !== 0 && Math.abs(n) < 0.01 ? 6 : 2)}`
+const money = (n) => (n === 0 ? "$0" : Math.abs(n) < 0.01 ? `$${Number(n.toPrecision(2))}` : `$${n.toFixed(2)}`)
+const day = (d) => d.toISOString().slice(0, 10)
+const daysBack = (n) => day(new Date(Date.now() - n * 86_400_000))
+
+/** A table from rows: each column a heading and how to render a cell (text, or a node). */
+const table = (el, columns, rows) => {
+  el.replaceChildren()
+  const head = el.createTHead().insertRow()
+  for (const c of columns) {
+    const th = document.createElement("th")
+    th.scope = "col"
+    th.textContent = c.title
+    head.append(th)
+  }
+  const body = el.createTBody()
+  for (const row of rows) {
+    const tr = body.insertRow()
+    for (const c of columns) {
+      const cell = tr.insertCell()
+      const value = c.cell(row)
+      if (value instanceof Node) cell.append(value)
+      else cell.textContent = String(value)
+    }
+  }
+  if (rows.length === 0) body.insertRow().insertCell().textContent = "Nothing yet."
+}
+
+const charts = new Map()
+/** A bar-like line chart per day; series: [{ label, values }]. */
+const chart = (el, days, series) => {
+  charts.get(el)?.destroy()
+  el.replaceChildren()
+  if (days.length === 0 || typeof uPlot !== "function") {
+    el.textContent = "No usage in this range."
+    return
+  }
+  const xs = days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000)
+  const width = Math.max(280, Math.min(el.clientWidth || 600, 900))
+  const plot = new uPlot({
+    width,
+    height: 220,
+    series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: i === 0 ? "#2563eb" : "#16a34a", width: 2, scale: s.scale ?? "y" }))],
+    // Costs are often fractions of a cent: the axis says them with two significant digits.
+    axes: [{}, { scale: "y", size: 70, values: (_, ticks) => ticks.map(money) }, ...(series.some((s) => s.scale === "n") ? [{ scale: "n", side: 1 }] : [])]
+  }, [xs, ...series.map((s) => s.values)], el)
+  charts.set(el, plot)
+}
+
+/** Every day of the range, with the rows' figures (zero where a day had none). */
+const fillDays = (from, to, rows, pick) => {
+  const out = []
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000) {
+    const d = day(new Date(t))
+    const row = rows.find((r) => r.date === d || r.bucket === d)
+    out.push({ date: d, value: row === undefined ? 0 : pick(row) })
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Key holder
+
+const showKey = async () => {
+  const from = $("key-from").value
+  const to = $("key-to").value
+  const report = await api("GET", `/v1/usage?start_date=${from}&end_date=${to}`)
+  const cards = [
+    ["Status", report.status],
+    report.mode === "quota_limited"
+      ? ["Quota left", `${usd(report.quota.remaining)} of ${usd(report.quota.limit)}`]
+      : report.balance !== undefined
+      ? ["Balance", usd(report.balance)]
+      : ["Remaining", report.remaining < 0 ? "no limit" : usd(report.remaining)],
+    ["Today", `${report.usage.today.requests} requests, ${usd(report.usage.today.cost)}`],
+    ["All time", `${report.usage.total.requests} requests, ${usd(report.usage.total.cost)}`]
+  ]
+  $("key-cards").replaceChildren(...cards.flatMap(([k, v]) => {
+    const dt = document.createElement("dt")
+    dt.textContent = k
+    const dd = document.createElement("dd")
+    dd.textContent = v
+    return [dt, dd]
+  }))
+  const daily = fillDays(from, to, report.daily_stats ?? [], (r) => r.cost)
+  chart($("key-chart"), daily.map((d) => d.date), [{ label: "cost USD", values: daily.map((d) => d.value) }])
+  table($("key-models"), [
+    { title: "Model", cell: (r) => r.model },
+    { title: "Requests", cell: (r) => r.requests },
+    { title: "Tokens", cell: (r) => r.total_tokens },
+    { title: "Cost", cell: (r) => usd(r.cost) }
+  ], report.model_stats)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operator
+
+const button = (label, onClick) => {
+  const b = document.createElement("button")
+  b.type = "button"
+  b.textContent = label
+  b.addEventListener("click", onClick)
+  return b
+}
+
+const showSecret = (key) => {
+  $("secret-value").textContent = key
+  $("secret-box").hidden = false
+  $("secret-done").focus()
+}
+
+const act = (fn) => async () => {
+  try {
+    await fn()
+  } catch (e) {
+    say(e.message, true)
+  }
+}
+
+const loadKeys = async () => {
+  const keys = await api("GET", "/admin/keys")
+  table($("keys"), [
+    { title: "Key", cell: (k) => k.id },
+    { title: "Prefix", cell: (k) => k.prefix },
+    { title: "User", cell: (k) => k.user },
+    { title: "Group", cell: (k) => k.group },
+    { title: "Status", cell: (k) => k.status },
+    { title: "Spent", cell: (k) => usd(k.quota_used_usd) },
+    { title: "Quota", cell: (k) => (k.quota_usd === null ? "none" : usd(k.quota_usd)) },
+    { title: "Last used", cell: (k) => (k.last_used_at === null ? "never" : new Date(k.last_used_at).toLocaleString()) },
+    {
+      title: "Actions",
+      cell: (k) => {
+        const span = document.createElement("span")
+        span.className = "actions"
+        span.append(k.status === "disabled"
+          ? button(`Enable ${k.id}`, act(async () => { await api("POST", `/admin/keys/${encodeURIComponent(k.id)}/enable`); say(`Key ${k.id} enabled.`); await loadKeys() }))
+          : button(`Disable ${k.id}`, act(async () => { await api("POST", `/admin/keys/${encodeURIComponent(k.id)}/disable`); say(`Key ${k.id} disabled.`); await loadKeys() })))
+        if (k.source !== "config") {
+          span.append(button(`Rotate ${k.id}`, act(async () => {
+            const issued = await api("POST", `/admin/keys/${encodeURIComponent(k.id)}/rotate`)
+            showSecret(issued.key)
+            say(`Key ${k.id} has a new secret; the old one no longer works.`)
+            await loadKeys()
+          })))
+        }
+        return span
+      }
+    }
+  ], keys)
+}
+
+const loadUsers = async () => {
+  const users = await api("GET", "/admin/users")
+  table($("users"), [
+    { title: "User", cell: (u) => u.name },
+    { title: "Balance", cell: (u) => usd(u.balance_usd) },
+    { title: "Concurrency", cell: (u) => u.concurrency },
+    { title: "From the config file", cell: (u) => (u.in_config ? "yes" : "no") }
+  ], users)
+  $("nk-user").replaceChildren(...users.map((u) => new Option(u.name, u.name)))
+}
+
+const loadGroups = async () => {
+  const groups = await api("GET", "/admin/groups")
+  $("nk-group").replaceChildren(...groups.map((g) => new Option(`${g.name} (${g.platform})`, g.name)))
+}
+
+const loadOverview = async () => {
+  const from = $("admin-from").value
+  const to = $("admin-to").value
+  const range = `start_date=${from}&end_date=${to}`
+  const [byDay, byKey, byModel] = await Promise.all([
+    api("GET", `/admin/usage?by=day&${range}`),
+    api("GET", `/admin/usage?by=key&${range}`),
+    api("GET", `/admin/usage?by=model&${range}`)
+  ])
+  const cost = fillDays(from, to, byDay.rows, (r) => r.cost_usd)
+  const requests = fillDays(from, to, byDay.rows, (r) => r.requests)
+  chart($("admin-chart"), cost.map((d) => d.date), [
+    { label: "spend USD", values: cost.map((d) => d.value) },
+    { label: "requests", values: requests.map((d) => d.value), scale: "n" }
+  ])
+  const top = (rows) => [...rows].sort((a, b) => b.cost_usd - a.cost_usd).slice(0, 10)
+  const columns = (title) => [
+    { title, cell: (r) => r.bucket },
+    { title: "Requests", cell: (r) => r.requests },
+    { title: "Spend", cell: (r) => usd(r.cost_usd) }
+  ]
+  table($("top-keys"), columns("Key"), top(byKey.rows))
+  table($("top-models"), columns("Model"), top(byModel.rows))
+}
+
+// Opening a section reloads it: what it shows is never older than the click.
+const loaders = { overview: () => loadOverview(), keys: () => loadKeys(), users: () => Promise.all([loadUsers(), loadGroups()]) }
+const tab = (name) => {
+  for (const b of document.querySelectorAll("[data-tab]")) b.setAttribute("aria-pressed", String(b.dataset.tab === name))
+  for (const p of document.querySelectorAll("[data-panel]")) p.hidden = p.dataset.panel !== name
+  void act(loaders[name])()
+}
+
+const showAdmin = async () => {
+  await Promise.all([loadOverview(), loadKeys(), loadUsers(), loadGroups()])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring
+
+const start = async () => {
+  const signedIn = sessionStorage.getItem(STORE) !== null
+  $("login").hidden = signedIn
+  $("logout").hidden = !signedIn
+  $(mode === "admin" ? "admin-view" : "key-view").hidden = !signedIn
+  if (!signedIn) return
+  try {
+    if (mode === "admin") await showAdmin()
+    else await showKey()
+    $("who").textContent = mode === "admin" ? "Signed in as operator" : "Signed in with an API key"
+  } catch (e) {
+    sessionStorage.removeItem(STORE)
+    say(`Sign-in failed: ${e.message}`, true)
+    await start()
+  }
+}
+
+$("secret-label").textContent = mode === "admin" ? "Admin token" : "API key"
+$("login-hint").textContent = mode === "admin"
+  ? "The ADMIN_TOKEN this gateway was started with."
+  : "Your key stays in this tab only; operators sign in on the admin port."
+for (const [from, to] of [["key-from", "key-to"], ["admin-from", "admin-to"]]) {
+  $(from).value = daysBack(29)
+  $(to).value = day(new Date())
+}
+
+$("login-form").addEventListener("submit", (e) => {
+  e.preventDefault()
+  sessionStorage.setItem(STORE, $("secret").value.trim())
+  $("secret").value = ""
+  say("")
+  void start()
+})
+$("logout").addEventListener("click", () => {
+  sessionStorage.removeItem(STORE)
+  location.reload()
+})
+$("key-range").addEventListener("submit", (e) => {
+  e.preventDefault()
+  void act(showKey)()
+})
+$("admin-range").addEventListener("submit", (e) => {
+  e.preventDefault()
+  void act(loadOverview)()
+})
+for (const b of document.querySelectorAll("[data-tab]")) b.addEventListener("click", () => tab(b.dataset.tab))
+$("secret-done").addEventListener("click", () => {
+  $("secret-value").textContent = ""
+  $("secret-box").hidden = true
+})
+$("new-key").addEventListener("submit", (e) => {
+  e.preventDefault()
+  void act(async () => {
+    const body = { user: $("nk-user").value, group: $("nk-group").value }
+    if ($("nk-name").value.trim() !== "") body.name = $("nk-name").value.trim()
+    if ($("nk-quota").value.trim() !== "") body.quota_usd = $("nk-quota").value.trim()
+    const issued = await api("POST", "/admin/keys", body)
+    $("new-key").reset()
+    showSecret(issued.key)
+    say(`Key ${issued.id} issued for ${issued.user}.`)
+    await loadKeys()
+  })()
+})
+$("new-user").addEventListener("submit", (e) => {
+  e.preventDefault()
+  void act(async () => {
+    const user = await api("POST", "/admin/users", { name: $("nu-name").value.trim(), balance_usd: $("nu-balance").value.trim() || "0" })
+    $("new-user").reset()
+    say(`User ${user.name} added.`)
+    await loadUsers()
+  })()
+})
+
+void start()
