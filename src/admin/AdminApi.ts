@@ -4,8 +4,6 @@
  * and handlers.ts implements it. Money is USD (JSON numbers, or decimal strings for exactness),
  * instants ISO 8601, days YYYY-MM-DD in UTC. Every error answers in the public API's envelope.
  */
-// Deep imports: the admin API is a chunk of its own in the bundle, and the package index would drag
-// every platform module (the docs page's 3 MB script too) into the chunk the gateway always loads.
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"

@@ -6,10 +6,7 @@
  * the page's script inlined (no CDN). Not a hot path: it runs on the platform's NodeHttpServer.
  */
 import { createServer } from "node:http"
-// Deep imports: the admin API is a chunk of its own in the bundle, and the package index would drag
-// every platform module (the docs page's 3 MB script too) into the chunk the gateway always loads.
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
@@ -21,6 +18,7 @@ import { envelopeBody, internalError } from "../domain/envelope.js"
 import type { Admin } from "./Admin.js"
 import { AdminApi } from "./AdminApi.js"
 import { adminApiLayer, adminAuthLayer } from "./handlers.js"
+import { docsHtml, docsScript } from "./docsPage.js"
 import type { AdminListen } from "./listen.js"
 import { uiHandler } from "../ui/assets.js"
 
@@ -64,15 +62,22 @@ const invalidFrom = (e: HttpApiDecodeError): AdminInvalid => {
   })
 }
 
-/** The dashboard's operator view, beside the API (no token to load the page; its calls need one). */
-const dashboard = HttpApiBuilder.Router.use((router) =>
-  Effect.all([router.get("/ui", uiHandler("admin")), router.get("/ui/*", uiHandler("admin"))])
+/**
+ * Beside the API, without the token (they hold nothing secret; the dashboard's calls send one):
+ * the docs page and the dashboard's operator view.
+ */
+const pages = HttpApiBuilder.Router.use((router) =>
+  Effect.all([
+    router.get("/docs", docsHtml),
+    router.get("/docs/scalar.js", docsScript),
+    router.get("/ui", uiHandler("admin")),
+    router.get("/ui/*", uiHandler("admin"))
+  ])
 )
 
 const serveLayer = (options: AdminListen) =>
   HttpApiBuilder.serve().pipe(
-    Layer.provide(dashboard),
-    Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+    Layer.provide(pages),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(envelopeErrors),
     Layer.provide(adminApiLayer),

@@ -3,8 +3,6 @@
  * render rows as views. No rules live here: validation is the declaration's, policy the service's.
  */
 import { createHash, timingSafeEqual } from "node:crypto"
-// Deep imports: the admin API is a chunk of its own in the bundle, and the package index would drag
-// every platform module (the docs page's 3 MB script too) into the chunk the gateway always loads.
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Layer, Redacted } from "effect"
 import { AdminUnauthorized } from "../domain/adminErrors.js"

@@ -90,6 +90,10 @@ export const adminSuite = (makeBackend: () => Backend) => {
       expect(docs.status).toBe(200)
       expect(docs.contentType).toContain("text/html")
       expect(docs.text).not.toMatch(/<script[^>]+src="https?:/)
+      const script = await call(admin, "GET", "/docs/scalar.js", undefined, null)
+      expect(script.status).toBe(200)
+      expect(script.contentType).toContain("javascript")
+      expect(script.text.length).toBeGreaterThan(100_000) // Scalar's standalone reference, served from the install
     })
 
     it("creates users and changes balances exactly, with a ledger and audit rows", async () => {
