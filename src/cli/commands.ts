@@ -1,156 +1,302 @@
 /**
- * The admin commands. Each one checks its arguments first (throwing UsageError before anything
- * touches the database), then returns the Effect that does the work over the store.
+ * `modelgate <group> <command>`, declared with @effect/cli: each command's options and arguments
+ * are parsed and validated (with help per command) before anything touches the database. Changes
+ * go through the Admin service the admin API uses: validated, audited, and announced to running
+ * gateways when REDIS_URL is set. `--json` prints what the admin API would answer.
  */
-import type { SqlClient } from "@effect/sql"
-import { Effect, Either, Option } from "effect"
-import type { AdminError } from "../domain/adminErrors.js"
-import { StoreError } from "../domain/errors.js"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
+import { Console, Effect, Either, Option } from "effect"
+import { Admin } from "../admin/Admin.js"
 import { formatUsd, parseUsd } from "../domain/money.js"
 import { addDays, dayOf, parseDay, usageReport } from "../domain/usageReport.js"
-import { Admin } from "../admin/Admin.js"
-import { openRequests, usageSummary } from "../store/admin/usage.js"
+import { StoreError } from "../domain/errors.js"
+import { openRequests, UsageDimension, usageSummary } from "../store/admin/usage.js"
+import type { IssuedKey, KeyRow } from "../store/admin/keys.js"
 import { principalById } from "../store/queries.js"
 import { loadSnapshot } from "../store/report.js"
-import { type Args, onlyOptions, required, UsageError } from "./args.js"
+import { onDatabase } from "./database.js"
 
-export type Print = (line: string) => void
-/** Changes go through the same Admin service as the admin API (validated, audited, announced). */
-export type Command = Effect.Effect<void, StoreError | AdminError, SqlClient.SqlClient | Admin>
+// ---------------------------------------------------------------------------------------------
+// Output
 
-const table = (rows: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
+const table = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? []
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ").trimEnd())
+  return Effect.forEach(rows, (r) => Console.log(r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ").trimEnd()), { discard: true })
 }
 
-const usd = (text: string, what: string): number =>
-  Either.getOrThrowWith(parseUsd(text, what), (message) => new UsageError(message))
+const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
 
-const positiveInt = (args: Args, name: string): number | undefined => {
-  const raw = args.options.get(name)
-  if (raw === undefined) return undefined
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive whole number`)
-  return n
-}
+const iso = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString())
 
-const date = (args: Args, name: string): Date | undefined => {
-  const raw = args.options.get(name)
-  if (raw === undefined) return undefined
-  const d = new Date(raw)
-  if (Number.isNaN(d.getTime())) throw new UsageError(`--${name} must be a date, like 2026-12-31 or 2026-12-31T00:00:00Z`)
-  return d
-}
+const keyJson = (k: KeyRow) => ({
+  id: k.id,
+  prefix: k.prefix,
+  user: k.user_name,
+  group: k.group_name,
+  status: k.status,
+  disabled_by: k.disabled_by,
+  quota_usd: k.quota_micros === null ? null : k.quota_micros / 1e6,
+  quota_used_usd: k.quota_used_micros / 1e6,
+  expires_at: k.expires_at === null ? null : iso(k.expires_at),
+  concurrency: k.concurrency,
+  source: k.source,
+  last_used_at: k.last_used_at === null ? null : iso(k.last_used_at)
+})
 
-const day = (args: Args, name: string): string | undefined => {
-  const raw = args.options.get(name)
-  if (raw === undefined) return undefined
-  const d = parseDay(raw)
-  if (d === undefined) throw new UsageError(`--${name} must be a day as YYYY-MM-DD`)
-  return d
-}
+// ---------------------------------------------------------------------------------------------
+// Options every command takes, and typed values
 
-export const keysCreate = (args: Args, print: Print): Command => {
-  onlyOptions(args, ["user", "group", "name", "quota-usd", "expires-at", "concurrency"])
-  const quota = args.options.get("quota-usd")
-  const spec = {
-    user: required(args, "user"),
-    group: required(args, "group"),
-    name: args.options.get("name"),
-    quotaMicros: quota === undefined ? undefined : usd(quota, "--quota-usd"),
-    expiresAt: date(args, "expires-at"),
-    concurrency: positiveInt(args, "concurrency")
-  }
-  return Effect.map(Effect.flatMap(Admin, (admin) => admin.createKey(spec)), (issued) => {
-    print(`Created key '${issued.row.id}' for user '${spec.user}' in group '${spec.group}'.`)
-    print("")
-    print(`  ${issued.key}`)
-    print("")
-    print("Store it now: it is shown only this once (the database keeps only its SHA-256).")
-  })
-}
+const json = Options.boolean("json").pipe(Options.withDescription("print JSON instead of text"))
+const database = Options.text("database").pipe(
+  Options.withDescription("database URL (default: DATABASE_URL, else sqlite:./data/modelgate.db)"),
+  Options.optional
+)
+const common = { json, database }
 
-export const keysList = (args: Args, print: Print): Command => {
-  onlyOptions(args, ["user", "group"])
-  return Effect.map(Effect.flatMap(Admin, (admin) => admin.listKeys({ user: args.options.get("user"), group: args.options.get("group") })), (rows) => {
-    if (rows.length === 0) return print("No keys.")
-    const lines = table([
-      ["ID", "PREFIX", "USER", "GROUP", "STATUS", "QUOTA_USD", "USED_USD", "EXPIRES", "SOURCE"],
-      ...rows.map((k) => [
-        k.id,
-        k.prefix,
-        k.user_name,
-        k.group_name,
-        k.status,
-        k.quota_micros === null ? "-" : formatUsd(k.quota_micros),
-        formatUsd(k.quota_used_micros),
-        k.expires_at === null ? "-" : new Date(k.expires_at).toISOString(),
-        k.source
-      ])
-    ])
-    for (const line of lines) print(line)
-  })
-}
+const invalid = (message: string) => ValidationError.invalidValue(HelpDoc.p(message))
 
-export const keysDisable = (args: Args, id: string | undefined, print: Print): Command => {
-  onlyOptions(args, [])
-  if (id === undefined) throw new UsageError("usage: modelgate keys disable <key id>")
-  return Effect.map(Effect.flatMap(Admin, (admin) => admin.disableKey(id)), () =>
-    print(`Disabled key '${id}'. Running gateways refuse it within their cache TTL (1 s), at once with REDIS_URL set.`))
-}
+const usdOf = (what: string) => (text: string) =>
+  Either.match(parseUsd(text, what), { onLeft: (m) => Effect.fail(invalid(m)), onRight: Effect.succeed })
 
-export const usersTopup = (args: Args, user: string | undefined, amount: string | undefined, print: Print): Command => {
-  onlyOptions(args, ["note"])
-  if (user === undefined || amount === undefined) throw new UsageError("usage: modelgate users topup <user> <usd>")
-  const micros = usd(amount, "the amount")
-  if (micros === 0) throw new UsageError("the amount must be more than 0")
-  return Effect.map(Effect.flatMap(Admin, (admin) => admin.changeBalance(user, { mode: "add", amountMicros: micros, note: args.options.get("note") })), (balance) =>
-    print(`Topped up '${user}' by ${formatUsd(micros)} USD; balance is now ${formatUsd(balance)} USD.`))
-}
+const usdOption = (name: string) => Options.text(name).pipe(Options.mapEffect(usdOf(`--${name}`)))
 
-/** Without --key: one line per key. With --key: that key's /v1/usage body. With --open: unsettled requests. */
-export const usage = (args: Args, print: Print): Command => {
-  onlyOptions(args, ["key", "start-date", "end-date", "open"])
-  const now = new Date()
-  if (args.options.has("open")) {
-    return Effect.map(openRequests, (rows) => {
-      if (rows.length === 0) return print("No open requests.")
-      for (const line of table([
-        ["REQUEST_ID", "KEY", "MODEL", "STARTED_AT"],
-        ...rows.map((r) => [r.request_id, r.key_id, r.model, new Date(r.started_at).toISOString()])
-      ])) print(line)
-    })
-  }
-  const keyId = args.options.get("key")
-  if (keyId === undefined) {
-    return Effect.map(usageSummary(now), (rows) => {
-      if (rows.length === 0) return print("No keys.")
-      for (const line of table([
-        ["KEY", "USER", "GROUP", "STATUS", "TODAY_REQ", "TODAY_USD", "TOTAL_REQ", "TOTAL_USD"],
-        ...rows.map((r) => [
-          r.id,
-          r.user_name,
-          r.group_name,
-          r.status,
-          String(r.today_requests),
-          formatUsd(r.today_cost_micros),
-          String(r.total_requests),
-          formatUsd(r.total_cost_micros)
+const positive = (name: string) =>
+  Options.integer(name).pipe(
+    Options.mapEffect((n) => (n > 0 ? Effect.succeed(n) : Effect.fail(invalid(`--${name} must be a positive whole number`))))
+  )
+
+const dayOption = (name: string) =>
+  Options.text(name).pipe(
+    Options.mapEffect((text) => {
+      const day = parseDay(text)
+      return day === undefined ? Effect.fail(invalid(`--${name} must be a day as YYYY-MM-DD`)) : Effect.succeed(day)
+    }),
+    Options.optional
+  )
+
+const keyId = Args.text({ name: "key id" })
+
+// ---------------------------------------------------------------------------------------------
+// keys
+
+const printIssued = (issued: IssuedKey, asJson: boolean, verb: string) =>
+  asJson
+    ? printJson({ ...keyJson(issued.row), key: issued.key })
+    : Effect.all([
+      Console.log(`${verb} key '${issued.row.id}' for user '${issued.row.user_name}' in group '${issued.row.group_name}'.`),
+      Console.log(""),
+      Console.log(`  ${issued.key}`),
+      Console.log(""),
+      Console.log("Store it now: it is shown only this once (the database keeps only its SHA-256).")
+    ], { discard: true })
+
+const keysCreate = Command.make("create", {
+  ...common,
+  user: Options.text("user").pipe(Options.withDescription("the user the key spends for")),
+  group: Options.text("group").pipe(Options.withDescription("the group: its platform, models and policies")),
+  name: Options.text("name").pipe(Options.withDescription("the key's id (default: a random one)"), Options.optional),
+  quota: usdOption("quota-usd").pipe(Options.withDescription("spend limit in USD"), Options.optional),
+  expiresAt: Options.date("expires-at").pipe(Options.withDescription("like 2026-12-31 or 2026-12-31T00:00:00Z"), Options.optional),
+  concurrency: positive("concurrency").pipe(Options.withDescription("requests at once on this key"), Options.optional)
+}, (o) =>
+  onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
+    admin.createKey({
+      user: o.user,
+      group: o.group,
+      name: Option.getOrUndefined(o.name),
+      quotaMicros: Option.getOrUndefined(o.quota),
+      expiresAt: Option.getOrUndefined(o.expiresAt),
+      concurrency: Option.getOrUndefined(o.concurrency)
+    })).pipe(Effect.flatMap((issued) => printIssued(issued, o.json, "Created"))))).pipe(
+  Command.withDescription("Issue a key; its secret is printed once.")
+)
+
+const keysList = Command.make("list", {
+  ...common,
+  user: Options.text("user").pipe(Options.optional),
+  group: Options.text("group").pipe(Options.optional),
+  includeDeleted: Options.boolean("include-deleted")
+}, (o) =>
+  onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
+    admin.listKeys({ user: Option.getOrUndefined(o.user), group: Option.getOrUndefined(o.group), includeDeleted: o.includeDeleted })).pipe(
+      Effect.flatMap((rows) => {
+        if (o.json) return printJson(rows.map(keyJson))
+        if (rows.length === 0) return Console.log("No keys.")
+        return table([
+          ["ID", "PREFIX", "USER", "GROUP", "STATUS", "QUOTA_USD", "USED_USD", "EXPIRES", "SOURCE"],
+          ...rows.map((k) => [
+            k.id,
+            k.prefix,
+            k.user_name,
+            k.group_name,
+            k.status,
+            k.quota_micros === null ? "-" : formatUsd(k.quota_micros),
+            formatUsd(k.quota_used_micros),
+            iso(k.expires_at),
+            k.source
+          ])
         ])
-      ])) print(line)
+      })
+    ))).pipe(Command.withDescription("List keys (never their secrets)."))
+
+const keyChange = (name: string, description: string, run: (admin: Admin["Type"], id: string) => Effect.Effect<KeyRow, unknown>, said: (id: string) => string) =>
+  Command.make(name, { ...common, id: keyId }, (o) =>
+    onDatabase(o.database, Effect.flatMap(Admin, (admin) => run(admin, o.id)).pipe(
+      Effect.flatMap((row) => (o.json ? printJson(keyJson(row)) : Console.log(said(o.id))))
+    ))).pipe(Command.withDescription(description))
+
+const keysDisable = keyChange(
+  "disable",
+  "Disable a key (it stays disabled across restarts, also for a key the config file lists).",
+  (admin, id) => admin.disableKey(id),
+  (id) => `Disabled key '${id}'. Running gateways refuse it within their cache TTL (1 s), at once with REDIS_URL set.`
+)
+const keysEnable = keyChange("enable", "Enable a disabled key.", (admin, id) => admin.enableKey(id), (id) => `Enabled key '${id}'.`)
+
+const keysRotate = Command.make("rotate", { ...common, id: keyId }, (o) =>
+  onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.rotateKey(o.id)).pipe(
+    Effect.flatMap((issued) => printIssued(issued, o.json, "Rotated"))
+  ))).pipe(Command.withDescription("A new secret for the key (printed once); the old one stops working."))
+
+const keysDelete = Command.make("delete", { ...common, id: keyId }, (o) =>
+  onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.deleteKey(o.id)).pipe(
+    Effect.zipRight(o.json ? printJson({ deleted: o.id }) : Console.log(`Deleted key '${o.id}' (disabled and hidden; its usage stays).`))
+  ))).pipe(Command.withDescription("Disable the key and hide it from listings."))
+
+const keys = Command.make("keys").pipe(
+  Command.withDescription("Issue, list, disable, enable, rotate and delete API keys."),
+  Command.withSubcommands([keysCreate, keysList, keysDisable, keysEnable, keysRotate, keysDelete])
+)
+
+// ---------------------------------------------------------------------------------------------
+// users
+
+const usdArg = Args.text({ name: "usd" }).pipe(
+  Args.mapEffect((text) =>
+    Either.match(parseUsd(text, "the amount"), { onLeft: (m) => Effect.fail(HelpDoc.p(m)), onRight: Effect.succeed })
+  )
+)
+const userArg = Args.text({ name: "user" })
+const note = Options.text("note").pipe(Options.withDescription("kept with the ledger row"), Options.optional)
+
+const balanceChange = (name: string, mode: "add" | "set", description: string) =>
+  Command.make(name, { ...common, user: userArg, amount: usdArg, note }, (o) => {
+    if (mode === "add" && o.amount === 0) return Effect.fail(invalid("the amount must be more than 0"))
+    return onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
+      admin.changeBalance(o.user, { mode, amountMicros: o.amount, note: Option.getOrUndefined(o.note) })).pipe(
+        Effect.flatMap((balance) =>
+          o.json
+            ? printJson({ user: o.user, balance_usd: balance / 1e6 })
+            : Console.log(
+              mode === "add"
+                ? `Topped up '${o.user}' by ${formatUsd(o.amount)} USD; balance is now ${formatUsd(balance)} USD.`
+                : `Set the balance of '${o.user}' to ${formatUsd(balance)} USD.`
+            ))
+      ))
+  }).pipe(Command.withDescription(description))
+
+const usersList = Command.make("list", common, (o) =>
+  onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.listUsers).pipe(
+    Effect.flatMap((rows) =>
+      o.json
+        ? printJson(rows.map((u) => ({ name: u.name, balance_usd: u.balance_micros / 1e6, concurrency: u.concurrency, in_config: u.in_config })))
+        : table([["USER", "BALANCE_USD", "CONCURRENCY", "IN_CONFIG"], ...rows.map((u) => [u.name, formatUsd(u.balance_micros), String(u.concurrency), u.in_config ? "yes" : "no"])])
+    )
+  ))).pipe(Command.withDescription("List users and their balances."))
+
+const usersCreate = Command.make("create", {
+  ...common,
+  name: userArg,
+  balance: usdOption("balance-usd").pipe(Options.withDefault(0)),
+  concurrency: positive("concurrency").pipe(Options.withDefault(5))
+}, (o) =>
+  onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
+    admin.createUser({ name: o.name, balanceMicros: o.balance, concurrency: o.concurrency })).pipe(
+      Effect.flatMap((u) => (o.json ? printJson({ name: u.name, balance_usd: u.balance_micros / 1e6, concurrency: u.concurrency }) : Console.log(`Created user '${u.name}'.`)))
+    ))).pipe(Command.withDescription("Add a user (the database owns it; the config file may also name users)."))
+
+const users = Command.make("users").pipe(
+  Command.withDescription("List and add users; top up or set balances (with a ledger row)."),
+  Command.withSubcommands([
+    usersList,
+    usersCreate,
+    balanceChange("topup", "add", "Add USD to a user's balance."),
+    balanceChange("set-balance", "set", "Set a user's balance (the ledger records the difference).")
+  ])
+)
+
+// ---------------------------------------------------------------------------------------------
+// usage, audit
+
+const usage = Command.make("usage", {
+  ...common,
+  key: Options.text("key").pipe(Options.withDescription("that key's /v1/usage report"), Options.optional),
+  by: Options.choice("by", UsageDimension.literals).pipe(Options.withDescription("totals per key, user, group, model or day over the range"), Options.optional),
+  startDate: dayOption("start-date"),
+  endDate: dayOption("end-date"),
+  open: Options.boolean("open").pipe(Options.withDescription("requests not (yet) settled"))
+}, (o) => {
+  const now = new Date()
+  const to = Option.getOrElse(o.endDate, () => dayOf(now))
+  const from = Option.getOrElse(o.startDate, () => addDays(to, -29))
+  if (from > to) return Effect.fail(invalid("--start-date must not be after --end-date"))
+  const key = o.key
+  const by = o.by
+  const work = o.open
+    ? Effect.flatMap(openRequests, (rows) =>
+      o.json
+        ? printJson(rows)
+        : rows.length === 0
+        ? Console.log("No open requests.")
+        : table([["REQUEST_ID", "KEY", "MODEL", "STARTED_AT"], ...rows.map((r) => [r.request_id, r.key_id, r.model, iso(r.started_at)])]))
+    : Option.isSome(key)
+    ? Effect.gen(function*() {
+      const id = key.value
+      const principal = yield* principalById(id).pipe(Effect.mapError((cause) => new StoreError({ message: "reading the key failed", cause })))
+      if (Option.isNone(principal)) return yield* new StoreError({ message: `no key named '${id}'` })
+      const snapshot = yield* loadSnapshot(principal.value, { from, to }, now).pipe(
+        Effect.mapError((cause) => new StoreError({ message: "reading usage failed", cause }))
+      )
+      yield* printJson(usageReport(snapshot, now))
     })
-  }
-  const to = day(args, "end-date") ?? dayOf(now)
-  const from = day(args, "start-date") ?? addDays(to, -29)
-  if (from > to) throw new UsageError("--start-date must not be after --end-date")
-  return Effect.gen(function*() {
-    const principal = yield* principalById(keyId).pipe(
-      Effect.mapError((cause) => new StoreError({ message: "reading the key failed", cause }))
+    : Option.isSome(by)
+    ? Effect.flatMap(Admin, (admin) => admin.usage({ by: by.value, from, to })).pipe(
+      Effect.flatMap((rows) =>
+        o.json
+          ? printJson(rows.map((r) => ({ ...r, cost_usd: r.cost_micros / 1e6 })))
+          : table([[by.value.toUpperCase(), "REQUESTS", "INPUT", "OUTPUT", "COST_USD"], ...rows.map((r) => [r.bucket, String(r.requests), String(r.input_tokens), String(r.output_tokens), formatUsd(r.cost_micros)])])
+      )
     )
-    if (Option.isNone(principal)) return yield* new StoreError({ message: `no key named '${keyId}'` })
-    const snapshot = yield* loadSnapshot(principal.value, { from, to }, now).pipe(
-      Effect.mapError((cause) => new StoreError({ message: "reading usage failed", cause }))
+    : Effect.flatMap(usageSummary(now), (rows) =>
+      o.json
+        ? printJson(rows)
+        : rows.length === 0
+        ? Console.log("No keys.")
+        : table([
+          ["KEY", "USER", "GROUP", "STATUS", "TODAY_REQ", "TODAY_USD", "TOTAL_REQ", "TOTAL_USD"],
+          ...rows.map((r) => [r.id, r.user_name, r.group_name, r.status, String(r.today_requests), formatUsd(r.today_cost_micros), String(r.total_requests), formatUsd(r.total_cost_micros)])
+        ]))
+  return onDatabase(o.database, work)
+}).pipe(Command.withDescription("Per key today and in total; --key: one key's /v1/usage; --by: totals over a range; --open: unsettled requests."))
+
+const audit = Command.make("audit", {
+  ...common,
+  limit: positive("limit").pipe(Options.withDefault(50)),
+  target: Options.text("target").pipe(Options.withDescription("only changes to this user, key..."), Options.optional)
+}, (o) =>
+  onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.audit({ limit: o.limit, target: Option.getOrUndefined(o.target) })).pipe(
+    Effect.flatMap((rows) =>
+      o.json
+        ? printJson(rows.map((a) => ({ ...a, at: iso(a.at), detail: a.detail === null ? null : (JSON.parse(a.detail) as unknown) })))
+        : table([["AT", "ACTOR", "ACTION", "TARGET"], ...rows.map((a) => [iso(a.at), a.actor, a.action, a.target])])
     )
-    print(JSON.stringify(usageReport(snapshot, now), null, 2))
-  })
-}
+  ))).pipe(Command.withDescription("Operator changes (admin API and CLI), newest first."))
+
+export const modelgate = Command.make("modelgate").pipe(
+  Command.withDescription("modelgate's operator commands, over the database the gateway uses."),
+  Command.withSubcommands([keys, users, usage, audit])
+)

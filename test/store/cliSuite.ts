@@ -89,7 +89,33 @@ export const cliSuite = (makeBackend: () => Backend) => {
       expect(unknown.code).toBe(1)
       expect(unknown.err).toContain("unknown user 'nobody'")
       expect((await cli(db, "keys", "disable", "no-such-key")).code).toBe(1)
-      expect((await cli(db, "help")).out).toContain("modelgate keys create")
+      expect((await cli(db, "keys", "disable", "no-such-key")).err).toContain("no key named 'no-such-key'")
+    })
+
+    it("answers --version, help per command, a bare group with its commands, and --json", async () => {
+      const db = await backend.fresh()
+      await lookup(db, "sk-store-alice-paid")
+      const version = await cli(db, "--version")
+      expect(version.code).toBe(0)
+      expect(version.out.trim()).toMatch(/^\d+\.\d+\.\d+$/)
+      for (const argv of [["keys"], ["help", "keys"], ["keys", "--help"]]) {
+        const help = await cli(db, ...argv)
+        expect(help.code).toBe(0)
+        for (const command of ["create", "list", "disable", "enable", "rotate", "delete"]) expect(help.out).toContain(command)
+      }
+      const createHelp = await cli(db, "keys", "create", "--help")
+      expect(createHelp.out).toContain("--quota-usd")
+      expect(createHelp.out).toContain("Issue a key")
+
+      const created = await cli(db, "keys", "create", "--user", "alice", "--group", "paid", "--name", "json-1", "--json")
+      expect(created.code).toBe(0)
+      const issued = JSON.parse(created.out) as { id: string; key: string; status: string }
+      expect(issued).toMatchObject({ id: "json-1", status: "active" })
+      expect(issued.key).toMatch(/^sk-mg-/)
+      const listed = JSON.parse((await cli(db, "keys", "list", "--json", "--user", "alice")).out) as Array<{ id: string }>
+      expect(listed.map((k) => k.id)).toContain("json-1")
+      const audit = JSON.parse((await cli(db, "audit", "--json", "--target", "json-1")).out) as Array<{ action: string; actor: string }>
+      expect(audit).toEqual([expect.objectContaining({ action: "key.create", actor: "cli" })])
     })
   })
 }
