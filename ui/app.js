@@ -184,6 +184,32 @@ const loadUsers = async () => {
   $("nk-user").replaceChildren(...users.map((u) => new Option(u.name, u.name)))
 }
 
+const loadAccounts = async () => {
+  const accounts = await api("GET", "/admin/accounts")
+  table($("accounts"), [
+    { title: "Account", cell: (a) => a.name },
+    { title: "Platform", cell: (a) => a.platform },
+    { title: "Groups", cell: (a) => a.groups.join(", ") },
+    { title: "In flight", cell: (a) => `${a.in_use} / ${a.concurrency}${a.waiting > 0 ? ` (+${a.waiting} waiting)` : ""}` },
+    {
+      title: "Health",
+      cell: (a) =>
+        a.health === "cooling_down" ? `cooling down until ${new Date(a.cooling_down_until).toLocaleTimeString()}` : a.health === "taken_out" ? "taken out (credentials refused)" : "ok"
+    },
+    {
+      title: "Actions",
+      cell: (a) =>
+        a.health === "ok"
+          ? ""
+          : button(`Reinstate ${a.name}`, act(async () => {
+            await api("POST", `/admin/accounts/${encodeURIComponent(a.name)}/reinstate`)
+            say(`Account ${a.name} reinstated.`)
+            await loadAccounts()
+          }))
+    }
+  ], accounts)
+}
+
 const loadGroups = async () => {
   const groups = await api("GET", "/admin/groups")
   $("nk-group").replaceChildren(...groups.map((g) => new Option(`${g.name} (${g.platform})`, g.name)))
@@ -215,7 +241,12 @@ const loadOverview = async () => {
 }
 
 // Opening a section reloads it: what it shows is never older than the click.
-const loaders = { overview: () => loadOverview(), keys: () => loadKeys(), users: () => Promise.all([loadUsers(), loadGroups()]) }
+const loaders = {
+  overview: () => loadOverview(),
+  keys: () => loadKeys(),
+  users: () => Promise.all([loadUsers(), loadGroups()]),
+  accounts: () => loadAccounts()
+}
 const tab = (name) => {
   for (const b of document.querySelectorAll("[data-tab]")) b.setAttribute("aria-pressed", String(b.dataset.tab === name))
   for (const p of document.querySelectorAll("[data-panel]")) p.hidden = p.dataset.panel !== name
@@ -223,7 +254,7 @@ const tab = (name) => {
 }
 
 const showAdmin = async () => {
-  await Promise.all([loadOverview(), loadKeys(), loadUsers(), loadGroups()])
+  await Promise.all([loadOverview(), loadKeys(), loadUsers(), loadGroups(), loadAccounts()])
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ import { Context, Effect, Layer } from "effect"
 import type { AdminConflict, AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
 import type { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
-import { type Actor, type AuditRow, listAudit } from "../store/admin/audit.js"
+import { type Actor, type AuditRow, listAudit, recordAudit } from "../store/admin/audit.js"
+import { storeErrorsBut } from "../store/admin/tx.js"
 import { type GroupRow, listGroups } from "../store/admin/groups.js"
 import * as Keys from "../store/admin/keys.js"
 import { usageBreakdown, type UsageQuery, type UsageRow } from "../store/admin/usage.js"
@@ -40,6 +41,8 @@ export interface AdminShape {
   readonly deleteKey: (id: string) => Op<void, AdminNotFound | AdminConflict>
   readonly usage: (query: UsageQuery) => Op<ReadonlyArray<UsageRow>>
   readonly audit: (query: { readonly limit: number; readonly target?: string | undefined }) => Op<ReadonlyArray<AuditRow>>
+  /** Records an operator action on state that lives outside the database (an account reinstated). */
+  readonly record: (action: string, target: string, detail?: Record<string, unknown>) => Op<void>
 }
 
 const make = (actor: Actor) =>
@@ -67,7 +70,8 @@ const make = (actor: Actor) =>
       rotateKey: (id) => change(Keys.rotateKey(actor, id)),
       deleteKey: (id) => change(Keys.deleteKey(actor, id)),
       usage: (query) => read(usageBreakdown(query)),
-      audit: (query) => read(listAudit(query))
+      audit: (query) => read(listAudit(query)),
+      record: (action, target, detail) => Effect.provide(recordAudit(actor, action, target, detail), ctx).pipe(storeErrorsBut("recording the change failed"))
     } satisfies AdminShape
   })
 

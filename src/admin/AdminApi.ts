@@ -126,6 +126,20 @@ export const GroupView = Schema.Struct({
   in_config: Schema.Boolean
 })
 
+export const AccountView = Schema.Struct({
+  name: Schema.String,
+  platform: Schema.String,
+  kind: Schema.String,
+  groups: Schema.Array(Schema.String),
+  priority: Schema.Int,
+  concurrency: Schema.Int,
+  in_use: Schema.Int,
+  waiting: Schema.Int,
+  /** ok, cooling_down (back by itself at cooling_down_until) or taken_out (its credentials were refused). */
+  health: Schema.Literal("ok", "cooling_down", "taken_out"),
+  cooling_down_until: Schema.NullOr(Schema.String)
+})
+
 export const BalanceView = Schema.Struct({ user: Schema.String, balance_usd: Schema.Number })
 
 export const KeyView = Schema.Struct({
@@ -334,6 +348,21 @@ export const GroupsGroup = HttpApiGroup.make("groups")
   )
   .middleware(AdminAuth)
 
+export const AccountsGroup = HttpApiGroup.make("accounts")
+  .add(
+    HttpApiEndpoint.get("list", "/admin/accounts")
+      .addSuccess(Schema.Array(AccountView))
+      .annotate(OpenApi.Description, "Upstream accounts (from the config file) and their health now: in flight, cooling down, taken out.")
+  )
+  .add(
+    HttpApiEndpoint.post("reinstate", "/admin/accounts/:name/reinstate")
+      .setPath(NamePath)
+      .addSuccess(AccountView)
+      .addError(NotFoundWire)
+      .annotate(OpenApi.Description, "Brings an account back after a take-out or a cooldown.")
+  )
+  .middleware(AdminAuth)
+
 export const UsageGroup = HttpApiGroup.make("usage")
   .add(
     HttpApiEndpoint.get("report", "/admin/usage")
@@ -362,6 +391,7 @@ export class AdminApi extends HttpApi.make("modelgate-admin")
   .add(UsersGroup)
   .add(KeysGroup)
   .add(GroupsGroup)
+  .add(AccountsGroup)
   .add(UsageGroup)
   .add(AuditGroup)
   .addError(InvalidWire)

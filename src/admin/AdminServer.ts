@@ -15,6 +15,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Context, Effect, Layer, Option } from "effect"
 import { AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
 import { envelopeBody, internalError } from "../domain/envelope.js"
+import type { Scheduler } from "../services/scheduler/Scheduler.js"
 import type { Admin } from "./Admin.js"
 import { AdminApi } from "./AdminApi.js"
 import { adminApiLayer, adminAuthLayer } from "./handlers.js"
@@ -87,7 +88,7 @@ const serveLayer = (options: AdminListen) =>
 
 export class AdminServer extends Context.Tag("modelgate/AdminServer")<AdminServer, { readonly url: string }>() {
   /** Listens until the layer's scope closes. */
-  static readonly layer = (options: AdminListen): Layer.Layer<AdminServer, unknown, Admin> =>
+  static readonly layer = (options: AdminListen): Layer.Layer<AdminServer, unknown, Admin | Scheduler> =>
     Layer.scoped(
       AdminServer,
       Effect.gen(function*() {

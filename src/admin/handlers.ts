@@ -5,13 +5,14 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Layer, Redacted } from "effect"
-import { AdminUnauthorized } from "../domain/adminErrors.js"
+import { AdminNotFound, AdminUnauthorized } from "../domain/adminErrors.js"
 import { usdOf } from "../domain/money.js"
 import { addDays, dayOf } from "../domain/usageReport.js"
 import type { AuditRow } from "../store/admin/audit.js"
 import type { IssuedKey, KeyRow } from "../store/admin/keys.js"
 import type { UsageDimension, UsageQuery, UsageRow } from "../store/admin/usage.js"
 import type { UserRow } from "../store/admin/users.js"
+import { type AccountHealth, Scheduler } from "../services/scheduler/Scheduler.js"
 import { Admin } from "./Admin.js"
 import { AdminApi, AdminAuth, type UsageQueryParams } from "./AdminApi.js"
 import { usageCsv } from "./csv.js"
@@ -163,6 +164,41 @@ const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
         }))))
   }))
 
+const accountView = (h: AccountHealth) => ({
+  name: h.account.name,
+  platform: h.account.platform,
+  kind: h.account.kind,
+  groups: h.account.groups,
+  priority: h.account.priority,
+  concurrency: h.account.concurrency,
+  in_use: h.inUse,
+  waiting: h.waiting,
+  health: h.takenOut ? "taken_out" as const : h.coolingDownUntil !== undefined ? "cooling_down" as const : "ok" as const,
+  cooling_down_until: h.coolingDownUntil === undefined ? null : h.coolingDownUntil.toISOString()
+})
+
+const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
+  Effect.gen(function*() {
+    const admin = yield* Admin
+    const scheduler = yield* Scheduler
+    const one = (name: string) =>
+      Effect.flatMap(scheduler.health, (all) => {
+        const found = all.find((h) => h.account.name === name)
+        return found === undefined
+          ? Effect.fail(new AdminNotFound({ message: `no account named '${name}'`, code: "account_not_found" }))
+          : Effect.succeed(accountView(found))
+      })
+    return handlers
+      .handle("list", () => Effect.map(scheduler.health, (all) => all.map(accountView)))
+      .handle("reinstate", ({ path }) =>
+        Effect.gen(function*() {
+          const before = yield* one(path.name)
+          yield* scheduler.reinstate(path.name)
+          yield* admin.record("account.reinstate", path.name, { health: [before.health, "ok"] })
+          return yield* one(path.name)
+        }))
+  }))
+
 const UsageLive = HttpApiBuilder.group(AdminApi, "usage", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
@@ -207,5 +243,5 @@ export const adminAuthLayer = (token: Redacted.Redacted<string>) => {
 
 /** The API with every group implemented; needs Admin and the auth layer. */
 export const adminApiLayer = HttpApiBuilder.api(AdminApi).pipe(
-  Layer.provide(Layer.mergeAll(UsersLive, KeysLive, GroupsLive, UsageLive, AuditLive))
+  Layer.provide(Layer.mergeAll(UsersLive, KeysLive, GroupsLive, AccountsLive, UsageLive, AuditLive))
 )

@@ -89,6 +89,11 @@ if (existsSync(CHROMIUM)) {
       expect(await row.locator("td").nth(2).textContent()).toMatch(/^\$0\.\d*[1-9]/)
       await shot(page, "admin-overview")
 
+      // The upstream accounts and their health.
+      await page.getByRole("button", { name: "Accounts" }).click()
+      await expect.poll(() => page.locator("#accounts").textContent()).toContain("sim-oa")
+      expect(await page.locator("#accounts tr", { hasText: "sim-oa" }).locator("td").nth(4).textContent()).toBe("ok")
+
       await page.getByRole("button", { name: "Keys" }).click()
       await page.getByRole("button", { name: "Disable browser-key" }).click()
       await expect.poll(() => page.getByRole("status").textContent()).toContain("Key browser-key disabled.")

@@ -182,6 +182,21 @@ export const adminSuite = (makeBackend: () => Backend) => {
       expect(await respond(gateway, issued.json.key)).toBe(200)
     })
 
+    it("lists the upstream accounts with their health, and reinstates one (audited)", async () => {
+      const { admin } = await fresh()
+      const accounts = await call(admin, "GET", "/admin/accounts")
+      expect(accounts.json.map((a: { name: string; health: string; in_use: number }) => [a.name, a.health, a.in_use])).toEqual([
+        ["sim-oa", "ok", 0],
+        ["sim-an", "ok", 0]
+      ])
+      expect(JSON.stringify(accounts.json)).not.toMatch(/secret|api_key/i)
+      expectEnvelope(await call(admin, "POST", "/admin/accounts/nope/reinstate"), 404, "account_not_found")
+      const back = await call(admin, "POST", "/admin/accounts/sim-oa/reinstate")
+      expect(back.json).toMatchObject({ name: "sim-oa", health: "ok", cooling_down_until: null })
+      const audit = await call(admin, "GET", "/admin/audit?target=sim-oa")
+      expect(audit.json.map((a: { action: string }) => a.action)).toEqual(["account.reinstate"])
+    })
+
     it("keys from the config file may be disabled, and nothing else", async () => {
       const { admin, gateway } = await fresh()
       expectEnvelope(await call(admin, "PATCH", "/admin/keys/from-file", { quota_usd: 1 }), 409, "managed_by_config")

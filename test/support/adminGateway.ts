@@ -35,11 +35,10 @@ export interface GatewayWithAdmin {
 
 export const startWithAdmin = async (db: { readonly target: DatabaseTarget }): Promise<GatewayWithAdmin> => {
   const sql = sqlServices(db.target, { reportOrphans: false })
-  const layer = Layer.mergeAll(
-    gatewayLayer({ keyRepo: sql.keyRepo, quota: sql.quota }),
-    AdminServer.layer({ port: 0, host: "127.0.0.1", token: Redacted.make(ADMIN_TOKEN) }).pipe(
-      Layer.provide(adminOn(sql.store, LiveStore.layer))
-    )
+  // The admin server reads the gateway's Scheduler (account health), as in npm start.
+  const layer = AdminServer.layer({ port: 0, host: "127.0.0.1", token: Redacted.make(ADMIN_TOKEN) }).pipe(
+    Layer.provide(adminOn(sql.store, LiveStore.layer)),
+    Layer.provideMerge(gatewayLayer({ keyRepo: sql.keyRepo, quota: sql.quota }))
   ).pipe(Layer.provide(AppConfig.layer(testData(adminGatewayConfig), "test")), Layer.provide(Settings.layer({})))
   const runtime = ManagedRuntime.make(layer)
   const gateway = (await runtime.runPromise(GatewayServer)).url

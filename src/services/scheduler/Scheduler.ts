@@ -82,6 +82,18 @@ export interface SchedulerShape {
   readonly reinstate: (account: string) => Effect.Effect<void, StoreError>
   /** Slots in use and requests waiting, per pool (for /metrics). */
   readonly stats: Effect.Effect<ReadonlyArray<PoolStats>, StoreError>
+  /** Every configured account as the scheduler sees it now (for operators). */
+  readonly health: Effect.Effect<ReadonlyArray<AccountHealth>, StoreError>
+}
+
+export interface AccountHealth {
+  readonly account: Account
+  readonly inUse: number
+  readonly waiting: number
+  /** Set while the account cools down after failures or a rate limit. */
+  readonly coolingDownUntil: Date | undefined
+  /** Taken out after its credentials were refused, until an operator reinstates it or they change. */
+  readonly takenOut: boolean
 }
 
 export const schedulerOptions = (settings: SettingsShape): SchedulerOptions => ({

@@ -8,7 +8,7 @@ import { Effect, Redacted, type Scope } from "effect"
 import type { GatewayData } from "../../config/resolve.js"
 import { NoAvailableAccount, RateLimited, type StoreError } from "../../domain/errors.js"
 import { type Account, accountServes, type Group, type Principal } from "../../domain/model.js"
-import type { AccountTicket, SchedulerOptions, SchedulerShape, SlotTicket } from "./Scheduler.js"
+import type { AccountHealth, AccountTicket, SchedulerOptions, SchedulerShape, SlotTicket } from "./Scheduler.js"
 import { countCooldown } from "./metrics.js"
 import { select } from "./select.js"
 import { accountPool, type Entry, type OnGrant, type SchedulerStore } from "./store.js"
@@ -205,6 +205,20 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
     reinstate: store.reinstate,
 
     // Every configured account is listed, idle or not, so its gauges exist from the first scrape.
-    stats: Effect.suspend(() => store.stats(data.accounts.map((a) => accountPool(a.name))))
+    stats: Effect.suspend(() => store.stats(data.accounts.map((a) => accountPool(a.name)))),
+
+    health: Effect.suspend(() =>
+      Effect.map(store.view(data.accounts.map((a) => a.name), undefined), (view) =>
+        data.accounts.map((account, i): AccountHealth => {
+          const v = view.accounts[i]
+          return {
+            account,
+            inUse: v?.inUse ?? 0,
+            waiting: v?.waiting ?? 0,
+            coolingDownUntil: v !== undefined && v.coolUntil > view.now ? new Date(v.coolUntil) : undefined,
+            takenOut: v !== undefined && v.disabled === fingerprintOf(account)
+          }
+        }))
+    )
   }
 }
