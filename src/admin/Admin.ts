@@ -14,6 +14,7 @@ import { type Actor, type AuditRow, listAudit, recordAudit } from "../store/admi
 import { storeErrorsBut } from "../store/admin/tx.js"
 import { type GroupRow, listGroups } from "../store/admin/groups.js"
 import * as Keys from "../store/admin/keys.js"
+import * as Subs from "../store/admin/subscriptions.js"
 import { usageBreakdown, type UsageQuery, type UsageRow } from "../store/admin/usage.js"
 import * as Users from "../store/admin/users.js"
 import { LiveStore } from "./LiveStore.js"
@@ -39,6 +40,8 @@ export interface AdminShape {
   readonly enableKey: (id: string) => Op<Keys.KeyRow, AdminNotFound | AdminConflict>
   readonly rotateKey: (id: string) => Op<Keys.IssuedKey, AdminNotFound | AdminConflict>
   readonly deleteKey: (id: string) => Op<void, AdminNotFound | AdminConflict>
+  readonly listSubscriptions: (filter: { readonly user?: string | undefined; readonly group?: string | undefined }) => Op<ReadonlyArray<Subs.SubscriptionRow>>
+  readonly putSubscription: (user: string, group: string, change: Subs.SubscriptionChange) => Op<Subs.SubscriptionRow, AdminNotFound | AdminInvalid | AdminConflict>
   readonly usage: (query: UsageQuery) => Op<ReadonlyArray<UsageRow>>
   readonly audit: (query: { readonly limit: number; readonly target?: string | undefined }) => Op<ReadonlyArray<AuditRow>>
   /** Records an operator action on state that lives outside the database (an account reinstated). */
@@ -69,6 +72,8 @@ const make = (actor: Actor) =>
       enableKey: (id) => change(Keys.enableKey(actor, id)),
       rotateKey: (id) => change(Keys.rotateKey(actor, id)),
       deleteKey: (id) => change(Keys.deleteKey(actor, id)),
+      listSubscriptions: (filter) => read(Subs.listSubscriptions(filter)),
+      putSubscription: (user, group, c) => change(Subs.putSubscription(actor, user, group, c)),
       usage: (query) => read(usageBreakdown(query)),
       audit: (query) => read(listAudit(query)),
       record: (action, target, detail) => Effect.provide(recordAudit(actor, action, target, detail), ctx).pipe(storeErrorsBut("recording the change failed"))

@@ -140,6 +140,26 @@ export const AccountView = Schema.Struct({
   cooling_down_until: Schema.NullOr(Schema.String)
 })
 
+export const SubscriptionView = Schema.Struct({
+  user: Schema.String,
+  group: Schema.String,
+  status: Schema.Literal("active", "expired", "suspended"),
+  starts_at: Schema.NullOr(Schema.String),
+  expires_at: Schema.NullOr(Schema.String),
+  /** Named in the config file, which then owns it. */
+  in_config: Schema.Boolean,
+  /** Spend in the current windows (a window that has ended counts as 0 once the next spend lands). */
+  daily_used_usd: Schema.Number,
+  weekly_used_usd: Schema.Number,
+  monthly_used_usd: Schema.Number
+})
+
+export const SubscriptionPayload = Schema.Struct({
+  status: Schema.optional(Schema.Literal("active", "expired", "suspended")),
+  starts_at: Schema.optional(Schema.NullOr(Instant)),
+  expires_at: Schema.optional(Schema.NullOr(Instant))
+})
+
 export const BalanceView = Schema.Struct({ user: Schema.String, balance_usd: Schema.Number })
 
 export const KeyView = Schema.Struct({
@@ -363,6 +383,28 @@ export const AccountsGroup = HttpApiGroup.make("accounts")
   )
   .middleware(AdminAuth)
 
+const SubscriptionPath = Schema.Struct({ user: Schema.String, group: Schema.String })
+
+export const SubscriptionsGroup = HttpApiGroup.make("subscriptions")
+  .add(
+    HttpApiEndpoint.get("list", "/admin/subscriptions")
+      .setUrlParams(Schema.Struct({ user: Schema.optional(Schema.String), group: Schema.optional(Schema.String) }))
+      .addSuccess(Schema.Array(SubscriptionView))
+  )
+  .add(
+    HttpApiEndpoint.put("put", "/admin/subscriptions/:user/:group")
+      .setPath(SubscriptionPath)
+      .setPayload(SubscriptionPayload)
+      .addSuccess(SubscriptionView)
+      .addError(NotFoundWire)
+      .addError(ConflictWire)
+      .annotate(
+        OpenApi.Description,
+        "Creates or changes the user's subscription to a subscription group (status defaults to active; absent dates mean none)."
+      )
+  )
+  .middleware(AdminAuth)
+
 export const UsageGroup = HttpApiGroup.make("usage")
   .add(
     HttpApiEndpoint.get("report", "/admin/usage")
@@ -392,6 +434,7 @@ export class AdminApi extends HttpApi.make("modelgate-admin")
   .add(KeysGroup)
   .add(GroupsGroup)
   .add(AccountsGroup)
+  .add(SubscriptionsGroup)
   .add(UsageGroup)
   .add(AuditGroup)
   .addError(InvalidWire)

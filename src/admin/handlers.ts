@@ -10,6 +10,7 @@ import { usdOf } from "../domain/money.js"
 import { addDays, dayOf } from "../domain/usageReport.js"
 import type { AuditRow } from "../store/admin/audit.js"
 import type { IssuedKey, KeyRow } from "../store/admin/keys.js"
+import type { SubscriptionRow } from "../store/admin/subscriptions.js"
 import type { UsageDimension, UsageQuery, UsageRow } from "../store/admin/usage.js"
 import type { UserRow } from "../store/admin/users.js"
 import { type AccountHealth, Scheduler } from "../services/scheduler/Scheduler.js"
@@ -199,6 +200,35 @@ const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
         }))
   }))
 
+const subscriptionView = (s: SubscriptionRow) => ({
+  user: s.user_name,
+  group: s.group_name,
+  status: s.status,
+  starts_at: isoOrNull(s.starts_at),
+  expires_at: isoOrNull(s.expires_at),
+  in_config: s.in_config,
+  daily_used_usd: usdOf(s.daily_used_micros),
+  weekly_used_usd: usdOf(s.weekly_used_micros),
+  monthly_used_usd: usdOf(s.monthly_used_micros)
+})
+
+const SubscriptionsLive = HttpApiBuilder.group(AdminApi, "subscriptions", (handlers) =>
+  Effect.gen(function*() {
+    const admin = yield* Admin
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.map(admin.listSubscriptions({ user: urlParams.user, group: urlParams.group }), (rows) => rows.map(subscriptionView)))
+      .handle("put", ({ path, payload }) =>
+        Effect.map(
+          admin.putSubscription(path.user, path.group, {
+            status: payload.status ?? "active",
+            startsAt: dateOrNull(payload.starts_at) ?? null,
+            expiresAt: dateOrNull(payload.expires_at) ?? null
+          }),
+          subscriptionView
+        ))
+  }))
+
 const UsageLive = HttpApiBuilder.group(AdminApi, "usage", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
@@ -243,5 +273,5 @@ export const adminAuthLayer = (token: Redacted.Redacted<string>) => {
 
 /** The API with every group implemented; needs Admin and the auth layer. */
 export const adminApiLayer = HttpApiBuilder.api(AdminApi).pipe(
-  Layer.provide(Layer.mergeAll(UsersLive, KeysLive, GroupsLive, AccountsLive, UsageLive, AuditLive))
+  Layer.provide(Layer.mergeAll(UsersLive, KeysLive, GroupsLive, AccountsLive, SubscriptionsLive, UsageLive, AuditLive))
 )

@@ -140,7 +140,7 @@ export const adminSuite = (makeBackend: () => Backend) => {
       expect(listed.text).not.toContain(secret)
       expect(listed.json.map((k: { id: string }) => k.id)).toEqual(["from-file", "teammate"])
       expect((await call(admin, "GET", "/admin/groups")).json.map((g: { name: string; platform: string }) => [g.name, g.platform]))
-        .toEqual([["an", "anthropic"], ["oa", "openai"]])
+        .toEqual([["an", "anthropic"], ["oa", "openai"], ["team-sub", "openai"]])
 
       expect(await respond(gateway, secret)).toBe(200)
       // Caches are dropped with the change: no waiting for their TTL.
@@ -195,6 +195,33 @@ export const adminSuite = (makeBackend: () => Backend) => {
       expect(back.json).toMatchObject({ name: "sim-oa", health: "ok", cooling_down_until: null })
       const audit = await call(admin, "GET", "/admin/audit?target=sim-oa")
       expect(audit.json.map((a: { action: string }) => a.action)).toEqual(["account.reinstate"])
+    })
+
+    it("subscriptions: created, suspended and restored live; only for subscription groups", async () => {
+      const { admin, gateway } = await fresh()
+      const issued = await call(admin, "POST", "/admin/keys", { user: "erin", group: "team-sub", name: "sub-key" })
+      expect(await respond(gateway, issued.json.key)).not.toBe(200) // no subscription yet
+      expectEnvelope(await call(admin, "PUT", "/admin/subscriptions/erin/oa", {}), 400, "not_a_subscription_group")
+      expectEnvelope(await call(admin, "PUT", "/admin/subscriptions/nobody/team-sub", {}), 404, "user_not_found")
+      expectEnvelope(await call(admin, "PUT", "/admin/subscriptions/erin/team-sub", { status: "paused" }), 400, "invalid_request")
+
+      const created = await call(admin, "PUT", "/admin/subscriptions/erin/team-sub", { expires_at: "2099-01-01T00:00:00Z" })
+      expect(created.json).toMatchObject({ user: "erin", group: "team-sub", status: "active", expires_at: "2099-01-01T00:00:00.000Z", in_config: false })
+      expect(await respond(gateway, issued.json.key)).toBe(200)
+      expect((await call(admin, "PUT", "/admin/subscriptions/erin/team-sub", { status: "suspended" })).json.status).toBe("suspended")
+      expect(await respond(gateway, issued.json.key)).not.toBe(200)
+      expect((await call(admin, "PUT", "/admin/subscriptions/erin/team-sub", { status: "active" })).json.status).toBe("active")
+      expect(await respond(gateway, issued.json.key)).toBe(200)
+
+      const listed = await call(admin, "GET", "/admin/subscriptions?user=erin")
+      expect(listed.json).toHaveLength(1)
+      expect(listed.json[0].daily_used_usd).toBeGreaterThan(0)
+      const audit = await call(admin, "GET", "/admin/audit?target=erin/team-sub")
+      expect(audit.json.map((a: { action: string }) => a.action)).toEqual([
+        "subscription.update",
+        "subscription.update",
+        "subscription.create"
+      ])
     })
 
     it("keys from the config file may be disabled, and nothing else", async () => {

@@ -17,12 +17,13 @@ export const ADMIN_TOKEN = "test-admin-token-0123456789"
 export const adminGatewayConfig = {
   groups: [
     { name: "oa", platform: "openai" },
-    { name: "an", platform: "anthropic" }
+    { name: "an", platform: "anthropic" },
+    { name: "team-sub", platform: "openai", billing: "subscription", daily_limit_usd: 5 }
   ],
   users: [{ name: "erin", balance_usd: 50, concurrency: 50 }],
   keys: [{ key: "sk-admin-config-key-0001", user: "erin", group: "oa", name: "from-file" }],
   accounts: [
-    { name: "sim-oa", platform: "openai", kind: "simulator", groups: ["oa"], concurrency: 50 },
+    { name: "sim-oa", platform: "openai", kind: "simulator", groups: ["oa", "team-sub"], concurrency: 50 },
     { name: "sim-an", platform: "anthropic", kind: "simulator", groups: ["an"], concurrency: 50 }
   ]
 }
