@@ -6,67 +6,13 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Layer, Redacted } from "effect"
 import { AdminNotFound, AdminUnauthorized } from "../domain/adminErrors.js"
-import { usdOf } from "../domain/money.js"
 import { addDays, dayOf } from "../domain/usageReport.js"
-import type { AuditRow } from "../store/admin/audit.js"
-import type { IssuedKey, KeyRow } from "../store/admin/keys.js"
-import type { SubscriptionRow } from "../store/admin/subscriptions.js"
-import type { UsageDimension, UsageQuery, UsageRow } from "../store/admin/usage.js"
-import type { UserRow } from "../store/admin/users.js"
-import { type AccountHealth, Scheduler } from "../services/scheduler/Scheduler.js"
+import type { UsageDimension, UsageQuery } from "../store/admin/usage.js"
+import { Scheduler } from "../services/scheduler/Scheduler.js"
 import { Admin } from "./Admin.js"
 import { AdminApi, AdminAuth, type UsageQueryParams } from "./AdminApi.js"
 import { usageCsv } from "./csv.js"
-
-const iso = (ms: number) => new Date(ms).toISOString()
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms))
-
-const userView = (u: UserRow) => ({
-  name: u.name,
-  balance_usd: usdOf(u.balance_micros),
-  concurrency: u.concurrency,
-  in_config: u.in_config,
-  created_at: iso(u.created_at),
-  updated_at: iso(u.updated_at)
-})
-
-const keyView = (k: KeyRow) => ({
-  id: k.id,
-  prefix: k.prefix,
-  user: k.user_name,
-  group: k.group_name,
-  status: k.status,
-  disabled_by: k.disabled_by,
-  quota_usd: k.quota_micros === null ? null : usdOf(k.quota_micros),
-  quota_used_usd: usdOf(k.quota_used_micros),
-  expires_at: isoOrNull(k.expires_at),
-  concurrency: k.concurrency,
-  source: k.source,
-  created_at: iso(k.created_at),
-  updated_at: iso(k.updated_at),
-  last_used_at: isoOrNull(k.last_used_at)
-})
-
-const issuedView = (issued: IssuedKey) => ({ ...keyView(issued.row), key: issued.key })
-
-const usageRowView = (r: UsageRow) => ({
-  bucket: r.bucket,
-  requests: r.requests,
-  input_tokens: r.input_tokens,
-  output_tokens: r.output_tokens,
-  cache_read_tokens: r.cache_read_tokens,
-  cache_creation_tokens: r.cache_creation_tokens,
-  cost_usd: usdOf(r.cost_micros)
-})
-
-const auditView = (a: AuditRow) => ({
-  id: a.id,
-  at: iso(a.at),
-  actor: a.actor,
-  action: a.action,
-  target: a.target,
-  detail: a.detail === null ? null : (JSON.parse(a.detail) as unknown)
-})
+import { accountView, auditView, balanceView, issuedView, keyView, subscriptionView, usageRowView, userView } from "./views.js"
 
 const DEFAULT_DAYS = 30
 
@@ -99,12 +45,12 @@ const UsersLive = HttpApiBuilder.group(AdminApi, "users", (handlers) =>
       .handle("topUp", ({ path, payload }) =>
         Effect.map(
           admin.changeBalance(path.name, { mode: "add", amountMicros: payload.amount_usd, note: payload.note }),
-          (balance) => ({ user: path.name, balance_usd: usdOf(balance) })
+          (balance) => balanceView(path.name, balance)
         ))
       .handle("setBalance", ({ path, payload }) =>
         Effect.map(
           admin.changeBalance(path.name, { mode: "set", amountMicros: payload.amount_usd, note: payload.note }),
-          (balance) => ({ user: path.name, balance_usd: usdOf(balance) })
+          (balance) => balanceView(path.name, balance)
         ))
   }))
 
@@ -165,19 +111,6 @@ const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
         }))))
   }))
 
-const accountView = (h: AccountHealth) => ({
-  name: h.account.name,
-  platform: h.account.platform,
-  kind: h.account.kind,
-  groups: h.account.groups,
-  priority: h.account.priority,
-  concurrency: h.account.concurrency,
-  in_use: h.inUse,
-  waiting: h.waiting,
-  health: h.takenOut ? "taken_out" as const : h.coolingDownUntil !== undefined ? "cooling_down" as const : "ok" as const,
-  cooling_down_until: h.coolingDownUntil === undefined ? null : h.coolingDownUntil.toISOString()
-})
-
 const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
@@ -199,18 +132,6 @@ const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
           return yield* one(path.name)
         }))
   }))
-
-const subscriptionView = (s: SubscriptionRow) => ({
-  user: s.user_name,
-  group: s.group_name,
-  status: s.status,
-  starts_at: isoOrNull(s.starts_at),
-  expires_at: isoOrNull(s.expires_at),
-  in_config: s.in_config,
-  daily_used_usd: usdOf(s.daily_used_micros),
-  weekly_used_usd: usdOf(s.weekly_used_micros),
-  monthly_used_usd: usdOf(s.monthly_used_micros)
-})
 
 const SubscriptionsLive = HttpApiBuilder.group(AdminApi, "subscriptions", (handlers) =>
   Effect.gen(function*() {

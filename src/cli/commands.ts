@@ -11,6 +11,7 @@ import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import { Console, Effect, Either, Option } from "effect"
 import { Admin } from "../admin/Admin.js"
+import { auditView, balanceView, issuedView, keyView, usageRowView, userView } from "../admin/views.js"
 import { formatUsd, parseUsd } from "../domain/money.js"
 import { addDays, dayOf, parseDay, usageReport } from "../domain/usageReport.js"
 import { StoreError } from "../domain/errors.js"
@@ -31,21 +32,6 @@ const table = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
 const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
 
 const iso = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString())
-
-const keyJson = (k: KeyRow) => ({
-  id: k.id,
-  prefix: k.prefix,
-  user: k.user_name,
-  group: k.group_name,
-  status: k.status,
-  disabled_by: k.disabled_by,
-  quota_usd: k.quota_micros === null ? null : k.quota_micros / 1e6,
-  quota_used_usd: k.quota_used_micros / 1e6,
-  expires_at: k.expires_at === null ? null : iso(k.expires_at),
-  concurrency: k.concurrency,
-  source: k.source,
-  last_used_at: k.last_used_at === null ? null : iso(k.last_used_at)
-})
 
 // ---------------------------------------------------------------------------------------------
 // Options every command takes, and typed values
@@ -85,7 +71,7 @@ const keyId = Args.text({ name: "key id" })
 
 const printIssued = (issued: IssuedKey, asJson: boolean, verb: string) =>
   asJson
-    ? printJson({ ...keyJson(issued.row), key: issued.key })
+    ? printJson(issuedView(issued))
     : Effect.all([
       Console.log(`${verb} key '${issued.row.id}' for user '${issued.row.user_name}' in group '${issued.row.group_name}'.`),
       Console.log(""),
@@ -124,7 +110,7 @@ const keysList = Command.make("list", {
   onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
     admin.listKeys({ user: Option.getOrUndefined(o.user), group: Option.getOrUndefined(o.group), includeDeleted: o.includeDeleted })).pipe(
       Effect.flatMap((rows) => {
-        if (o.json) return printJson(rows.map(keyJson))
+        if (o.json) return printJson(rows.map(keyView))
         if (rows.length === 0) return Console.log("No keys.")
         return table([
           ["ID", "PREFIX", "USER", "GROUP", "STATUS", "QUOTA_USD", "USED_USD", "EXPIRES", "SOURCE"],
@@ -146,7 +132,7 @@ const keysList = Command.make("list", {
 const keyChange = (name: string, description: string, run: (admin: Admin["Type"], id: string) => Effect.Effect<KeyRow, unknown>, said: (id: string) => string) =>
   Command.make(name, { ...common, id: keyId }, (o) =>
     onDatabase(o.database, Effect.flatMap(Admin, (admin) => run(admin, o.id)).pipe(
-      Effect.flatMap((row) => (o.json ? printJson(keyJson(row)) : Console.log(said(o.id))))
+      Effect.flatMap((row) => (o.json ? printJson(keyView(row)) : Console.log(said(o.id))))
     ))).pipe(Command.withDescription(description))
 
 const keysDisable = keyChange(
@@ -190,7 +176,7 @@ const balanceChange = (name: string, mode: "add" | "set", description: string) =
       admin.changeBalance(o.user, { mode, amountMicros: o.amount, note: Option.getOrUndefined(o.note) })).pipe(
         Effect.flatMap((balance) =>
           o.json
-            ? printJson({ user: o.user, balance_usd: balance / 1e6 })
+            ? printJson(balanceView(o.user, balance))
             : Console.log(
               mode === "add"
                 ? `Topped up '${o.user}' by ${formatUsd(o.amount)} USD; balance is now ${formatUsd(balance)} USD.`
@@ -203,7 +189,7 @@ const usersList = Command.make("list", common, (o) =>
   onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.listUsers).pipe(
     Effect.flatMap((rows) =>
       o.json
-        ? printJson(rows.map((u) => ({ name: u.name, balance_usd: u.balance_micros / 1e6, concurrency: u.concurrency, in_config: u.in_config })))
+        ? printJson(rows.map(userView))
         : table([["USER", "BALANCE_USD", "CONCURRENCY", "IN_CONFIG"], ...rows.map((u) => [u.name, formatUsd(u.balance_micros), String(u.concurrency), u.in_config ? "yes" : "no"])])
     )
   ))).pipe(Command.withDescription("List users and their balances."))
@@ -216,7 +202,7 @@ const usersCreate = Command.make("create", {
 }, (o) =>
   onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
     admin.createUser({ name: o.name, balanceMicros: o.balance, concurrency: o.concurrency })).pipe(
-      Effect.flatMap((u) => (o.json ? printJson({ name: u.name, balance_usd: u.balance_micros / 1e6, concurrency: u.concurrency }) : Console.log(`Created user '${u.name}'.`)))
+      Effect.flatMap((u) => (o.json ? printJson(userView(u)) : Console.log(`Created user '${u.name}'.`)))
     ))).pipe(Command.withDescription("Add a user (the database owns it; the config file may also name users)."))
 
 const users = Command.make("users").pipe(
@@ -267,7 +253,7 @@ const usage = Command.make("usage", {
     ? Effect.flatMap(Admin, (admin) => admin.usage({ by: by.value, from, to })).pipe(
       Effect.flatMap((rows) =>
         o.json
-          ? printJson(rows.map((r) => ({ ...r, cost_usd: r.cost_micros / 1e6 })))
+          ? printJson(rows.map(usageRowView))
           : table([[by.value.toUpperCase(), "REQUESTS", "INPUT", "OUTPUT", "COST_USD"], ...rows.map((r) => [r.bucket, String(r.requests), String(r.input_tokens), String(r.output_tokens), formatUsd(r.cost_micros)])])
       )
     )
@@ -291,7 +277,7 @@ const audit = Command.make("audit", {
   onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.audit({ limit: o.limit, target: Option.getOrUndefined(o.target) })).pipe(
     Effect.flatMap((rows) =>
       o.json
-        ? printJson(rows.map((a) => ({ ...a, at: iso(a.at), detail: a.detail === null ? null : (JSON.parse(a.detail) as unknown) })))
+        ? printJson(rows.map(auditView))
         : table([["AT", "ACTOR", "ACTION", "TARGET"], ...rows.map((a) => [iso(a.at), a.actor, a.action, a.target])])
     )
   ))).pipe(Command.withDescription("Operator changes (admin API and CLI), newest first."))

@@ -3,7 +3,7 @@
  * same `{ error: { type, message, code, param } }` body the public API answers with.
  */
 import { Schema } from "effect"
-import type { Envelope } from "./envelope.js"
+import { type Envelope, storeUnavailable } from "./envelope.js"
 
 /** The request is malformed or breaks a rule (an unknown group, a negative quota...). */
 export class AdminInvalid extends Schema.TaggedError<AdminInvalid>()("AdminInvalid", {
@@ -50,13 +50,6 @@ export const adminEnvelope = (e: AdminFailure): Envelope => {
     case "AdminUnauthorized":
       return { status: 401, type: "authentication_error", code: "invalid_admin_token", message: e.message, param: null }
     case "StoreError":
-      return {
-        status: 503,
-        type: "api_error",
-        code: "store_unavailable",
-        message: "The gateway's store is temporarily unavailable, please retry later",
-        param: null,
-        retryAfterSeconds: 1
-      }
+      return storeUnavailable
   }
 }

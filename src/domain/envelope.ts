@@ -18,6 +18,16 @@ export interface Envelope {
   readonly noRetry?: boolean
 }
 
+/** Infrastructure failed: the one answer every StoreError gets (its details are logged, not sent). */
+export const storeUnavailable: Envelope = {
+  status: 503,
+  type: "api_error",
+  code: "store_unavailable",
+  message: "The gateway's store is temporarily unavailable, please retry later",
+  param: null,
+  retryAfterSeconds: 1
+}
+
 type Mapping = { readonly [K in GatewayError["_tag"]]: (e: Extract<GatewayError, { _tag: K }>) => Envelope }
 
 const envelopes: Mapping = {
@@ -98,14 +108,7 @@ const envelopes: Mapping = {
         param: null,
         retryAfterSeconds: e.retryAfterSeconds
       },
-  StoreError: () => ({
-    status: 503,
-    type: "api_error",
-    code: "store_unavailable",
-    message: "The gateway's store is temporarily unavailable, please retry later",
-    param: null,
-    retryAfterSeconds: 1
-  })
+  StoreError: () => storeUnavailable
 }
 
 export const envelopeOf = (e: GatewayError): Envelope => (envelopes[e._tag] as (e: GatewayError) => Envelope)(e)

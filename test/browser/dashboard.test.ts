@@ -11,21 +11,12 @@ import { join } from "node:path"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseDatabaseUrl } from "../../src/store/target.js"
-import { ADMIN_TOKEN, type GatewayWithAdmin, startWithAdmin } from "../support/adminGateway.js"
+import { ADMIN_TOKEN, type GatewayWithAdmin, startWithAdmin, respond } from "../support/adminGateway.js"
 
 const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 const requireServices = process.env["MODELGATE_REQUIRE_SERVICES"] === "1"
 const SCREENSHOTS = process.env["UPDATE_SCREENSHOTS"] === "1" ? join(import.meta.dirname, "..", "..", "docs", "screenshots") : undefined
 
-const respond = async (gateway: string, key: string, model = "gpt-5.4") => {
-  const res = await fetch(`${gateway}/v1/responses`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model, input: "hello from the browser test" })
-  })
-  await res.text()
-  return res.status
-}
 
 const shot = async (page: Page, name: string) => {
   if (SCREENSHOTS === undefined) return

@@ -14,6 +14,7 @@ import { adminOn, gatewayLayer } from "../../src/layers.js"
 import { GatewayServer } from "../../src/server/GatewayServer.js"
 import { sqlServices } from "../../src/store/Database.js"
 import { REDIS_URL, redisReachable } from "../scheduler/redisHarness.js"
+import { respond } from "../support/adminGateway.js"
 import { testData } from "../support/gateway.js"
 import { PG_URL, postgresBackend, postgresReachable, requireServices } from "./harness.js"
 
@@ -24,15 +25,6 @@ const config = {
   accounts: [{ name: "sim-oa", platform: "openai", kind: "simulator", groups: ["oa"], concurrency: 50 }]
 }
 
-const respond = async (gateway: string, key: string) => {
-  const res = await fetch(`${gateway}/v1/responses`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "gpt-5.4", input: "hello" })
-  })
-  await res.text()
-  return res.status
-}
 
 const reachable = (await postgresReachable()) && (await redisReachable())
 

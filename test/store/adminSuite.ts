@@ -5,7 +5,7 @@
  * and CSV, and the audit trail.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ADMIN_TOKEN as TOKEN, type GatewayWithAdmin as Running, startWithAdmin as start } from "../support/adminGateway.js"
+import { ADMIN_TOKEN as TOKEN, type GatewayWithAdmin as Running, startWithAdmin as start, respond } from "../support/adminGateway.js"
 import type { Backend } from "./harness.js"
 
 interface Answer {
@@ -32,15 +32,6 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
 }
 
 /** One public request with `key`: its status. */
-const respond = async (gateway: string, key: string, model = "gpt-5.4") => {
-  const res = await fetch(`${gateway}/v1/responses`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model, input: "hello from the admin suite" })
-  })
-  await res.text()
-  return res.status
-}
 
 const expectEnvelope = (a: Answer, status: number, code: string) => {
   expect(a.status).toBe(status)

@@ -46,3 +46,14 @@ export const startWithAdmin = async (db: { readonly target: DatabaseTarget }): P
   const admin = (await runtime.runPromise(AdminServer)).url
   return { gateway, admin, close: () => runtime.dispose() }
 }
+
+/** One non-streaming public request with `key`: the status it got (the body is read and dropped). */
+export const respond = async (gateway: string, key: string, model = "gpt-5.4"): Promise<number> => {
+  const res = await fetch(`${gateway}/v1/responses`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model, input: "hello from a test" })
+  })
+  await res.text()
+  return res.status
+}
