@@ -179,7 +179,19 @@ const loadUsers = async () => {
     { title: "User", cell: (u) => u.name },
     { title: "Balance", cell: (u) => usd(u.balance_usd) },
     { title: "Concurrency", cell: (u) => u.concurrency },
-    { title: "From the config file", cell: (u) => (u.in_config ? "yes" : "no") }
+    { title: "From the config file", cell: (u) => (u.in_config ? "yes" : "no") },
+    { title: "Status", cell: (u) => (u.disabled ? "disabled" : "active") },
+    {
+      title: "Actions",
+      cell: (u) => {
+        const verb = u.disabled ? "enable" : "disable"
+        return button(`${u.disabled ? "Enable" : "Disable"} ${u.name}`, act(async () => {
+          await api("POST", `/admin/users/${encodeURIComponent(u.name)}/${verb}`)
+          say(`User ${u.name} ${verb}d.`)
+          await loadUsers()
+        }))
+      }
+    }
   ], users)
   $("nk-user").replaceChildren(...users.map((u) => new Option(u.name, u.name)))
 }

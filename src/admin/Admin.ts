@@ -26,6 +26,7 @@ export interface AdminShape {
   readonly getUser: (name: string) => Op<Users.UserRow, AdminNotFound>
   readonly createUser: (user: Users.NewUser) => Op<Users.UserRow, AdminConflict>
   readonly updateUser: (name: string, change: { readonly concurrency?: number | undefined }) => Op<Users.UserRow, AdminNotFound>
+  readonly setUserDisabled: (name: string, disabled: boolean) => Op<Users.UserRow, AdminNotFound>
   /** Returns the new balance. */
   readonly changeBalance: (
     name: string,
@@ -63,6 +64,7 @@ const make = (actor: Actor) =>
       createUser: (user) => change(Users.createUser(actor, user)),
       updateUser: (name, c) => change(Users.updateUser(actor, name, c)),
       changeBalance: (name, c) => change(Users.changeBalance(actor, name, c)),
+      setUserDisabled: (name, disabled) => change(Users.setUserDisabled(actor, name, disabled)),
       listGroups: read(listGroups),
       listKeys: (filter) => read(Keys.listKeys(filter)),
       getKey: (id) => read(Keys.getKey(id)),

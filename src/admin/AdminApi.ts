@@ -110,6 +110,8 @@ export const UserView = Schema.Struct({
   concurrency: Schema.Int,
   /** Named in the config file (which then owns its concurrency). */
   in_config: Schema.Boolean,
+  /** None of the user's keys is admitted. */
+  disabled: Schema.Boolean,
   created_at: Schema.String,
   updated_at: Schema.String
 })
@@ -296,6 +298,14 @@ export const UsersGroup = HttpApiGroup.make("users")
       .addSuccess(UserView)
       .addError(NotFoundWire)
   )
+  .add(
+    HttpApiEndpoint.post("disable", "/admin/users/:name/disable")
+      .setPath(NamePath)
+      .addSuccess(UserView)
+      .addError(NotFoundWire)
+      .annotate(OpenApi.Description, "None of the user's keys is admitted (401 user_disabled) until the user is enabled again.")
+  )
+  .add(HttpApiEndpoint.post("enable", "/admin/users/:name/enable").setPath(NamePath).addSuccess(UserView).addError(NotFoundWire))
   .add(
     HttpApiEndpoint.post("topUp", "/admin/users/:name/topup")
       .setPath(NamePath)

@@ -42,6 +42,8 @@ const UsersLive = HttpApiBuilder.group(AdminApi, "users", (handlers) =>
         ))
       .handle("get", ({ path }) => Effect.map(admin.getUser(path.name), userView))
       .handle("update", ({ path, payload }) => Effect.map(admin.updateUser(path.name, { concurrency: payload.concurrency }), userView))
+      .handle("disable", ({ path }) => Effect.map(admin.setUserDisabled(path.name, true), userView))
+      .handle("enable", ({ path }) => Effect.map(admin.setUserDisabled(path.name, false), userView))
       .handle("topUp", ({ path, payload }) =>
         Effect.map(
           admin.changeBalance(path.name, { mode: "add", amountMicros: payload.amount_usd, note: payload.note }),

@@ -18,6 +18,7 @@ export const userView = (u: UserRow) => ({
   balance_usd: usdOf(u.balance_micros),
   concurrency: u.concurrency,
   in_config: u.in_config,
+  disabled: u.disabled_at !== null,
   created_at: iso(u.created_at),
   updated_at: iso(u.updated_at)
 })

@@ -190,7 +190,10 @@ const usersList = Command.make("list", common, (o) =>
     Effect.flatMap((rows) =>
       o.json
         ? printJson(rows.map(userView))
-        : table([["USER", "BALANCE_USD", "CONCURRENCY", "IN_CONFIG"], ...rows.map((u) => [u.name, formatUsd(u.balance_micros), String(u.concurrency), u.in_config ? "yes" : "no"])])
+        : table([
+          ["USER", "BALANCE_USD", "CONCURRENCY", "IN_CONFIG", "STATUS"],
+          ...rows.map((u) => [u.name, formatUsd(u.balance_micros), String(u.concurrency), u.in_config ? "yes" : "no", u.disabled_at === null ? "active" : "disabled"])
+        ])
     )
   ))).pipe(Command.withDescription("List users and their balances."))
 
@@ -205,13 +208,21 @@ const usersCreate = Command.make("create", {
       Effect.flatMap((u) => (o.json ? printJson(userView(u)) : Console.log(`Created user '${u.name}'.`)))
     ))).pipe(Command.withDescription("Add a user (the database owns it; the config file may also name users)."))
 
+const userSwitch = (name: string, disabled: boolean, description: string) =>
+  Command.make(name, { ...common, user: userArg }, (o) =>
+    onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.setUserDisabled(o.user, disabled)).pipe(
+      Effect.flatMap((u) => (o.json ? printJson(userView(u)) : Console.log(`${disabled ? "Disabled" : "Enabled"} user '${u.name}'.`)))
+    ))).pipe(Command.withDescription(description))
+
 const users = Command.make("users").pipe(
   Command.withDescription("List and add users; top up or set balances (with a ledger row)."),
   Command.withSubcommands([
     usersList,
     usersCreate,
     balanceChange("topup", "add", "Add USD to a user's balance."),
-    balanceChange("set-balance", "set", "Set a user's balance (the ledger records the difference).")
+    balanceChange("set-balance", "set", "Set a user's balance (the ledger records the difference)."),
+    userSwitch("disable", true, "Refuse every key of the user (401 user_disabled) until enabled again."),
+    userSwitch("enable", false, "Admit the user's keys again.")
   ])
 )
 

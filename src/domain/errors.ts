@@ -22,7 +22,7 @@ export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("Requ
 
 /** 401: no key, unknown key, disabled key. */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
-  code: Schema.Literal("missing_api_key", "invalid_api_key", "api_key_disabled"),
+  code: Schema.Literal("missing_api_key", "invalid_api_key", "api_key_disabled", "user_disabled"),
   message: Schema.String
 }) {}
 

@@ -26,6 +26,8 @@ export interface User {
   readonly name: string
   readonly balanceMicros: Micros
   readonly concurrency: number
+  /** Disabled by an operator: none of the user's keys is admitted. */
+  readonly disabled?: boolean
 }
 
 export interface ApiKey {

@@ -175,4 +175,11 @@ const operatorSurface: Migration = {
   ]
 }
 
-export const migrations: ReadonlyArray<Migration> = [initial, estimatedUsage, operatorSurface]
+// A user disabled by an operator: none of their keys is admitted (NULL: active).
+const disabledUsers: Migration = {
+  version: 4,
+  name: "users.disabled_at",
+  statements: [`ALTER TABLE users ADD COLUMN disabled_at BIGINT`, `ALTER TABLE users ADD COLUMN disabled_by TEXT`]
+}
+
+export const migrations: ReadonlyArray<Migration> = [initial, estimatedUsage, operatorSurface, disabledUsers]

@@ -30,6 +30,7 @@ const PrincipalRow = Schema.Struct({
   concurrency: DbIntOrNull,
   balance_micros: DbInt,
   user_concurrency: DbInt,
+  user_disabled_at: DbIntOrNull,
   platform: Platform,
   billing: Schema.Literal("balance", "subscription"),
   allow_image_generation: DbFlag,
@@ -51,7 +52,7 @@ const toPrincipal = (r: typeof PrincipalRow.Type): Principal => ({
     expiresAt: dateOrUndefined(r.expires_at),
     concurrency: r.concurrency ?? undefined
   },
-  user: { name: r.user_name, balanceMicros: r.balance_micros, concurrency: r.user_concurrency },
+  user: { name: r.user_name, balanceMicros: r.balance_micros, concurrency: r.user_concurrency, disabled: r.user_disabled_at !== null },
   group: {
     name: r.group_name,
     platform: r.platform,
@@ -68,6 +69,7 @@ const principalWhere = (column: "hash" | "id", value: string) =>
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql`SELECT k.id, k.hash, k.prefix, k.user_name, k.group_name, k.status, k.quota_micros,
         k.quota_used_micros, k.expires_at, k.concurrency, u.balance_micros, u.concurrency AS user_concurrency,
+        u.disabled_at AS user_disabled_at,
         g.platform, g.billing, g.allow_image_generation, g.rate_multiplier_ppm, g.models, g.moderation
       FROM api_keys k
       JOIN users u ON u.name = k.user_name

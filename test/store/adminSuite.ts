@@ -161,6 +161,28 @@ export const adminSuite = (makeBackend: () => Backend) => {
       ])
     })
 
+    it("a disabled user's keys are refused at once (401 user_disabled), and admitted again when enabled", async () => {
+      const { admin, gateway } = await fresh()
+      await call(admin, "POST", "/admin/users", { name: "frank", balance_usd: 5 })
+      const issued = await call(admin, "POST", "/admin/keys", { user: "frank", group: "oa" })
+      expect(await respond(gateway, issued.json.key)).toBe(200)
+      expect((await call(admin, "POST", "/admin/users/frank/disable")).json.disabled).toBe(true)
+      const refused = await fetch(`${gateway}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${issued.json.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-5.4", input: "hi" })
+      })
+      expect(refused.status).toBe(401)
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("user_disabled")
+      // The other users' keys are not touched.
+      expect(await respond(gateway, "sk-admin-config-key-0001")).toBe(200)
+      expect((await call(admin, "POST", "/admin/users/frank/enable")).json.disabled).toBe(false)
+      expect(await respond(gateway, issued.json.key)).toBe(200)
+      expectEnvelope(await call(admin, "POST", "/admin/users/nobody/disable"), 404, "user_not_found")
+      const audit = await call(admin, "GET", "/admin/audit?target=frank")
+      expect(audit.json.map((a: { action: string }) => a.action).slice(0, 2)).toEqual(["user.enable", "user.disable"])
+    })
+
     it("a quota lowered below what was spent refuses the key at once; raised, it serves again", async () => {
       const { admin, gateway } = await fresh()
       const issued = await call(admin, "POST", "/admin/keys", { user: "erin", group: "oa", name: "capped" })

@@ -60,6 +60,9 @@ const admit = (
   if (principal.key.status === "disabled") {
     return Effect.fail(new Unauthenticated({ code: "api_key_disabled", message: "API key is disabled" }))
   }
+  if (principal.user.disabled === true) {
+    return Effect.fail(new Unauthenticated({ code: "user_disabled", message: "The user this API key belongs to is disabled" }))
+  }
   const expired = principal.key.status === "expired" ||
     (principal.key.expiresAt !== undefined && principal.key.expiresAt.getTime() <= Date.now())
   if (expired && !options.allowExpired) {

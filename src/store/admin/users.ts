@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { AdminConflict, AdminNotFound } from "../../domain/adminErrors.js"
 import type { Micros } from "../../domain/model.js"
-import { DbFlag, DbInt, decodeRows, orStoreError } from "../rows.js"
+import { DbFlag, DbInt, DbIntOrNull, decodeRows, orStoreError } from "../rows.js"
 import { type Actor, recordAudit } from "./audit.js"
 import { inTransaction, storeErrorsBut } from "./tx.js"
 
@@ -16,12 +16,13 @@ const UserRow = Schema.Struct({
   balance_micros: DbInt,
   concurrency: DbInt,
   in_config: DbFlag,
+  disabled_at: DbIntOrNull,
   created_at: DbInt,
   updated_at: DbInt
 })
 export type UserRow = typeof UserRow.Type
 
-const COLUMNS = "name, balance_micros, concurrency, in_config, created_at, updated_at"
+const COLUMNS = "name, balance_micros, concurrency, in_config, disabled_at, created_at, updated_at"
 
 export const listUsers = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -101,3 +102,18 @@ export const changeBalance = (
     })
     return after
   }), "changing the balance failed")
+
+/** Disabled, none of the user's keys is admitted (a disable outlives restarts: the file never sets it). */
+export const setUserDisabled = (actor: Actor, name: string, disabled: boolean) =>
+  inTransaction(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const before = yield* userNamed(name)
+    const at = Date.now()
+    yield* disabled
+      ? sql`UPDATE users SET disabled_at = ${at}, disabled_by = ${actor}, updated_at = ${at} WHERE name = ${name}`
+      : sql`UPDATE users SET disabled_at = NULL, disabled_by = NULL, updated_at = ${at} WHERE name = ${name}`
+    yield* recordAudit(actor, disabled ? "user.disable" : "user.enable", name, {
+      disabled: [before.disabled_at !== null, disabled]
+    })
+    return yield* userNamed(name)
+  }), disabled ? "disabling the user failed" : "enabling the user failed")
