@@ -14,6 +14,7 @@ import { type Actor, type AuditRow, listAudit, recordAudit } from "../store/admi
 import { storeErrorsBut } from "../store/admin/tx.js"
 import { type GroupRow, listGroups } from "../store/admin/groups.js"
 import * as Keys from "../store/admin/keys.js"
+import * as Prices from "../store/admin/prices.js"
 import * as Subs from "../store/admin/subscriptions.js"
 import { usageBreakdown, type UsageQuery, type UsageRow } from "../store/admin/usage.js"
 import * as Users from "../store/admin/users.js"
@@ -43,6 +44,9 @@ export interface AdminShape {
   readonly deleteKey: (id: string) => Op<void, AdminNotFound | AdminConflict>
   readonly listSubscriptions: (filter: { readonly user?: string | undefined; readonly group?: string | undefined }) => Op<ReadonlyArray<Subs.SubscriptionRow>>
   readonly putSubscription: (user: string, group: string, change: Subs.SubscriptionChange) => Op<Subs.SubscriptionRow, AdminNotFound | AdminInvalid | AdminConflict>
+  readonly listPrices: Op<ReadonlyArray<Prices.PriceRow>>
+  readonly putPrice: (model: string, price: Prices.NewPrice) => Op<Prices.PriceRow, AdminInvalid | AdminConflict>
+  readonly deletePrice: (model: string) => Op<void, AdminNotFound | AdminConflict>
   readonly usage: (query: UsageQuery) => Op<ReadonlyArray<UsageRow>>
   readonly audit: (query: { readonly limit: number; readonly target?: string | undefined }) => Op<ReadonlyArray<AuditRow>>
   /** Records an operator action on state that lives outside the database (an account reinstated). */
@@ -76,6 +80,9 @@ const make = (actor: Actor) =>
       deleteKey: (id) => change(Keys.deleteKey(actor, id)),
       listSubscriptions: (filter) => read(Subs.listSubscriptions(filter)),
       putSubscription: (user, group, c) => change(Subs.putSubscription(actor, user, group, c)),
+      listPrices: read(Prices.listPrices),
+      putPrice: (model, price) => change(Prices.putPrice(actor, model, price)),
+      deletePrice: (model) => change(Prices.deletePrice(actor, model)),
       usage: (query) => read(usageBreakdown(query)),
       audit: (query) => read(listAudit(query)),
       record: (action, target, detail) => Effect.provide(recordAudit(actor, action, target, detail), ctx).pipe(storeErrorsBut("recording the change failed"))

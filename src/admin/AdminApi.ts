@@ -162,6 +162,26 @@ export const SubscriptionPayload = Schema.Struct({
   expires_at: Schema.optional(Schema.NullOr(Instant))
 })
 
+/** USD per million tokens; a model name or a prefix ending in `*`. */
+export const PriceView = Schema.Struct({
+  model: Schema.String,
+  input: Schema.Number,
+  output: Schema.Number,
+  cache_read: Schema.Number,
+  cache_write: Schema.Number,
+  /** Set by the config file, which then owns it. */
+  in_config: Schema.Boolean
+})
+
+const PerMillion = Schema.Number.pipe(Schema.finite(), Schema.nonNegative(), Schema.lessThanOrEqualTo(1_000_000))
+
+export const PricePayload = Schema.Struct({
+  input: PerMillion,
+  output: PerMillion,
+  cache_read: Schema.optional(PerMillion),
+  cache_write: Schema.optional(PerMillion)
+})
+
 export const BalanceView = Schema.Struct({ user: Schema.String, balance_usd: Schema.Number })
 
 export const KeyView = Schema.Struct({
@@ -415,6 +435,30 @@ export const SubscriptionsGroup = HttpApiGroup.make("subscriptions")
   )
   .middleware(AdminAuth)
 
+const ModelPath = Schema.Struct({ model: Schema.String })
+
+export const PricesGroup = HttpApiGroup.make("prices")
+  .add(HttpApiEndpoint.get("list", "/admin/prices").addSuccess(Schema.Array(PriceView)))
+  .add(
+    HttpApiEndpoint.put("put", "/admin/prices/:model")
+      .setPath(ModelPath)
+      .setPayload(PricePayload)
+      .addSuccess(PriceView)
+      .addError(ConflictWire)
+      .annotate(
+        OpenApi.Description,
+        "Sets the price (USD per million tokens) of a model or a prefix ending in *; applies to settlements from now on. Omitted cache prices are the input price."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/admin/prices/:model")
+      .setPath(ModelPath)
+      .addSuccess(Schema.Void, { status: 204 })
+      .addError(NotFoundWire)
+      .addError(ConflictWire)
+  )
+  .middleware(AdminAuth)
+
 export const UsageGroup = HttpApiGroup.make("usage")
   .add(
     HttpApiEndpoint.get("report", "/admin/usage")
@@ -445,6 +489,7 @@ export class AdminApi extends HttpApi.make("modelgate-admin")
   .add(GroupsGroup)
   .add(AccountsGroup)
   .add(SubscriptionsGroup)
+  .add(PricesGroup)
   .add(UsageGroup)
   .add(AuditGroup)
   .addError(InvalidWire)

@@ -12,7 +12,7 @@ import { Scheduler } from "../services/scheduler/Scheduler.js"
 import { Admin } from "./Admin.js"
 import { AdminApi, AdminAuth, type UsageQueryParams } from "./AdminApi.js"
 import { usageCsv } from "./csv.js"
-import { accountView, auditView, balanceView, issuedView, keyView, subscriptionView, usageRowView, userView } from "./views.js"
+import { accountView, auditView, balanceView, priceView, issuedView, keyView, subscriptionView, usageRowView, userView } from "./views.js"
 
 const DEFAULT_DAYS = 30
 
@@ -152,6 +152,24 @@ const SubscriptionsLive = HttpApiBuilder.group(AdminApi, "subscriptions", (handl
         ))
   }))
 
+const PricesLive = HttpApiBuilder.group(AdminApi, "prices", (handlers) =>
+  Effect.gen(function*() {
+    const admin = yield* Admin
+    return handlers
+      .handle("list", () => Effect.map(admin.listPrices, (rows) => rows.map(priceView)))
+      .handle("put", ({ path, payload }) =>
+        Effect.map(
+          admin.putPrice(path.model, {
+            input: payload.input,
+            output: payload.output,
+            cacheRead: payload.cache_read,
+            cacheWrite: payload.cache_write
+          }),
+          priceView
+        ))
+      .handle("delete", ({ path }) => admin.deletePrice(path.model))
+  }))
+
 const UsageLive = HttpApiBuilder.group(AdminApi, "usage", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
@@ -196,5 +214,5 @@ export const adminAuthLayer = (token: Redacted.Redacted<string>) => {
 
 /** The API with every group implemented; needs Admin and the auth layer. */
 export const adminApiLayer = HttpApiBuilder.api(AdminApi).pipe(
-  Layer.provide(Layer.mergeAll(UsersLive, KeysLive, GroupsLive, AccountsLive, SubscriptionsLive, UsageLive, AuditLive))
+  Layer.provide(Layer.mergeAll(UsersLive, KeysLive, GroupsLive, AccountsLive, SubscriptionsLive, PricesLive, UsageLive, AuditLive))
 )

@@ -5,6 +5,7 @@
 import { usdOf } from "../domain/money.js"
 import type { AuditRow } from "../store/admin/audit.js"
 import type { IssuedKey, KeyRow } from "../store/admin/keys.js"
+import type { PriceRow } from "../store/admin/prices.js"
 import type { SubscriptionRow } from "../store/admin/subscriptions.js"
 import type { UsageRow } from "../store/admin/usage.js"
 import type { UserRow } from "../store/admin/users.js"
@@ -87,3 +88,13 @@ export const subscriptionView = (s: SubscriptionRow) => ({
 })
 
 export const balanceView = (user: string, balanceMicros: number) => ({ user, balance_usd: usdOf(balanceMicros) })
+
+/** Stored as pico-dollars per token; shown as USD per million tokens, as the config file says them. */
+export const priceView = (p: PriceRow) => ({
+  model: p.model,
+  input: p.input_pico / 1_000_000,
+  output: p.output_pico / 1_000_000,
+  cache_read: p.cache_read_pico / 1_000_000,
+  cache_write: p.cache_write_pico / 1_000_000,
+  in_config: p.in_config
+})

@@ -104,7 +104,8 @@ const batchRunner = (sql: SqlClient.SqlClient, options: StoreOptions): Effect.Ef
 const make = (options: StoreOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const prices = yield* priceOverrides.pipe(orStoreError("loading prices failed"))
+    // Reloaded when an operator changes something (forgetCached), so a price set through the admin API applies at once.
+    let prices = yield* priceOverrides.pipe(orStoreError("loading prices failed"))
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.provideService(effect, SqlClient.SqlClient, sql)
     const cache = <K, V>(message: string, lookup: (k: K) => Effect.Effect<V, unknown, SqlClient.SqlClient>) =>
@@ -268,7 +269,13 @@ const make = (options: StoreOptions) =>
         keys.clear()
         balances.clear()
         subscriptions.clear()
-      })
+      }).pipe(
+        Effect.zipRight(withSql(priceOverrides)),
+        Effect.map((loaded) => {
+          prices = loaded
+        }),
+        Effect.catchAllCause((cause) => Effect.logWarning("could not reload prices; the ones loaded before stay", cause))
+      )
     } satisfies StoreShape
   })
 

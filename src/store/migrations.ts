@@ -182,4 +182,11 @@ const disabledUsers: Migration = {
   statements: [`ALTER TABLE users ADD COLUMN disabled_at BIGINT`, `ALTER TABLE users ADD COLUMN disabled_by TEXT`]
 }
 
-export const migrations: ReadonlyArray<Migration> = [initial, estimatedUsage, operatorSurface, disabledUsers]
+// Prices set by an operator (0) beside the file's (1): the file's are replaced at every start, the others kept.
+const operatorPrices: Migration = {
+  version: 5,
+  name: "prices.in_config",
+  statements: [`ALTER TABLE prices ADD COLUMN in_config INTEGER NOT NULL DEFAULT 1`]
+}
+
+export const migrations: ReadonlyArray<Migration> = [initial, estimatedUsage, operatorSurface, disabledUsers, operatorPrices]

@@ -192,12 +192,16 @@ export const syncConfig = (data: GatewayData, now: Date = new Date()) =>
         if (!accountNames.has(name)) yield* sql`UPDATE accounts SET status = 'disabled', updated_at = ${at} WHERE name = ${name}`
       }
 
-      // prices: the overrides are exactly the file's (events keep the cost they were charged)
-      yield* sql`DELETE FROM prices`
+      // prices: the file's are replaced by what it says now; an operator's (admin API) are kept,
+      // unless the file names the same model, which then wins (events keep the cost they were charged)
+      yield* sql`DELETE FROM prices WHERE in_config = 1`
       for (const p of data.prices) {
-        yield* sql`INSERT INTO prices (model, input_pico, output_pico, cache_read_pico, cache_write_pico, updated_at)
+        yield* sql`INSERT INTO prices (model, input_pico, output_pico, cache_read_pico, cache_write_pico, in_config, updated_at)
           VALUES (${p.model}, ${Number(picoPerToken(p.price.input))}, ${Number(picoPerToken(p.price.output))},
-            ${Number(picoPerToken(p.price.cacheRead))}, ${Number(picoPerToken(p.price.cacheWrite))}, ${at})`
+            ${Number(picoPerToken(p.price.cacheRead))}, ${Number(picoPerToken(p.price.cacheWrite))}, 1, ${at})
+          ON CONFLICT (model) DO UPDATE SET input_pico = excluded.input_pico, output_pico = excluded.output_pico,
+            cache_read_pico = excluded.cache_read_pico, cache_write_pico = excluded.cache_write_pico, in_config = 1,
+            updated_at = excluded.updated_at`
       }
     })
     yield* sql.withTransaction(run)

@@ -237,6 +237,52 @@ export const adminSuite = (makeBackend: () => Backend) => {
       ])
     })
 
+    it("prices set through the API apply to the next settlement; the file's are the file's", async () => {
+      const { admin, gateway } = await fresh()
+      const listed = await call(admin, "GET", "/admin/prices")
+      expect(listed.json).toEqual([{ model: "gpt-5.4-mini", input: 1, output: 2, cache_read: 1, cache_write: 1, in_config: true }])
+      expectEnvelope(await call(admin, "PUT", "/admin/prices/gpt-5.4-mini", { input: 5, output: 5 }), 409, "managed_by_config")
+      expectEnvelope(await call(admin, "DELETE", "/admin/prices/gpt-5.4-mini"), 409, "managed_by_config")
+      expectEnvelope(await call(admin, "PUT", "/admin/prices/a*b", { input: 1, output: 1 }), 400, "invalid_model")
+      expectEnvelope(await call(admin, "PUT", "/admin/prices/house", { input: -1, output: 1 }), 400, "invalid_request")
+
+      const set = await call(admin, "PUT", "/admin/prices/gpt-5.4", { input: 1000, output: 2000 })
+      expect(set.json).toEqual({ model: "gpt-5.4", input: 1000, output: 2000, cache_read: 1000, cache_write: 1000, in_config: false })
+      const issued = await call(admin, "POST", "/admin/keys", { user: "erin", group: "oa", name: "priced" })
+      const res = await fetch(`${gateway}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${issued.json.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-5.4", input: "price me" })
+      })
+      const usage = ((await res.json()) as { usage: { input_tokens: number; output_tokens: number; input_tokens_details: { cached_tokens: number } } }).usage
+      expect(usage.input_tokens_details.cached_tokens).toBe(0)
+      // 1000 and 2000 USD per million tokens: 1000 and 2000 micro-dollars per token.
+      const expected = (usage.input_tokens * 1000 + usage.output_tokens * 2000) / 1e6
+      expect((await call(admin, "GET", "/admin/keys/priced")).json.quota_used_usd).toBeCloseTo(expected, 9)
+
+      expect((await call(admin, "DELETE", "/admin/prices/gpt-5.4")).status).toBe(204)
+      expectEnvelope(await call(admin, "DELETE", "/admin/prices/gpt-5.4"), 404, "price_not_found")
+      const audit = await call(admin, "GET", "/admin/audit?target=gpt-5.4")
+      expect(audit.json.map((a: { action: string }) => a.action)).toEqual(["price.delete", "price.create"])
+    })
+
+    it("an operator's price and a disabled user outlive a restart (the config file is synced again)", async () => {
+      const db = await backend.fresh()
+      const first = await start(db)
+      await call(first.admin, "PUT", "/admin/prices/house-model", { input: 3, output: 4 })
+      await call(first.admin, "POST", "/admin/users/erin/disable")
+      await first.close()
+      const second = await start(db)
+      running.push(second)
+      const prices = await call(second.admin, "GET", "/admin/prices")
+      expect(prices.json.map((p: { model: string; in_config: boolean }) => [p.model, p.in_config])).toEqual([
+        ["gpt-5.4-mini", true],
+        ["house-model", false]
+      ])
+      expect((await call(second.admin, "GET", "/admin/users/erin")).json.disabled).toBe(true)
+      expect(await respond(second.gateway, "sk-admin-config-key-0001")).toBe(401)
+    })
+
     it("keys from the config file may be disabled, and nothing else", async () => {
       const { admin, gateway } = await fresh()
       expectEnvelope(await call(admin, "PATCH", "/admin/keys/from-file", { quota_usd: 1 }), 409, "managed_by_config")

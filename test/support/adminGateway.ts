@@ -22,6 +22,7 @@ export const adminGatewayConfig = {
   ],
   users: [{ name: "erin", balance_usd: 50, concurrency: 50 }],
   keys: [{ key: "sk-admin-config-key-0001", user: "erin", group: "oa", name: "from-file" }],
+  prices: [{ model: "gpt-5.4-mini", input: 1, output: 2 }],
   accounts: [
     { name: "sim-oa", platform: "openai", kind: "simulator", groups: ["oa", "team-sub"], concurrency: 50 },
     { name: "sim-an", platform: "anthropic", kind: "simulator", groups: ["an"], concurrency: 50 }
