@@ -212,7 +212,11 @@ const loadAccounts = async () => {
       title: "Actions",
       cell: (a) =>
         a.health === "ok"
-          ? ""
+          ? button(`Take out ${a.name}`, act(async () => {
+            await api("POST", `/admin/accounts/${encodeURIComponent(a.name)}/take-out`)
+            say(`Account ${a.name} taken out of rotation.`)
+            await loadAccounts()
+          }))
           : button(`Reinstate ${a.name}`, act(async () => {
             await api("POST", `/admin/accounts/${encodeURIComponent(a.name)}/reinstate`)
             say(`Account ${a.name} reinstated.`)

@@ -405,6 +405,16 @@ export const AccountsGroup = HttpApiGroup.make("accounts")
       .annotate(OpenApi.Description, "Upstream accounts (from the config file) and their health now: in flight, cooling down, taken out.")
   )
   .add(
+    HttpApiEndpoint.post("takeOut", "/admin/accounts/:name/take-out")
+      .setPath(NamePath)
+      .addSuccess(AccountView)
+      .addError(NotFoundWire)
+      .annotate(
+        OpenApi.Description,
+        "Takes the account out of rotation until it is reinstated (shared by every instance with REDIS_URL; kept in this process otherwise)."
+      )
+  )
+  .add(
     HttpApiEndpoint.post("reinstate", "/admin/accounts/:name/reinstate")
       .setPath(NamePath)
       .addSuccess(AccountView)

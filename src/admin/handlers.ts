@@ -126,6 +126,13 @@ const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
       })
     return handlers
       .handle("list", () => Effect.map(scheduler.health, (all) => all.map(accountView)))
+      .handle("takeOut", ({ path }) =>
+        Effect.gen(function*() {
+          const before = yield* one(path.name)
+          yield* scheduler.takeOut(path.name)
+          yield* admin.record("account.take_out", path.name, { health: [before.health, "taken_out"] })
+          return yield* one(path.name)
+        }))
       .handle("reinstate", ({ path }) =>
         Effect.gen(function*() {
           const before = yield* one(path.name)

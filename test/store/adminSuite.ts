@@ -195,8 +195,8 @@ export const adminSuite = (makeBackend: () => Backend) => {
       expect(await respond(gateway, issued.json.key)).toBe(200)
     })
 
-    it("lists the upstream accounts with their health, and reinstates one (audited)", async () => {
-      const { admin } = await fresh()
+    it("lists the upstream accounts with their health, takes one out and reinstates it (audited)", async () => {
+      const { admin, gateway } = await fresh()
       const accounts = await call(admin, "GET", "/admin/accounts")
       expect(accounts.json.map((a: { name: string; health: string; in_use: number }) => [a.name, a.health, a.in_use])).toEqual([
         ["sim-oa", "ok", 0],
@@ -204,10 +204,15 @@ export const adminSuite = (makeBackend: () => Backend) => {
       ])
       expect(JSON.stringify(accounts.json)).not.toMatch(/secret|api_key/i)
       expectEnvelope(await call(admin, "POST", "/admin/accounts/nope/reinstate"), 404, "account_not_found")
+      // Taken out, the group's only account serves nothing; reinstated, it serves again.
+      expect((await call(admin, "POST", "/admin/accounts/sim-oa/take-out")).json.health).toBe("taken_out")
+      expect(await respond(gateway, "sk-admin-config-key-0001")).toBe(503)
       const back = await call(admin, "POST", "/admin/accounts/sim-oa/reinstate")
       expect(back.json).toMatchObject({ name: "sim-oa", health: "ok", cooling_down_until: null })
+      expect(await respond(gateway, "sk-admin-config-key-0001")).toBe(200)
+      expectEnvelope(await call(admin, "POST", "/admin/accounts/nope/take-out"), 404, "account_not_found")
       const audit = await call(admin, "GET", "/admin/audit?target=sim-oa")
-      expect(audit.json.map((a: { action: string }) => a.action)).toEqual(["account.reinstate"])
+      expect(audit.json.map((a: { action: string }) => a.action)).toEqual(["account.reinstate", "account.take_out"])
     })
 
     it("subscriptions: created, suspended and restored live; only for subscription groups", async () => {

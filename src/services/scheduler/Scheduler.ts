@@ -80,6 +80,8 @@ export interface SchedulerShape {
   readonly report: (account: Account, outcome: UpstreamOutcome, session?: string) => Effect.Effect<void>
   /** Brings an account back after an auth take-out or a cooldown (operator action). */
   readonly reinstate: (account: string) => Effect.Effect<void, StoreError>
+  /** Takes a configured account out of rotation until reinstated (operator action); false when there is none by that name. */
+  readonly takeOut: (account: string) => Effect.Effect<boolean, StoreError>
   /** Slots in use and requests waiting, per pool (for /metrics). */
   readonly stats: Effect.Effect<ReadonlyArray<PoolStats>, StoreError>
   /** Every configured account as the scheduler sees it now (for operators). */

@@ -204,6 +204,11 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
 
     reinstate: store.reinstate,
 
+    takeOut: (name) => {
+      const account = data.accounts.find((a) => a.name === name)
+      return account === undefined ? Effect.succeed(false) : Effect.as(store.disable(name, fingerprintOf(account), "operator"), true)
+    },
+
     // Every configured account is listed, idle or not, so its gauges exist from the first scrape.
     stats: Effect.suspend(() => store.stats(data.accounts.map((a) => accountPool(a.name)))),
 
