@@ -11,7 +11,8 @@ import type { DayRange } from "../services/quota/Quota.js"
 import { balanceOf, subscriptionOf } from "./queries.js"
 import { DbInt, DbIntOrNull, dateOrUndefined, decodeRows } from "./rows.js"
 
-const Totals = Schema.Struct({
+/** A usage_daily sum: the columns every report over the rollups reads. */
+export const Totals = Schema.Struct({
   requests: DbInt,
   input_tokens: DbInt,
   output_tokens: DbInt,

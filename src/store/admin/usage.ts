@@ -6,6 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { KeyStatus } from "../../domain/config.js"
 import { dayOf } from "../../domain/usageReport.js"
+import { Totals } from "../report.js"
 import { DbInt, decodeRows, orStoreError } from "../rows.js"
 
 export const UsageDimension = Schema.Literal("key", "user", "group", "model", "day")
@@ -30,15 +31,7 @@ export interface UsageQuery {
   readonly model?: string | undefined
 }
 
-const UsageRow = Schema.Struct({
-  bucket: Schema.String,
-  requests: DbInt,
-  input_tokens: DbInt,
-  output_tokens: DbInt,
-  cache_read_tokens: DbInt,
-  cache_creation_tokens: DbInt,
-  cost_micros: DbInt
-})
+const UsageRow = Schema.extend(Totals, Schema.Struct({ bucket: Schema.String }))
 export type UsageRow = typeof UsageRow.Type
 
 export const usageBreakdown = (q: UsageQuery) =>
