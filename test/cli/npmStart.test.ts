@@ -1,0 +1,93 @@
+/**
+ * The README's first command as a user runs it: `npm start` (scripts/start.mjs: the bundle, built
+ * if stale) with no config serves the demo on simulator upstreams, the dashboard, and with
+ * ADMIN_PORT the admin API and its docs page; SIGTERM ends it cleanly. Runs the real bundle, so
+ * what only the bundle does (locating ui/ and Scalar's script from .build/) is covered too.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const ROOT = join(import.meta.dirname, "..", "..")
+const TOKEN = "npm-start-admin-token-0123"
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+describe("npm start, with no config", () => {
+  let child: ChildProcess
+  let dir: string
+  let out = ""
+  let base = ""
+  let admin = ""
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "modelgate-start-"))
+    const [port, adminPort] = [await freePort(), await freePort()]
+    base = `http://127.0.0.1:${port}`
+    admin = `http://127.0.0.1:${adminPort}`
+    // As `npm start` runs it (package.json), from another directory: the demo database goes there.
+    child = spawn(process.execPath, ["--max-semi-space-size=32", join(ROOT, "scripts", "start.mjs")], {
+      cwd: dir,
+      env: { ...process.env, PORT: String(port), ADMIN_PORT: String(adminPort), ADMIN_TOKEN: TOKEN, LOG_LEVEL: "Warn" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()))
+    child.stderr?.on("data", (chunk: Buffer) => (out += chunk.toString()))
+    const deadline = Date.now() + 60_000 // a cold start bundles src/ first
+    for (;;) {
+      const up = await fetch(`${base}/health`).then((r) => r.ok, () => false)
+      if (up) break
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm start did not answer /health:\n${out}`)
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }, 70_000)
+
+  afterAll(() => {
+    if (child.exitCode === null) child.kill("SIGKILL")
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("serves the demo key it prints against the simulator", async () => {
+    const key = /demo key: (\S+)/.exec(out)?.[1]
+    expect(key).toBeDefined()
+    const res = await fetch(`${base}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-5.4", input: "Hello!" })
+    })
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { status: string }).status).toBe("completed")
+  })
+
+  it("serves the dashboard, the admin API and its docs page from the bundle", async () => {
+    const ui = await fetch(`${base}/ui`)
+    expect(ui.status).toBe(200)
+    expect(await ui.text()).toContain('data-mode="key"')
+    expect((await fetch(`${base}/ui/vendor/uPlot.iife.min.js`)).status).toBe(200)
+    const users = await fetch(`${admin}/admin/users`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    expect(users.status).toBe(200)
+    expect(await users.json()).toEqual([expect.objectContaining({ name: "demo" })])
+    expect((await fetch(`${admin}/docs`)).status).toBe(200)
+    const script = await fetch(`${admin}/docs/scalar.js`)
+    expect(script.status).toBe(200)
+    expect((await script.text()).length).toBeGreaterThan(100_000)
+    expect(await (await fetch(`${admin}/ui`)).text()).toContain('data-mode="admin"')
+  })
+
+  it("ends cleanly on SIGTERM", async () => {
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    child.kill("SIGTERM")
+    expect(await exited).toBe(0)
+  }, 20_000)
+})
