@@ -2,8 +2,9 @@
  * The admin API on a listener of its own (ADMIN_PORT, off unless set; ADMIN_HOST, default
  * 127.0.0.1), so it can stay on a private interface while the public API faces clients. Every
  * endpoint wants `Authorization: Bearer <ADMIN_TOKEN>`; without a token the listener refuses to
- * start. It serves the API, its OpenAPI document (/openapi.json) and a docs page (/docs) with
- * the page's script inlined (no CDN). Not a hot path: it runs on the platform's NodeHttpServer.
+ * start. It serves the API, its OpenAPI document (/openapi.json), a docs page (/docs, docsPage.ts:
+ * no CDN) and the dashboard's operator view (/ui). Not a hot path: it runs on the platform's
+ * NodeHttpServer.
  */
 import { createServer } from "node:http"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -11,17 +12,17 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import type { RouteNotFound } from "@effect/platform/HttpServerError"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Cause, Context, Effect, Layer, Option } from "effect"
 import { AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
 import { envelopeBody, internalError } from "../domain/envelope.js"
 import type { Scheduler } from "../services/scheduler/Scheduler.js"
 import type { Admin } from "./Admin.js"
 import { AdminApi } from "./AdminApi.js"
-import { adminApiLayer, adminAuthLayer } from "./handlers.js"
-import { docsHtml, docsScript } from "./docsPage.js"
-import type { AdminListen } from "./listen.js"
 import { uiHandler } from "../ui/assets.js"
+import { docsHtml, docsScript } from "./docsPage.js"
+import { adminApiLayer, adminAuthLayer } from "./handlers.js"
+import type { AdminListen } from "./listen.js"
 
 const isTagged = <T extends string>(e: unknown, tag: T): e is { readonly _tag: T } =>
   typeof e === "object" && e !== null && "_tag" in e && e._tag === tag
