@@ -95,7 +95,12 @@ export const productionServices: Layer.Layer<Services | Admin, unknown, AppConfi
     yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ database: describeTarget(target) }))
     const sql = sqlServices(target)
     return Layer.merge(
-      servicesLayer({ keyRepo: sql.keyRepo, quota: sql.quota, scheduler: schedulerFromEnv, accessLog: AccessLog.layer }),
+      servicesLayer({
+        keyRepo: sql.keyRepo,
+        quota: sql.quota,
+        scheduler: schedulerFromEnv.pipe(Layer.provide(sql.upstreamAccounts)),
+        accessLog: AccessLog.layer
+      }),
       adminOn(sql.store, liveStoreFromEnv)
     )
   })

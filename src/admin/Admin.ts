@@ -12,6 +12,7 @@ import type { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
 import { type Actor, type AuditRow, listAudit, recordAudit } from "../store/admin/audit.js"
 import { storeErrorsBut } from "../store/admin/tx.js"
+import * as Accounts from "../store/admin/accounts.js"
 import { type GroupRow, listGroups } from "../store/admin/groups.js"
 import * as Keys from "../store/admin/keys.js"
 import * as Prices from "../store/admin/prices.js"
@@ -44,6 +45,9 @@ export interface AdminShape {
   readonly deleteKey: (id: string) => Op<void, AdminNotFound | AdminConflict>
   readonly listSubscriptions: (filter: { readonly user?: string | undefined; readonly group?: string | undefined }) => Op<ReadonlyArray<Subs.SubscriptionRow>>
   readonly putSubscription: (user: string, group: string, change: Subs.SubscriptionChange) => Op<Subs.SubscriptionRow, AdminNotFound | AdminInvalid | AdminConflict>
+  readonly createAccount: (account: Accounts.NewAccount) => Op<void, AdminInvalid | AdminConflict>
+  readonly updateAccount: (name: string, change: Accounts.AccountChange) => Op<void, AdminNotFound | AdminInvalid | AdminConflict>
+  readonly removeAccount: (name: string) => Op<void, AdminNotFound | AdminConflict>
   readonly listPrices: Op<ReadonlyArray<Prices.PriceRow>>
   readonly putPrice: (model: string, price: Prices.NewPrice) => Op<Prices.PriceRow, AdminInvalid | AdminConflict>
   readonly deletePrice: (model: string) => Op<void, AdminNotFound | AdminConflict>
@@ -80,6 +84,9 @@ const make = (actor: Actor) =>
       deleteKey: (id) => change(Keys.deleteKey(actor, id)),
       listSubscriptions: (filter) => read(Subs.listSubscriptions(filter)),
       putSubscription: (user, group, c) => change(Subs.putSubscription(actor, user, group, c)),
+      createAccount: (account) => change(Accounts.createAccount(actor, account)),
+      updateAccount: (name, c) => change(Accounts.updateAccount(actor, name, c)),
+      removeAccount: (name) => change(Accounts.removeAccount(actor, name)),
       listPrices: read(Prices.listPrices),
       putPrice: (model, price) => change(Prices.putPrice(actor, model, price)),
       deletePrice: (model) => change(Prices.deletePrice(actor, model)),

@@ -139,7 +139,40 @@ export const AccountView = Schema.Struct({
   waiting: Schema.Int,
   /** ok, cooling_down (back by itself at cooling_down_until) or taken_out (its credentials were refused). */
   health: Schema.Literal("ok", "cooling_down", "taken_out"),
-  cooling_down_until: Schema.NullOr(Schema.String)
+  cooling_down_until: Schema.NullOr(Schema.String),
+  base_url: Schema.String,
+  model_mapping: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String }))
+})
+
+const EnvName = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/),
+  Schema.annotations({ description: "the name of an environment variable of the gateway (never the key itself)" })
+)
+const BaseUrl = Schema.String.pipe(
+  Schema.filter((s) => /^https?:\/\/[^\s]+$/.test(s) || "must be an http(s) URL"),
+  Schema.annotations({ description: "http(s) URL of the provider's API" })
+)
+const ModelMapping = Schema.Record({ key: Schema.String, value: Schema.String.pipe(Schema.minLength(1)) })
+
+export const NewAccountPayload = Schema.Struct({
+  name: Name,
+  platform: Schema.Literal("openai", "anthropic", "antigravity"),
+  kind: Schema.optionalWith(Schema.Literal("http", "simulator"), { default: () => "http" as const }),
+  base_url: Schema.optional(BaseUrl),
+  api_key_env: Schema.optional(EnvName),
+  groups: Schema.Array(Name).pipe(Schema.minItems(1)),
+  priority: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 1_000_000)), { default: () => 0 }),
+  concurrency: Schema.optionalWith(PositiveInt, { default: () => 10 }),
+  model_mapping: Schema.optional(ModelMapping)
+})
+
+export const AccountChangePayload = Schema.Struct({
+  base_url: Schema.optional(BaseUrl),
+  api_key_env: Schema.optional(EnvName),
+  groups: Schema.optional(Schema.Array(Name).pipe(Schema.minItems(1))),
+  priority: Schema.optional(Schema.Int.pipe(Schema.between(0, 1_000_000))),
+  concurrency: Schema.optional(PositiveInt),
+  model_mapping: Schema.optional(Schema.NullOr(ModelMapping))
 })
 
 export const SubscriptionView = Schema.Struct({
@@ -402,7 +435,32 @@ export const AccountsGroup = HttpApiGroup.make("accounts")
   .add(
     HttpApiEndpoint.get("list", "/admin/accounts")
       .addSuccess(Schema.Array(AccountView))
-      .annotate(OpenApi.Description, "Upstream accounts (from the config file) and their health now: in flight, cooling down, taken out.")
+      .annotate(OpenApi.Description, "Upstream accounts and their health now: in flight, cooling down, taken out.")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/admin/accounts")
+      .setPayload(NewAccountPayload)
+      .addSuccess(AccountView, { status: 201 })
+      .addError(ConflictWire)
+      .annotate(
+        OpenApi.Description,
+        "Adds an upstream account; the scheduler picks from it at once. Its key is named by api_key_env (an environment variable of the gateway), never sent."
+      )
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/admin/accounts/:name")
+      .setPath(NamePath)
+      .setPayload(AccountChangePayload)
+      .addSuccess(AccountView)
+      .addError(NotFoundWire)
+      .addError(ConflictWire)
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/admin/accounts/:name")
+      .setPath(NamePath)
+      .addSuccess(Schema.Void, { status: 204 })
+      .addError(NotFoundWire)
+      .addError(ConflictWire)
   )
   .add(
     HttpApiEndpoint.post("takeOut", "/admin/accounts/:name/take-out")

@@ -126,6 +126,34 @@ const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
       })
     return handlers
       .handle("list", () => Effect.map(scheduler.health, (all) => all.map(accountView)))
+      .handle("create", ({ payload }) =>
+        Effect.zipRight(
+          admin.createAccount({
+            name: payload.name,
+            platform: payload.platform,
+            kind: payload.kind,
+            baseUrl: payload.base_url,
+            apiKeyEnv: payload.api_key_env,
+            groups: payload.groups,
+            priority: payload.priority,
+            concurrency: payload.concurrency,
+            modelMapping: payload.model_mapping
+          }),
+          one(payload.name)
+        ))
+      .handle("update", ({ path, payload }) =>
+        Effect.zipRight(
+          admin.updateAccount(path.name, {
+            baseUrl: payload.base_url,
+            apiKeyEnv: payload.api_key_env,
+            groups: payload.groups,
+            priority: payload.priority,
+            concurrency: payload.concurrency,
+            modelMapping: payload.model_mapping
+          }),
+          one(path.name)
+        ))
+      .handle("remove", ({ path }) => admin.removeAccount(path.name))
       .handle("takeOut", ({ path }) =>
         Effect.gen(function*() {
           const before = yield* one(path.name)

@@ -72,7 +72,9 @@ export const accountView = (h: AccountHealth) => ({
   in_use: h.inUse,
   waiting: h.waiting,
   health: h.takenOut ? "taken_out" as const : h.coolingDownUntil !== undefined ? "cooling_down" as const : "ok" as const,
-  cooling_down_until: h.coolingDownUntil === undefined ? null : h.coolingDownUntil.toISOString()
+  cooling_down_until: h.coolingDownUntil === undefined ? null : h.coolingDownUntil.toISOString(),
+  base_url: h.account.baseUrl,
+  model_mapping: h.account.modelMapping ?? null
 })
 
 export const subscriptionView = (s: SubscriptionRow) => ({

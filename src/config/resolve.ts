@@ -36,7 +36,8 @@ export const keyPrefix = (key: string): string => `${key.slice(0, Math.min(8, Ma
 /** The id of a key without a name: hash-derived, so it is stable across restarts and does not collide. */
 export const keyIdFromHash = (sha256: string): string => `key-${sha256.slice(0, 16)}`
 
-const defaultBaseUrl: Record<Platform, string> = {
+/** Where an account of each platform is called when it names no base_url. */
+export const defaultBaseUrl: Record<Platform, string> = {
   openai: "https://api.openai.com/v1",
   anthropic: "https://api.anthropic.com",
   antigravity: "https://api.anthropic.com"

@@ -10,6 +10,7 @@ import { sqlClientLayer } from "./client.js"
 import * as KeyRepoSql from "./keyRepoSql.js"
 import { migrate } from "./migrate.js"
 import * as QuotaSql from "./quotaSql.js"
+import * as UpstreamAccountsSql from "./upstreamAccountsSql.js"
 import { Store, type StoreOptions } from "./Store.js"
 import { syncConfig } from "./sync.js"
 import { type DatabaseTarget, DEMO_SQLITE_FILE, describeTarget, parseDatabaseUrl, sqliteTarget } from "./target.js"
@@ -49,6 +50,8 @@ export const sqlServices = (target: DatabaseTarget, options?: Partial<StoreOptio
   return {
     keyRepo: KeyRepoSql.layer.pipe(Layer.provide(store)),
     quota: QuotaSql.layer.pipe(Layer.provide(store)),
+    /** For the scheduler: the accounts, an operator's included, live. */
+    upstreamAccounts: UpstreamAccountsSql.layer.pipe(Layer.provide(store)),
     store
   }
 }

@@ -12,13 +12,15 @@ import { SqlClient } from "@effect/sql"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
-import type { Micros, Principal } from "../domain/model.js"
+import { AppConfig } from "../config/AppConfig.js"
+import type { Account, Micros, Principal } from "../domain/model.js"
 import { costMicros } from "../domain/pricing.js"
 import type { SubscriptionFigures } from "../domain/subscription.js"
 import type { UsageSnapshot } from "../domain/usageReport.js"
 import { addFinalizer } from "../lib/scope.js"
 import type { DayRange, EligibilityFigures, Settlement } from "../services/quota/Quota.js"
 import { dialectOf, sqlitePragmas } from "./client.js"
+import { operatorAccounts } from "./accounts.js"
 import { reportOrphans } from "./orphans.js"
 import { balanceOf, keyFigures, priceOverrides, principalByHash, subscriptionOf } from "./queries.js"
 import { loadSnapshot } from "./report.js"
@@ -50,6 +52,11 @@ export interface StoreShape {
    * For operator changes (a key revoked, a balance set), which must not wait for the TTL.
    */
   readonly forgetCached: Effect.Effect<void>
+  /**
+   * The upstream accounts: the config file's, then those an operator added (store/accounts.ts).
+   * A new array after each reload (forgetCached), the same one until then.
+   */
+  readonly accounts: () => ReadonlyArray<Account>
 }
 
 export interface StoreOptions {
@@ -106,6 +113,10 @@ const make = (options: StoreOptions) =>
     const sql = yield* SqlClient.SqlClient
     // Reloaded when an operator changes something (forgetCached), so a price set through the admin API applies at once.
     let prices = yield* priceOverrides.pipe(orStoreError("loading prices failed"))
+    const { data } = yield* AppConfig
+    const withOperators = (added: ReadonlyArray<Account>): ReadonlyArray<Account> =>
+      added.length === 0 ? data.accounts : [...data.accounts, ...added.filter((a) => !data.accounts.some((c) => c.name === a.name))]
+    let accounts = withOperators(yield* operatorAccounts.pipe(orStoreError("loading accounts failed")))
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.provideService(effect, SqlClient.SqlClient, sql)
     const cache = <K, V>(message: string, lookup: (k: K) => Effect.Effect<V, unknown, SqlClient.SqlClient>) =>
@@ -270,12 +281,14 @@ const make = (options: StoreOptions) =>
         balances.clear()
         subscriptions.clear()
       }).pipe(
-        Effect.zipRight(withSql(priceOverrides)),
-        Effect.map((loaded) => {
-          prices = loaded
+        Effect.zipRight(withSql(Effect.all([priceOverrides, operatorAccounts]))),
+        Effect.map(([loadedPrices, added]) => {
+          prices = loadedPrices
+          accounts = withOperators(added)
         }),
-        Effect.catchAllCause((cause) => Effect.logWarning("could not reload prices; the ones loaded before stay", cause))
-      )
+        Effect.catchAllCause((cause) => Effect.logWarning("could not reload prices and accounts; the ones loaded before stay", cause))
+      ),
+      accounts: () => accounts
     } satisfies StoreShape
   })
 

@@ -189,4 +189,18 @@ const operatorPrices: Migration = {
   statements: [`ALTER TABLE prices ADD COLUMN in_config INTEGER NOT NULL DEFAULT 1`]
 }
 
-export const migrations: ReadonlyArray<Migration> = [initial, estimatedUsage, operatorSurface, disabledUsers, operatorPrices]
+// Accounts added by an operator (0) beside the file's (1): a start disables the file's it no longer names, never the others.
+const operatorAccounts: Migration = {
+  version: 6,
+  name: "accounts.in_config",
+  statements: [`ALTER TABLE accounts ADD COLUMN in_config INTEGER NOT NULL DEFAULT 1`]
+}
+
+export const migrations: ReadonlyArray<Migration> = [
+  initial,
+  estimatedUsage,
+  operatorSurface,
+  disabledUsers,
+  operatorPrices,
+  operatorAccounts
+]

@@ -178,17 +178,18 @@ export const syncConfig = (data: GatewayData, now: Date = new Date()) =>
       // accounts: the secret's environment variable name only
       for (const a of data.accounts) {
         yield* sql`INSERT INTO accounts (name, platform, kind, base_url, secret_env, groups, priority, concurrency,
-            model_mapping, status, cooldown_until, updated_at)
+            model_mapping, status, cooldown_until, in_config, updated_at)
           VALUES (${a.name}, ${a.platform}, ${a.kind}, ${a.baseUrl}, ${data.accountSecretEnv.get(a.name) ?? null}, ${JSON.stringify(a.groups)},
             ${a.priority}, ${a.concurrency}, ${a.modelMapping === undefined ? null : JSON.stringify(a.modelMapping)},
-            'active', NULL, ${at})
+            'active', NULL, 1, ${at})
           ON CONFLICT (name) DO UPDATE SET platform = excluded.platform, kind = excluded.kind,
             base_url = excluded.base_url, secret_env = excluded.secret_env, groups = excluded.groups,
             priority = excluded.priority, concurrency = excluded.concurrency, model_mapping = excluded.model_mapping,
-            status = 'active', updated_at = excluded.updated_at`
+            status = 'active', in_config = 1, updated_at = excluded.updated_at`
       }
+      // An account the file no longer names is disabled; an operator's (admin API) is not the file's to touch.
       const accountNames = new Set(data.accounts.map((a) => a.name))
-      for (const { name } of yield* decodeRows(Name)(yield* sql`SELECT name FROM accounts WHERE status = 'active'`)) {
+      for (const { name } of yield* decodeRows(Name)(yield* sql`SELECT name FROM accounts WHERE status = 'active' AND in_config = 1`)) {
         if (!accountNames.has(name)) yield* sql`UPDATE accounts SET status = 'disabled', updated_at = ${at} WHERE name = ${name}`
       }
 

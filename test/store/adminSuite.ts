@@ -271,10 +271,11 @@ export const adminSuite = (makeBackend: () => Backend) => {
       expect(audit.json.map((a: { action: string }) => a.action)).toEqual(["price.delete", "price.create"])
     })
 
-    it("an operator's price and a disabled user outlive a restart (the config file is synced again)", async () => {
+    it("an operator's price, account and disabled user outlive a restart (the config file is synced again)", async () => {
       const db = await backend.fresh()
       const first = await start(db)
       await call(first.admin, "PUT", "/admin/prices/house-model", { input: 3, output: 4 })
+      await call(first.admin, "POST", "/admin/accounts", { name: "kept-oa", platform: "openai", kind: "simulator", groups: ["oa"] })
       await call(first.admin, "POST", "/admin/users/erin/disable")
       await first.close()
       const second = await start(db)
@@ -285,7 +286,42 @@ export const adminSuite = (makeBackend: () => Backend) => {
         ["house-model", false]
       ])
       expect((await call(second.admin, "GET", "/admin/users/erin")).json.disabled).toBe(true)
+      expect((await call(second.admin, "GET", "/admin/accounts")).json.map((a: { name: string }) => a.name)).toEqual(["sim-oa", "sim-an", "kept-oa"])
       expect(await respond(second.gateway, "sk-admin-config-key-0001")).toBe(401)
+    })
+
+    it("an account added through the API is picked at once; changed and removed live; the file's are the file's", async () => {
+      const { admin, gateway } = await fresh()
+      expectEnvelope(
+        await call(admin, "POST", "/admin/accounts", { name: "x", platform: "anthropic", kind: "simulator", groups: ["oa"] }),
+        400,
+        "platform_mismatch"
+      )
+      expectEnvelope(await call(admin, "POST", "/admin/accounts", { name: "x", platform: "openai", groups: ["oa"] }), 400, "missing_api_key_env")
+      expectEnvelope(
+        await call(admin, "POST", "/admin/accounts", { name: "x", platform: "openai", groups: ["oa"], api_key_env: "MODELGATE_TEST_UNSET_VAR" }),
+        400,
+        "api_key_env_unset"
+      )
+      expectEnvelope(await call(admin, "POST", "/admin/accounts", { name: "sim-oa", platform: "openai", kind: "simulator", groups: ["oa"] }), 409, "account_exists")
+
+      const added = await call(admin, "POST", "/admin/accounts", { name: "extra-oa", platform: "openai", kind: "simulator", groups: ["oa"], concurrency: 4 })
+      expect(added.status).toBe(201)
+      expect(added.json).toMatchObject({ name: "extra-oa", health: "ok", concurrency: 4, groups: ["oa"] })
+      expect(JSON.stringify(added.json)).not.toMatch(/api_key|secret/i)
+      // The file's account out of rotation: the group is served by the one just added.
+      await call(admin, "POST", "/admin/accounts/sim-oa/take-out")
+      expect(await respond(gateway, "sk-admin-config-key-0001")).toBe(200)
+
+      expect((await call(admin, "PATCH", "/admin/accounts/extra-oa", { concurrency: 2, priority: 5 })).json).toMatchObject({ concurrency: 2, priority: 5 })
+      expectEnvelope(await call(admin, "PATCH", "/admin/accounts/sim-oa", { concurrency: 2 }), 409, "managed_by_config")
+      expectEnvelope(await call(admin, "DELETE", "/admin/accounts/sim-oa"), 409, "managed_by_config")
+
+      expect((await call(admin, "DELETE", "/admin/accounts/extra-oa")).status).toBe(204)
+      expect(await respond(gateway, "sk-admin-config-key-0001")).toBe(503) // nothing left to serve the group
+      expectEnvelope(await call(admin, "PATCH", "/admin/accounts/extra-oa", { concurrency: 2 }), 404, "account_not_found")
+      const audit = await call(admin, "GET", "/admin/audit?target=extra-oa")
+      expect(audit.json.map((a: { action: string }) => a.action)).toEqual(["account.remove", "account.update", "account.create"])
     })
 
     it("keys from the config file may be disabled, and nothing else", async () => {

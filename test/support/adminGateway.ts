@@ -8,6 +8,7 @@ import { LiveStore } from "../../src/admin/LiveStore.js"
 import { AppConfig, Settings } from "../../src/config/AppConfig.js"
 import { adminOn, gatewayLayer } from "../../src/layers.js"
 import { GatewayServer } from "../../src/server/GatewayServer.js"
+import * as SchedulerInProcess from "../../src/services/scheduler/inProcess.js"
 import { sqlServices } from "../../src/store/Database.js"
 import type { DatabaseTarget } from "../../src/store/target.js"
 import { testData } from "./gateway.js"
@@ -40,7 +41,11 @@ export const startWithAdmin = async (db: { readonly target: DatabaseTarget }): P
   // The admin server reads the gateway's Scheduler (account health), as in npm start.
   const layer = AdminServer.layer({ port: 0, host: "127.0.0.1", token: Redacted.make(ADMIN_TOKEN) }).pipe(
     Layer.provide(adminOn(sql.store, LiveStore.layer)),
-    Layer.provideMerge(gatewayLayer({ keyRepo: sql.keyRepo, quota: sql.quota }))
+    Layer.provideMerge(gatewayLayer({
+      keyRepo: sql.keyRepo,
+      quota: sql.quota,
+      scheduler: SchedulerInProcess.layer.pipe(Layer.provide(sql.upstreamAccounts))
+    }))
   ).pipe(Layer.provide(AppConfig.layer(testData(adminGatewayConfig), "test")), Layer.provide(Settings.layer({})))
   const runtime = ManagedRuntime.make(layer)
   const gateway = (await runtime.runPromise(GatewayServer)).url

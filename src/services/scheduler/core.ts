@@ -45,21 +45,42 @@ const fingerprint = (a: Account): string =>
 
 const GRANTED_SLOT: SlotTicket = { _tag: "Granted" }
 
-export const makeScheduler = (data: GatewayData, options: SchedulerOptions, store: SchedulerStore): SchedulerShape => {
+/**
+ * `accounts` gives the accounts to pick from now (default: the config file's). A new array means
+ * they changed: the per-group lists are then computed again.
+ */
+export const makeScheduler = (
+  data: GatewayData,
+  options: SchedulerOptions,
+  store: SchedulerStore,
+  accounts: () => ReadonlyArray<Account> = () => data.accounts
+): SchedulerShape => {
   const policy = options.scheduling
   // Whole milliseconds: Redis takes the TTL as an integer.
   const stickyTtlMillis = Math.max(1, Math.round(policy.stickyTtlSeconds * 1000))
   const byGroup = new Map<string, ReadonlyArray<Account>>()
-  const fingerprints = new Map<Account, string>()
+  const fingerprints = new WeakMap<Account, string>()
+  let seen: ReadonlyArray<Account> | undefined
+
+  /** The accounts now, with the per-group lists dropped when they changed. */
+  const all = (): ReadonlyArray<Account> => {
+    const now = accounts()
+    if (now !== seen) {
+      seen = now
+      byGroup.clear()
+    }
+    return now
+  }
 
   const groupAccounts = (group: Group): ReadonlyArray<Account> => {
+    const list = all()
     const id = `${group.platform}\u0000${group.name}`
-    let accounts = byGroup.get(id)
-    if (!accounts) {
-      accounts = data.accounts.filter((a) => a.platform === group.platform && a.groups.includes(group.name))
-      byGroup.set(id, accounts)
+    let found = byGroup.get(id)
+    if (!found) {
+      found = list.filter((a) => a.platform === group.platform && a.groups.includes(group.name))
+      byGroup.set(id, found)
     }
-    return accounts
+    return found
   }
 
   const fingerprintOf = (a: Account): string => {
@@ -205,16 +226,17 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
     reinstate: store.reinstate,
 
     takeOut: (name) => {
-      const account = data.accounts.find((a) => a.name === name)
+      const account = all().find((a) => a.name === name)
       return account === undefined ? Effect.succeed(false) : Effect.as(store.disable(name, fingerprintOf(account), "operator"), true)
     },
 
     // Every configured account is listed, idle or not, so its gauges exist from the first scrape.
-    stats: Effect.suspend(() => store.stats(data.accounts.map((a) => accountPool(a.name)))),
+    stats: Effect.suspend(() => store.stats(all().map((a) => accountPool(a.name)))),
 
-    health: Effect.suspend(() =>
-      Effect.map(store.view(data.accounts.map((a) => a.name), undefined), (view) =>
-        data.accounts.map((account, i): AccountHealth => {
+    health: Effect.suspend(() => {
+      const list = all()
+      return Effect.map(store.view(list.map((a) => a.name), undefined), (view) =>
+        list.map((account, i): AccountHealth => {
           const v = view.accounts[i]
           return {
             account,
@@ -224,6 +246,6 @@ export const makeScheduler = (data: GatewayData, options: SchedulerOptions, stor
             takenOut: v !== undefined && v.disabled === fingerprintOf(account)
           }
         }))
-    )
+    })
   }
 }
