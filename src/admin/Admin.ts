@@ -13,7 +13,7 @@ import type { Micros } from "../domain/model.js"
 import { type Actor, type AuditRow, listAudit, recordAudit } from "../store/admin/audit.js"
 import { storeErrorsBut } from "../store/admin/tx.js"
 import * as Accounts from "../store/admin/accounts.js"
-import { type GroupRow, listGroups } from "../store/admin/groups.js"
+import { createGroup, type GroupChange, type GroupRow, listGroups, type NewGroup, updateGroup } from "../store/admin/groups.js"
 import * as Keys from "../store/admin/keys.js"
 import * as Prices from "../store/admin/prices.js"
 import * as Subs from "../store/admin/subscriptions.js"
@@ -35,6 +35,8 @@ export interface AdminShape {
     change: { readonly mode: "add" | "set"; readonly amountMicros: Micros; readonly note?: string | undefined }
   ) => Op<Micros, AdminNotFound>
   readonly listGroups: Op<ReadonlyArray<GroupRow>>
+  readonly createGroup: (group: NewGroup) => Op<GroupRow, AdminConflict>
+  readonly updateGroup: (name: string, change: GroupChange) => Op<GroupRow, AdminNotFound | AdminConflict>
   readonly listKeys: (filter: Parameters<typeof Keys.listKeys>[0]) => Op<ReadonlyArray<Keys.KeyRow>>
   readonly getKey: (id: string) => Op<Keys.KeyRow, AdminNotFound>
   readonly createKey: (key: Keys.NewKey) => Op<Keys.IssuedKey, AdminInvalid | AdminConflict>
@@ -74,6 +76,8 @@ const make = (actor: Actor) =>
       changeBalance: (name, c) => change(Users.changeBalance(actor, name, c)),
       setUserDisabled: (name, disabled) => change(Users.setUserDisabled(actor, name, disabled)),
       listGroups: read(listGroups),
+      createGroup: (group) => change(createGroup(actor, group)),
+      updateGroup: (name, c) => change(updateGroup(actor, name, c)),
       listKeys: (filter) => read(Keys.listKeys(filter)),
       getKey: (id) => read(Keys.getKey(id)),
       createKey: (key) => change(Keys.createKey(actor, key)),

@@ -128,6 +128,33 @@ export const GroupView = Schema.Struct({
   in_config: Schema.Boolean
 })
 
+const Limit = Schema.NullOr(Usd)
+
+export const NewGroupPayload = Schema.Struct({
+  name: Name,
+  platform: Schema.Literal("openai", "anthropic", "antigravity"),
+  billing: Schema.optionalWith(Schema.Literal("balance", "subscription"), { default: () => "balance" as const }),
+  allow_image_generation: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  rate_multiplier: Schema.optionalWith(Schema.Number.pipe(Schema.finite(), Schema.between(0, 1000)), { default: () => 1 }),
+  /** The models the group may call; absent or null: what its accounts serve. */
+  models: Schema.optionalWith(Schema.NullOr(Schema.Array(Schema.String.pipe(Schema.minLength(1)))), { default: () => null }),
+  moderation: Schema.optionalWith(Schema.Literal("off", "observe", "block"), { default: () => "block" as const }),
+  daily_limit_usd: Schema.optionalWith(Limit, { default: () => null }),
+  weekly_limit_usd: Schema.optionalWith(Limit, { default: () => null }),
+  monthly_limit_usd: Schema.optionalWith(Limit, { default: () => null })
+})
+
+export const GroupChangePayload = Schema.Struct({
+  billing: Schema.optional(Schema.Literal("balance", "subscription")),
+  allow_image_generation: Schema.optional(Schema.Boolean),
+  rate_multiplier: Schema.optional(Schema.Number.pipe(Schema.finite(), Schema.between(0, 1000))),
+  models: Schema.optional(Schema.NullOr(Schema.Array(Schema.String.pipe(Schema.minLength(1))))),
+  moderation: Schema.optional(Schema.Literal("off", "observe", "block")),
+  daily_limit_usd: Schema.optional(Limit),
+  weekly_limit_usd: Schema.optional(Limit),
+  monthly_limit_usd: Schema.optional(Limit)
+})
+
 export const AccountView = Schema.Struct({
   name: Schema.String,
   platform: Schema.String,
@@ -427,7 +454,23 @@ export const GroupsGroup = HttpApiGroup.make("groups")
   .add(
     HttpApiEndpoint.get("list", "/admin/groups")
       .addSuccess(Schema.Array(GroupView))
-      .annotate(OpenApi.Description, "The groups keys can belong to (defined in the config file).")
+      .annotate(OpenApi.Description, "The groups keys can belong to.")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/admin/groups")
+      .setPayload(NewGroupPayload)
+      .addSuccess(GroupView, { status: 201 })
+      .addError(ConflictWire)
+      .annotate(OpenApi.Description, "Adds a group; give it accounts (POST /admin/accounts) and keys.")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/admin/groups/:name")
+      .setPath(NamePath)
+      .setPayload(GroupChangePayload)
+      .addSuccess(GroupView)
+      .addError(NotFoundWire)
+      .addError(ConflictWire)
+      .annotate(OpenApi.Description, "Changes a group added here (the platform stays); applies to the next request of its keys.")
   )
   .middleware(AdminAuth)
 

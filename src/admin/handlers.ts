@@ -12,7 +12,7 @@ import { Scheduler } from "../services/scheduler/Scheduler.js"
 import { Admin } from "./Admin.js"
 import { AdminApi, AdminAuth, type UsageQueryParams } from "./AdminApi.js"
 import { usageCsv } from "./csv.js"
-import { accountView, auditView, balanceView, priceView, issuedView, keyView, subscriptionView, usageRowView, userView } from "./views.js"
+import { accountView, auditView, balanceView, groupView, priceView, issuedView, keyView, subscriptionView, usageRowView, userView } from "./views.js"
 
 const DEFAULT_DAYS = 30
 
@@ -99,18 +99,38 @@ const KeysLive = HttpApiBuilder.group(AdminApi, "keys", (handlers) =>
 const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
-    return handlers.handle("list", () =>
-      Effect.map(admin.listGroups, (rows) =>
-        rows.map((g) => ({
-          name: g.name,
-          platform: g.platform,
-          billing: g.billing,
-          allow_image_generation: g.allow_image_generation,
-          rate_multiplier: g.rate_multiplier_ppm / 1_000_000,
-          models: g.models,
-          moderation: g.moderation,
-          in_config: g.in_config
-        }))))
+    return handlers
+      .handle("list", () => Effect.map(admin.listGroups, (rows) => rows.map(groupView)))
+      .handle("create", ({ payload }) =>
+        Effect.map(
+          admin.createGroup({
+            name: payload.name,
+            platform: payload.platform,
+            billing: payload.billing,
+            allowImageGeneration: payload.allow_image_generation,
+            rateMultiplier: payload.rate_multiplier,
+            models: payload.models,
+            moderation: payload.moderation,
+            dailyLimitMicros: payload.daily_limit_usd,
+            weeklyLimitMicros: payload.weekly_limit_usd,
+            monthlyLimitMicros: payload.monthly_limit_usd
+          }),
+          groupView
+        ))
+      .handle("update", ({ path, payload }) =>
+        Effect.map(
+          admin.updateGroup(path.name, {
+            ...(payload.billing === undefined ? {} : { billing: payload.billing }),
+            ...(payload.allow_image_generation === undefined ? {} : { allowImageGeneration: payload.allow_image_generation }),
+            ...(payload.rate_multiplier === undefined ? {} : { rateMultiplier: payload.rate_multiplier }),
+            ...(payload.models === undefined ? {} : { models: payload.models }),
+            ...(payload.moderation === undefined ? {} : { moderation: payload.moderation }),
+            ...(payload.daily_limit_usd === undefined ? {} : { dailyLimitMicros: payload.daily_limit_usd }),
+            ...(payload.weekly_limit_usd === undefined ? {} : { weeklyLimitMicros: payload.weekly_limit_usd }),
+            ...(payload.monthly_limit_usd === undefined ? {} : { monthlyLimitMicros: payload.monthly_limit_usd })
+          }),
+          groupView
+        ))
   }))
 
 const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>

@@ -4,6 +4,7 @@
  */
 import { usdOf } from "../domain/money.js"
 import type { AuditRow } from "../store/admin/audit.js"
+import type { GroupRow } from "../store/admin/groups.js"
 import type { IssuedKey, KeyRow } from "../store/admin/keys.js"
 import type { PriceRow } from "../store/admin/prices.js"
 import type { SubscriptionRow } from "../store/admin/subscriptions.js"
@@ -99,4 +100,15 @@ export const priceView = (p: PriceRow) => ({
   cache_read: p.cache_read_pico / 1_000_000,
   cache_write: p.cache_write_pico / 1_000_000,
   in_config: p.in_config
+})
+
+export const groupView = (g: GroupRow) => ({
+  name: g.name,
+  platform: g.platform,
+  billing: g.billing,
+  allow_image_generation: g.allow_image_generation,
+  rate_multiplier: g.rate_multiplier_ppm / 1_000_000,
+  models: g.models,
+  moderation: g.moderation,
+  in_config: g.in_config
 })

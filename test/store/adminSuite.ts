@@ -324,6 +324,23 @@ export const adminSuite = (makeBackend: () => Backend) => {
       expect(audit.json.map((a: { action: string }) => a.action)).toEqual(["account.remove", "account.update", "account.create"])
     })
 
+    it("a group added through the API, with an account and a key, serves at once; its model list changes live", async () => {
+      const { admin, gateway } = await fresh()
+      const group = await call(admin, "POST", "/admin/groups", { name: "team-x", platform: "openai", models: ["gpt-5.4"], moderation: "off" })
+      expect(group.status).toBe(201)
+      expect(group.json).toMatchObject({ name: "team-x", platform: "openai", billing: "balance", models: ["gpt-5.4"], in_config: false })
+      expectEnvelope(await call(admin, "POST", "/admin/groups", { name: "team-x", platform: "openai" }), 409, "group_exists")
+      expectEnvelope(await call(admin, "PATCH", "/admin/groups/oa", { models: ["gpt-5.4"] }), 409, "managed_by_config")
+      expectEnvelope(await call(admin, "PATCH", "/admin/groups/nope", { moderation: "off" }), 404, "group_not_found")
+
+      await call(admin, "POST", "/admin/accounts", { name: "team-x-sim", platform: "openai", kind: "simulator", groups: ["team-x"] })
+      const key = (await call(admin, "POST", "/admin/keys", { user: "erin", group: "team-x" })).json.key as string
+      expect(await respond(gateway, key, "gpt-5.4")).toBe(200)
+      expect(await respond(gateway, key, "gpt-5.4-mini")).toBe(404) // not in the group's list
+      expect((await call(admin, "PATCH", "/admin/groups/team-x", { models: ["gpt-5.4", "gpt-5.4-mini"] })).json.models).toEqual(["gpt-5.4", "gpt-5.4-mini"])
+      expect(await respond(gateway, key, "gpt-5.4-mini")).toBe(200)
+    })
+
     it("keys from the config file may be disabled, and nothing else", async () => {
       const { admin, gateway } = await fresh()
       expectEnvelope(await call(admin, "PATCH", "/admin/keys/from-file", { quota_usd: 1 }), 409, "managed_by_config")
