@@ -5,8 +5,8 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Layer, Redacted } from "effect"
-import { AdminNotFound, AdminUnauthorized } from "../domain/adminErrors.js"
-import { addDays, dayOf } from "../domain/usageReport.js"
+import { AdminInvalid, AdminNotFound, AdminUnauthorized } from "../domain/adminErrors.js"
+import { reportRange } from "../domain/usageReport.js"
 import type { UsageDimension, UsageQuery } from "../store/admin/usage.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
 import { Admin } from "./Admin.js"
@@ -14,20 +14,20 @@ import { AdminApi, AdminAuth, type UsageQueryParams } from "./AdminApi.js"
 import { usageCsv } from "./csv.js"
 import { accountView, auditView, balanceView, groupView, priceView, issuedView, keyView, subscriptionView, usageRowView, userView } from "./views.js"
 
-const DEFAULT_DAYS = 30
-
-/** The query's range with its defaults: the 30 days up to today, or up to end_date. */
-const usageQuery = (params: typeof UsageQueryParams.Type): UsageQuery & { readonly by: UsageDimension } => {
-  const to = params.end_date ?? dayOf(new Date())
-  return {
+/** The query with its defaults (by model, the 30 days up to today or up to end_date); 400 when it starts after it ends. */
+const usageQuery = (params: typeof UsageQueryParams.Type): Effect.Effect<UsageQuery & { readonly by: UsageDimension }, AdminInvalid> => {
+  const range = reportRange(params.start_date, params.end_date, new Date())
+  if (range === undefined) {
+    return Effect.fail(new AdminInvalid({ message: "start_date must not be after end_date", code: "invalid_date", param: "start_date" }))
+  }
+  return Effect.succeed({
     by: params.by ?? "model",
-    from: params.start_date ?? addDays(to, -(DEFAULT_DAYS - 1)),
-    to,
+    ...range,
     key: params.key,
     user: params.user,
     group: params.group,
     model: params.model
-  }
+  })
 }
 
 const UsersLive = HttpApiBuilder.group(AdminApi, "users", (handlers) =>
@@ -229,19 +229,16 @@ const UsageLive = HttpApiBuilder.group(AdminApi, "usage", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
     return handlers
-      .handle("report", ({ urlParams }) => {
-        const query = usageQuery(urlParams)
-        return Effect.map(admin.usage(query), (rows) => ({
-          by: query.by,
-          start_date: query.from,
-          end_date: query.to,
-          rows: rows.map(usageRowView)
-        }))
-      })
-      .handle("csv", ({ urlParams }) => {
-        const query = usageQuery(urlParams)
-        return Effect.map(admin.usage(query), (rows) => usageCsv(query.by, rows))
-      })
+      .handle("report", ({ urlParams }) =>
+        Effect.flatMap(usageQuery(urlParams), (query) =>
+          Effect.map(admin.usage(query), (rows) => ({
+            by: query.by,
+            start_date: query.from,
+            end_date: query.to,
+            rows: rows.map(usageRowView)
+          }))))
+      .handle("csv", ({ urlParams }) =>
+        Effect.flatMap(usageQuery(urlParams), (query) => Effect.map(admin.usage(query), (rows) => usageCsv(query.by, rows))))
   }))
 
 const AuditLive = HttpApiBuilder.group(AdminApi, "audit", (handlers) =>

@@ -13,7 +13,7 @@ import { Console, Effect, Either, Option } from "effect"
 import { Admin } from "../admin/Admin.js"
 import { auditView, balanceView, issuedView, keyView, usageRowView, userView } from "../admin/views.js"
 import { formatUsd, parseUsd } from "../domain/money.js"
-import { addDays, dayOf, parseDay, usageReport } from "../domain/usageReport.js"
+import { parseDay, reportRange, usageReport } from "../domain/usageReport.js"
 import { StoreError } from "../domain/errors.js"
 import { openRequests, UsageDimension, usageSummary } from "../store/admin/usage.js"
 import type { IssuedKey, KeyRow } from "../store/admin/keys.js"
@@ -238,9 +238,9 @@ const usage = Command.make("usage", {
   open: Options.boolean("open").pipe(Options.withDescription("requests not (yet) settled"))
 }, (o) => {
   const now = new Date()
-  const to = Option.getOrElse(o.endDate, () => dayOf(now))
-  const from = Option.getOrElse(o.startDate, () => addDays(to, -29))
-  if (from > to) return Effect.fail(invalid("--start-date must not be after --end-date"))
+  const range = reportRange(Option.getOrUndefined(o.startDate), Option.getOrUndefined(o.endDate), now)
+  if (range === undefined) return Effect.fail(invalid("--start-date must not be after --end-date"))
+  const { from, to } = range
   const key = o.key
   const by = o.by
   const work = o.open

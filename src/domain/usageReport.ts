@@ -199,3 +199,17 @@ export const dayOf = (d: Date): string => {
 
 export const addDays = (day: string, n: number): string =>
   dayOf(new Date(new Date(`${day}T00:00:00Z`).getTime() + n * 86_400_000))
+
+/** Reports without a start_date cover this many days up to their end (today by default). */
+export const DEFAULT_RANGE_DAYS = 30
+
+/** The inclusive day range a report covers, defaults applied; undefined when it starts after it ends. */
+export const reportRange = (
+  start: string | undefined,
+  end: string | undefined,
+  now: Date
+): { readonly from: string; readonly to: string } | undefined => {
+  const to = end ?? dayOf(now)
+  const from = start ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1))
+  return from > to ? undefined : { from, to }
+}

@@ -2,13 +2,11 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
 import { InvalidRequest } from "../domain/errors.js"
-import { addDays, dayOf, parseDay, usageReport } from "../domain/usageReport.js"
+import { addDays, dayOf, DEFAULT_RANGE_DAYS, parseDay, usageReport } from "../domain/usageReport.js"
 import { KeyRepo } from "../services/keyRepo/KeyRepo.js"
 import { Quota } from "../services/quota/Quota.js"
 import { authenticate } from "./kit/auth.js"
 import { json } from "./kit/reply.js"
-
-const DEFAULT_RANGE_DAYS = 30
 
 const dayParam = (params: URLSearchParams, name: string) => {
   const raw = params.get(name)

@@ -374,6 +374,7 @@ export const adminSuite = (makeBackend: () => Backend) => {
       expect(byDay.json.rows[0].cost_usd).toBeCloseTo(total, 9)
       expectEnvelope(await call(admin, "GET", "/admin/usage?by=planet"), 400, "invalid_request")
       expectEnvelope(await call(admin, "GET", "/admin/usage?start_date=2026-02-30"), 400, "invalid_request")
+      expectEnvelope(await call(admin, "GET", "/admin/usage?start_date=2026-03-02&end_date=2026-03-01"), 400, "invalid_date")
 
       const csv = await call(admin, "GET", "/admin/usage.csv?by=user")
       expect(csv.status).toBe(200)

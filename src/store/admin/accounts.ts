@@ -98,6 +98,17 @@ const fromFile = (name: string) =>
     code: "managed_by_config"
   })
 
+/** An active account an operator may change: 404 when there is none, 409 when it is the file's. */
+const operatorAccount = (name: string) =>
+  Effect.gen(function*() {
+    const before = yield* existing(name)
+    if (before === undefined || before.status !== "active") {
+      return yield* new AdminNotFound({ message: `no account named '${name}'`, code: "account_not_found" })
+    }
+    if (before.in_config) return yield* fromFile(name)
+    return before
+  })
+
 export const createAccount = (actor: Actor, a: NewAccount) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -124,11 +135,7 @@ export const createAccount = (actor: Actor, a: NewAccount) =>
 export const updateAccount = (actor: Actor, name: string, c: AccountChange) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const before = yield* existing(name)
-    if (before === undefined || before.status !== "active") {
-      return yield* new AdminNotFound({ message: `no account named '${name}'`, code: "account_not_found" })
-    }
-    if (before.in_config) return yield* fromFile(name)
+    const before = yield* operatorAccount(name)
     const next = {
       base_url: (c.baseUrl ?? before.base_url).replace(/\/+$/, ""),
       secret_env: c.apiKeyEnv ?? before.secret_env,
@@ -154,11 +161,7 @@ export const updateAccount = (actor: Actor, name: string, c: AccountChange) =>
 export const removeAccount = (actor: Actor, name: string) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const before = yield* existing(name)
-    if (before === undefined || before.status !== "active") {
-      return yield* new AdminNotFound({ message: `no account named '${name}'`, code: "account_not_found" })
-    }
-    if (before.in_config) return yield* fromFile(name)
+    yield* operatorAccount(name)
     yield* sql`UPDATE accounts SET status = 'disabled', updated_at = ${Date.now()} WHERE name = ${name}`
     yield* recordAudit(actor, "account.remove", name)
   }), "removing the account failed")
