@@ -61,7 +61,9 @@ export const resolveConfig = (
       allowImageGeneration: g.allow_image_generation,
       rateMultiplier: g.rate_multiplier,
       models: g.models,
-      moderation: g.moderation
+      moderation: g.moderation,
+      rpmLimit: g.rpm_limit,
+      tpmLimit: g.tpm_limit
     })
     windowLimits.set(g.name, {
       daily: limitMicros(g.daily_limit_usd),
@@ -72,7 +74,13 @@ export const resolveConfig = (
   const users = new Map<string, User>()
   config.users.forEach((u, i) => {
     if (users.has(u.name)) problems.push(`users[${i}].name: duplicate user '${u.name}'`)
-    users.set(u.name, { name: u.name, balanceMicros: usdToMicros(u.balance_usd), concurrency: u.concurrency })
+    users.set(u.name, {
+      name: u.name,
+      balanceMicros: usdToMicros(u.balance_usd),
+      concurrency: u.concurrency,
+      rpmLimit: u.rpm_limit,
+      tpmLimit: u.tpm_limit
+    })
   })
   const seenHashes = new Set<string>()
   const keys: Array<ApiKey> = []
@@ -104,7 +112,9 @@ export const resolveConfig = (
       quotaMicros: k.quota_usd === undefined ? undefined : usdToMicros(k.quota_usd),
       quotaUsedMicros: 0,
       expiresAt: k.expires_at,
-      concurrency: k.concurrency
+      concurrency: k.concurrency,
+      rpmLimit: k.rpm_limit,
+      tpmLimit: k.tpm_limit
     })
   })
   const accounts: Array<Account> = []

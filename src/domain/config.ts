@@ -16,6 +16,12 @@ const NonEmpty = Schema.String.pipe(Schema.minLength(1))
 const NonNegative = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
 const PositiveInt = Schema.Number.pipe(Schema.int(), Schema.positive())
 
+/** Requests / tokens per minute, on groups, users and keys; absent = no limit. */
+const MinuteLimitFields = {
+  rpm_limit: Schema.optional(PositiveInt),
+  tpm_limit: Schema.optional(PositiveInt)
+}
+
 export const GroupConfig = Schema.Struct({
   name: NonEmpty,
   platform: Platform,
@@ -27,14 +33,16 @@ export const GroupConfig = Schema.Struct({
   // Subscription windows (UTC day, ISO week from Monday, calendar month); absent or 0 = no limit.
   daily_limit_usd: Schema.optional(NonNegative),
   weekly_limit_usd: Schema.optional(NonNegative),
-  monthly_limit_usd: Schema.optional(NonNegative)
+  monthly_limit_usd: Schema.optional(NonNegative),
+  ...MinuteLimitFields
 })
 export type GroupConfig = typeof GroupConfig.Type
 
 export const UserConfig = Schema.Struct({
   name: NonEmpty,
   balance_usd: Schema.optionalWith(Schema.Number.pipe(Schema.finite()), { default: () => 0 }),
-  concurrency: Schema.optionalWith(PositiveInt, { default: () => 5 })
+  concurrency: Schema.optionalWith(PositiveInt, { default: () => 5 }),
+  ...MinuteLimitFields
 })
 export type UserConfig = typeof UserConfig.Type
 
@@ -52,7 +60,8 @@ export const KeyConfig = Schema.Struct({
   status: Schema.optionalWith(KeyStatus, { default: () => "active" as const }),
   quota_usd: Schema.optional(NonNegative),
   expires_at: Schema.optional(Schema.DateFromString),
-  concurrency: Schema.optional(PositiveInt)
+  concurrency: Schema.optional(PositiveInt),
+  ...MinuteLimitFields
 })
 export type KeyConfig = typeof KeyConfig.Type
 

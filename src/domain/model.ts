@@ -12,7 +12,16 @@ export type Micros = number
 export const usdToMicros = (usd: number): Micros => Math.round(usd * 1_000_000)
 export const microsToUsd = (m: Micros): number => m / 1_000_000
 
-export interface Group {
+/**
+ * Requests and tokens per minute a key, user or group may use (issue 18); absent = no limit.
+ * Enforced by the RateLimits service on every responses request.
+ */
+export interface MinuteLimits {
+  readonly rpmLimit?: number | undefined
+  readonly tpmLimit?: number | undefined
+}
+
+export interface Group extends MinuteLimits {
   readonly name: string
   readonly platform: Platform
   readonly billing: "balance" | "subscription"
@@ -22,7 +31,7 @@ export interface Group {
   readonly moderation: ModerationMode
 }
 
-export interface User {
+export interface User extends MinuteLimits {
   readonly name: string
   readonly balanceMicros: Micros
   readonly concurrency: number
@@ -30,7 +39,7 @@ export interface User {
   readonly disabled?: boolean
 }
 
-export interface ApiKey {
+export interface ApiKey extends MinuteLimits {
   /** Stable, unique identifier: the configured name, else derived from the hash (never the key). */
   readonly id: string
   readonly sha256: string
