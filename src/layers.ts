@@ -7,7 +7,7 @@ import type { SqlClient } from "@effect/sql"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { Admin } from "./admin/Admin.js"
 import { LiveStore } from "./admin/LiveStore.js"
-import { AppConfig, type Settings } from "./config/AppConfig.js"
+import { AppConfig, Settings } from "./config/AppConfig.js"
 import { AccessLog } from "./observability/accessLog.js"
 import { GatewayServer, type ListenOptions } from "./server/GatewayServer.js"
 import type { KeyRepo } from "./services/keyRepo/KeyRepo.js"
@@ -17,6 +17,9 @@ import * as ModerationConfigured from "./services/moderation/configured.js"
 import type { Moderation } from "./services/moderation/Moderation.js"
 import * as QuotaMemory from "./services/quota/memory.js"
 import type { Quota } from "./services/quota/Quota.js"
+import * as RateLimitsInProcess from "./services/rateLimits/inProcess.js"
+import type { RateLimits } from "./services/rateLimits/RateLimits.js"
+import * as RateLimitsRedis from "./services/rateLimits/redis.js"
 import * as SchedulerInProcess from "./services/scheduler/inProcess.js"
 import * as SchedulerRedis from "./services/scheduler/redis.js"
 import type { Scheduler } from "./services/scheduler/Scheduler.js"
@@ -32,16 +35,17 @@ export interface ServiceOverrides {
   readonly keyRepo?: ServiceLayer<KeyRepo>
   readonly quota?: ServiceLayer<Quota>
   readonly scheduler?: ServiceLayer<Scheduler>
+  readonly rateLimits?: ServiceLayer<RateLimits>
   readonly moderation?: ServiceLayer<Moderation>
   readonly upstream?: ServiceLayer<Upstream>
   readonly accessLog?: ServiceLayer<AccessLog>
 }
 
-export type Services = KeyRepo | Quota | Scheduler | Moderation | Upstream | Lifecycle | AccessLog
+export type Services = KeyRepo | Quota | Scheduler | RateLimits | Moderation | Upstream | Lifecycle | AccessLog
 
 /**
  * The services the app runs on. Defaults: KeyRepo and Quota in memory from the config, the
- * Scheduler in process, Moderation as configured (rules by default), HTTP + simulator Upstream,
+ * Scheduler and the per-minute RateLimits in process, Moderation as configured (rules by default), HTTP + simulator Upstream,
  * the access log through Effect's logger.
  */
 export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Services, unknown, AppConfig | Settings> =>
@@ -49,6 +53,7 @@ export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Ser
     overrides.keyRepo ?? KeyRepoMemory.layer,
     overrides.quota ?? QuotaMemory.layer,
     overrides.scheduler ?? SchedulerInProcess.layer,
+    overrides.rateLimits ?? RateLimitsInProcess.layer,
     overrides.moderation ?? ModerationConfigured.layer,
     overrides.upstream ?? UpstreamLive.layer,
     overrides.accessLog ?? AccessLog.layerLogger
@@ -75,6 +80,18 @@ export const schedulerFromEnv: Layer.Layer<Scheduler, unknown, AppConfig | Setti
   }))
 )
 
+/** Per-minute limits shared on Redis when REDIS_URL is set (one limit across instances), else in process. */
+export const rateLimitsFromEnv: Layer.Layer<RateLimits, unknown, Settings> = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const url = yield* redisUrl
+    const prefix = (yield* Settings).scheduling.redisKeyPrefix
+    return Option.match(url, {
+      onNone: () => RateLimitsInProcess.layer,
+      onSome: (url) => RateLimitsRedis.layer({ url, prefix })
+    })
+  })
+)
+
 /** Operator changes announced to every instance over Redis when REDIS_URL is set, else to this process's caches. */
 export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.unwrapEffect(
   Effect.map(redisUrl, Option.match({
@@ -99,6 +116,7 @@ export const productionServices: Layer.Layer<Services | Admin, unknown, AppConfi
         keyRepo: sql.keyRepo,
         quota: sql.quota,
         scheduler: schedulerFromEnv.pipe(Layer.provide(sql.upstreamAccounts)),
+        rateLimits: rateLimitsFromEnv,
         accessLog: AccessLog.layer
       }),
       adminOn(sql.store, liveStoreFromEnv)

@@ -119,6 +119,7 @@ describe("the import graph of src/", () => {
       "services/lifecycle/Lifecycle.ts",
       "services/moderation/Moderation.ts",
       "services/quota/Quota.ts",
+      "services/rateLimits/RateLimits.ts",
       "services/scheduler/Scheduler.ts",
       "services/scheduler/UpstreamAccounts.ts",
       "services/upstream/Upstream.ts"

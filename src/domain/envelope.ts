@@ -16,6 +16,8 @@ export interface Envelope {
   readonly retryAfterSeconds?: number | undefined
   /** Sent as `x-should-retry: false` where a retry cannot help (the openai SDK honours it). */
   readonly noRetry?: boolean
+  /** More headers the answer carries (the `x-ratelimit-*` of a refused rate limit). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 /** Infrastructure failed: the one answer every StoreError gets (its details are logged, not sent). */
@@ -85,7 +87,8 @@ const envelopes: Mapping = {
     code: e.code,
     message: e.message,
     param: null,
-    retryAfterSeconds: e.retryAfterSeconds
+    retryAfterSeconds: e.retryAfterSeconds,
+    headers: e.headers
   }),
   NoAvailableAccount: (e) => ({
     status: 503,
@@ -148,9 +151,9 @@ export const internalError = (requestId: string): Envelope => ({
 
 export const envelopeBody = (e: Envelope) => ({ error: { type: e.type, message: e.message, code: e.code, param: e.param } })
 
-/** The headers an envelope answer carries besides its body: `retry-after`, `x-should-retry`. */
+/** The headers an envelope answer carries besides its body: `retry-after`, `x-should-retry`, `x-ratelimit-*`. */
 export const envelopeHeaders = (e: Envelope): Record<string, string> => {
-  const headers: Record<string, string> = {}
+  const headers: Record<string, string> = e.headers === undefined ? {} : { ...e.headers }
   if (e.retryAfterSeconds !== undefined) headers["retry-after"] = String(Math.max(0, Math.ceil(e.retryAfterSeconds)))
   if (e.noRetry) headers["x-should-retry"] = "false"
   return headers

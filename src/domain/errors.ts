@@ -47,11 +47,13 @@ export class InsufficientQuota extends Schema.TaggedError<InsufficientQuota>()("
   message: Schema.String
 }) {}
 
-/** 429: a limit that frees up with time (subscription windows, concurrency). */
+/** 429: a limit that frees up with time (subscription windows, concurrency, requests / tokens per minute). */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   code: Schema.String,
   message: Schema.String,
-  retryAfterSeconds: Schema.optional(Schema.Number)
+  retryAfterSeconds: Schema.optional(Schema.Number),
+  /** The `x-ratelimit-*` headers of a per-minute limit, so a client can pace itself. */
+  headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 }) {}
 
 /** 503: no upstream account can take the request now. */

@@ -1,6 +1,9 @@
 /**
  * The access log: one Info line per request, once it is answered (or the client left), with what
- * an operator greps for: request id, method, path, status, our error code, and the client's wait.
+ * an operator greps for: request id, method, path, status, our error code, and the client's wait;
+ * then, where the request got that far, who called (key id, group), the model, the upstream account,
+ * its status, the attempts, the upstream latency, tokens in and out, and the cost. Never key material
+ * or prompt text: the key appears by its id (its configured name, or an id derived from its hash).
  *
  * Two layers, one line. `layerLogger` logs through Effect's logger (the line is a `request`
  * message with the fields as annotations), so whatever logger the embedder installed sees it, and
@@ -10,6 +13,7 @@
  */
 import { Context, Effect, FiberRef, Layer, LogLevel } from "effect"
 import { stdoutLines } from "./logger.js"
+import type { RequestFacts } from "./requestFacts.js"
 
 export interface AccessEntry {
   readonly requestId: string
@@ -20,6 +24,25 @@ export interface AccessEntry {
   readonly code: string
   /** From the request's start until the client had its answer (not the settlement after it). */
   readonly durationMs: number
+  /** What the request came to past authentication (absent fields: it did not get that far). */
+  readonly facts?: RequestFacts | undefined
+}
+
+/** The facts as log annotations, in a fixed order, leaving out what is unknown. */
+const factFields = (f: RequestFacts | undefined): ReadonlyArray<readonly [string, string | number]> => {
+  if (f === undefined) return []
+  const out: Array<readonly [string, string | number]> = []
+  if (f.keyId !== undefined) out.push(["key", f.keyId])
+  if (f.group !== undefined) out.push(["group", f.group])
+  if (f.model !== undefined) out.push(["model", f.model])
+  if (f.account !== undefined) out.push(["account", f.account])
+  if (f.upstreamStatus !== undefined) out.push(["upstream_status", f.upstreamStatus])
+  if (f.attempts > 0) out.push(["attempts", f.attempts])
+  if (f.upstreamLatencyMs !== undefined) out.push(["upstream_ms", f.upstreamLatencyMs])
+  if (f.inputTokens !== undefined) out.push(["input_tokens", f.inputTokens])
+  if (f.outputTokens !== undefined) out.push(["output_tokens", f.outputTokens])
+  if (f.costMicros !== undefined) out.push(["cost_usd", f.costMicros / 1_000_000])
+  return out
 }
 
 export interface AccessLogShape {
@@ -30,7 +53,8 @@ export interface AccessLogShape {
 export const accessLine = (e: AccessEntry, at: Date): string =>
   `{"message":"request","logLevel":"INFO","timestamp":"${at.toISOString()}","annotations":{` +
   `"request_id":${JSON.stringify(e.requestId)},"method":${JSON.stringify(e.method)},"path":${JSON.stringify(e.path)},` +
-  `"status":${e.status},"code":${JSON.stringify(e.code)},"duration_ms":${e.durationMs}}}\n`
+  `"status":${e.status},"code":${JSON.stringify(e.code)},"duration_ms":${e.durationMs}` +
+  factFields(e.facts).map(([k, v]) => `,"${k}":${typeof v === "number" ? v : JSON.stringify(v)}`).join("") + `}}\n`
 
 const viaLogger: AccessLogShape = {
   record: (e) =>
@@ -41,7 +65,8 @@ const viaLogger: AccessLogShape = {
         path: e.path,
         status: e.status,
         code: e.code,
-        duration_ms: e.durationMs
+        duration_ms: e.durationMs,
+        ...Object.fromEntries(factFields(e.facts))
       })
     )
 }

@@ -4,7 +4,9 @@
  * - the one mapping of failures to the error envelope: typed errors exhaustively (domain/envelope),
  *   the router's RouteNotFound as 404/405, defects as 500s that do not leak internals;
  * - one access-log line and one metric per request, once it is over: the status it was answered
- *   with, or 499 when the client left first (as nginx logs it).
+ *   with, or 499 when the client left first (as nginx logs it), and the request's facts
+ *   (observability/requestFacts.ts) the endpoint noted;
+ * - the `x-ratelimit-*` headers of an admitted request, on whatever answer it gets.
  *
  * The request's Scope (the platform's, closed after the response is written) carries what a request
  * holds: slots, the upstream connection, the settlement that runs after the answer.
@@ -18,6 +20,7 @@ import type { GatewayError } from "../domain/errors.js"
 import { newRequestId } from "../domain/ids.js"
 import { currentRequestId, pathOf } from "../endpoints/kit/request.js"
 import { AccessLog } from "../observability/accessLog.js"
+import { currentRequestFacts, newRequestFacts } from "../observability/requestFacts.js"
 import { recordRequest } from "../observability/metrics.js"
 import { writeStallFiberId } from "./leanNodeServer.js"
 import { makeRouter, refusal, routeName } from "./router.js"
@@ -50,9 +53,10 @@ export const makeGatewayApp = Effect.gen(function*() {
       const id = newRequestId()
       const started = Date.now()
       const path = pathOf(request.url)
+      const facts = newRequestFacts()
       // The request is the root of a fiber of its own: set once, never restored (no one to restore for).
       const identified = Effect.zipRight(
-        FiberRef.set(currentRequestId, id),
+        Effect.zipRight(FiberRef.set(currentRequestId, id), FiberRef.set(currentRequestFacts, facts)),
         FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set("request_id", id as unknown))
       )
       let status = 200
@@ -79,7 +83,8 @@ export const makeGatewayApp = Effect.gen(function*() {
             path,
             status,
             code,
-            durationMs: (answeredAt ?? Date.now()) - started
+            durationMs: (answeredAt ?? Date.now()) - started,
+            facts
           })
         }))
 
@@ -87,9 +92,11 @@ export const makeGatewayApp = Effect.gen(function*() {
         status = response.status
         // First to run when the scope closes (added last): the client's wait ends here, before the
         // settlement that follows the answer.
+        const identifiedResponse = HttpServerResponse.setHeader(response, "x-request-id", id)
         return Effect.as(
           Scope.addFinalizer(scope, Effect.sync(() => void (answeredAt = Date.now()))),
-          HttpServerResponse.setHeader(response, "x-request-id", id)
+          // Once a request is admitted under its per-minute limits, every answer says where they stand.
+          facts.headers === undefined ? identifiedResponse : HttpServerResponse.setHeaders(identifiedResponse, facts.headers)
         )
       }
 

@@ -21,11 +21,13 @@ import { KeyRepo } from "../../services/keyRepo/KeyRepo.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Moderation, type ModerationShape } from "../../services/moderation/Moderation.js"
 import { Quota } from "../../services/quota/Quota.js"
+import { RateLimits, unlimited } from "../../services/rateLimits/RateLimits.js"
+import { requestFacts } from "../../observability/requestFacts.js"
 import { Scheduler } from "../../services/scheduler/Scheduler.js"
 import { sessionOf } from "../../services/scheduler/session.js"
 import { makeMessagesPlanner } from "./messagesPath.js"
 import { makeOpenAIPlanner } from "./openaiPath.js"
-import { moderationTexts, offersModel, wantsImageGeneration } from "./policy.js"
+import { moderationTexts, offersModel, roughInputTokens, wantsImageGeneration } from "./policy.js"
 import { type Answer, answerOf, type CallError, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
 import { responsesSubpath } from "./subpath.js"
 import { validateResponsesBody } from "./validate.js"
@@ -73,6 +75,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
   const defaultModels = (yield* AppConfig).data.defaultModels
   const scheduler = yield* Scheduler
   const quota = yield* Quota
+  const rateLimits = yield* RateLimits
   const moderation = yield* Moderation
   const lifecycle = yield* Lifecycle
   const keys = yield* KeyRepo
@@ -84,9 +87,13 @@ export const makeResponsesHandler = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = yield* currentRequestId
     const principal = yield* authenticate(keys, request, { allowExpired: false })
+    const facts = yield* requestFacts
+    facts.keyId = principal.key.id
+    facts.group = principal.group.name
     const subpath = yield* responsesSubpath(pathOf(request.url))
     const rawBody = yield* readBodyText(request, settings.maxBodyBytes)
     const validated = yield* Effect.flatMap(parseJson(rawBody), validateResponsesBody)
+    facts.model = validated.model
 
     // A group with its own model list decides alone; only otherwise do its accounts matter here.
     const listsModels = principal.group.models !== undefined && principal.group.models.length > 0
@@ -102,6 +109,13 @@ export const makeResponsesHandler = Effect.gen(function*() {
       })
     }
     yield* quota.check(principal)
+    const limits = yield* rateLimits.admit(principal, () => roughInputTokens(validated.body))
+    if (limits !== unlimited) {
+      facts.headers = limits.headers
+      // Added before the plan's settlement, so it runs after it (a scope's finalizers run last
+      // added first): the tokens the request really used are in `facts` by then.
+      yield* afterAnswer(Effect.suspend(() => limits.settle((facts.inputTokens ?? 0) + (facts.outputTokens ?? 0))))
+    }
     // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
     yield* quota.track(requestId, principal, validated.model)
 
@@ -111,7 +125,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
         defaultModels[principal.group.platform].includes(validated.model)
       ? validated.model
       : "other"
-    const input = { requestId, principal, request: validated, rawBody, subpath, metricModel }
+    const input = { requestId, principal, request: validated, rawBody, subpath, metricModel, facts }
     const plan = yield* (principal.group.platform === "openai" ? planOpenAI : planMessages)(input)
     // Whatever answer is rendered is settled once the client has it (or left): exactly once.
     yield* afterAnswer(plan.settle)
@@ -120,7 +134,8 @@ export const makeResponsesHandler = Effect.gen(function*() {
       principal,
       model: validated.model,
       session: sessionOf(principal.key.id, request.headers, validated.body),
-      build: plan.build
+      build: plan.build,
+      facts
     }
     // Slots taken from here on belong to the request's scope: given back when its response ends, however.
     const keySlot = yield* scheduler.acquireKeySlot(principal)

@@ -12,6 +12,7 @@ import { fromResponsesUsage, parseUpstreamJson } from "../../domain/upstreamJson
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import { json as jsonReply, rawJson } from "../kit/reply.js"
 import { observe, taggedCounters, upstreamLatency, usageEstimated } from "../../observability/metrics.js"
+import type { RequestFacts } from "../../observability/requestFacts.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Quota, type QuotaShape } from "../../services/quota/Quota.js"
@@ -34,6 +35,8 @@ export interface PathInput {
   readonly subpath: string
   /** The model as metrics label it: the requested name when configured somewhere, else "other". */
   readonly metricModel: string
+  /** The request's facts: the settlement writes its tokens and cost there. */
+  readonly facts: RequestFacts
 }
 
 const buildRequest = (input: PathInput) => (account: Account): UpstreamRequest => {
@@ -89,7 +92,7 @@ export const settlementFor = (quota: QuotaShape, input: PathInput) =>
         usage,
         estimated,
         at: new Date()
-      }, input.metricModel),
+      }, input.metricModel, input.facts),
     Date.now()
   )
 

@@ -4,6 +4,7 @@
  */
 import { Effect } from "effect"
 import { costMicrosTotal, observe, taggedCounters, tokensTotal } from "../../observability/metrics.js"
+import type { RequestFacts } from "../../observability/requestFacts.js"
 import type { QuotaShape, Settlement } from "../../services/quota/Quota.js"
 
 const tokensByModel = taggedCounters(tokensTotal, ["model"])
@@ -13,11 +14,18 @@ export const settleUsage = (
   quota: QuotaShape,
   settlement: Settlement,
   /** The label for `modelgate_tokens_total` (bounded: see `metricModel` in handler.ts). */
-  metricModel: string = settlement.model
+  metricModel: string = settlement.model,
+  /** Where the access log reads the tokens and the cost. */
+  facts?: RequestFacts
 ): Effect.Effect<void> => {
   const { principal, usage } = settlement
+  if (facts !== undefined) {
+    facts.inputTokens = usage.inputTokens
+    facts.outputTokens = usage.outputTokens
+  }
   return quota.settle(settlement).pipe(
     Effect.map((cost) => {
+      if (facts !== undefined) facts.costMicros = cost
       observe(tokensByModel(metricModel), usage.inputTokens + usage.outputTokens)
       observe(costByGroup(principal.group.name), cost)
     }),

@@ -28,6 +28,7 @@ import { countFailover } from "../../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../../services/scheduler/rateLimitReset.js"
 import { failoverReason } from "../../services/scheduler/verdict.js"
 import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../../services/upstream/Upstream.js"
+import type { RequestFacts } from "../../observability/requestFacts.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
 
@@ -92,6 +93,8 @@ export interface CallInput {
   readonly model: string
   readonly session: string | undefined
   readonly build: (account: Account) => UpstreamRequest
+  /** Where each attempt's account, status and latency are noted for the access log. */
+  readonly facts?: RequestFacts
 }
 
 export type CallError = NoAvailableAccount | RateLimited | UpstreamFailed | StoreError
@@ -128,16 +131,30 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     Effect.suspend(() => {
       const started = Date.now()
       const request = input.build(account)
+      const facts = input.facts
+      if (facts !== undefined) {
+        facts.account = account.name
+        facts.attempts++
+      }
+      const noted = (status: number, at: number) => {
+        if (facts === undefined) return
+        facts.upstreamStatus = status
+        facts.upstreamLatencyMs = at - started
+      }
       const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
         Effect.zipRight(scheduler.report(account, { _tag: "Failure", status, headers, code: error.code }, input.session), Effect.fail(error))
       return Effect.matchEffect(upstream.send(account, request), {
         onFailure: (e) => {
-          observe(upstreamFirstByte, Date.now() - started) // the time it took to fail
+          const at = Date.now()
+          observe(upstreamFirstByte, at - started) // the time it took to fail
+          noted(e.status, at)
           const outcome: UpstreamOutcome = { _tag: "Failure", status: e.status, headers: {}, code: e.code }
           return Effect.zipRight(scheduler.report(account, outcome, input.session), Effect.fail(e))
         },
         onSuccess: (sent) => {
-          observe(upstreamFirstByte, (sent.headersAt ?? Date.now()) - started)
+          const at = sent.headersAt ?? Date.now()
+          observe(upstreamFirstByte, at - started)
+          noted(sent.status, at)
           if (sent.status >= 200 && sent.status < 300) {
             const succeeded = (answer: Answer) => Effect.as(scheduler.report(account, SUCCESS, input.session), answer)
             if (request.stream) return succeeded({ account, response: sent })

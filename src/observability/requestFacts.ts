@@ -1,0 +1,50 @@
+/**
+ * What a request came to, filled in by the steps that learn it (who called, which account answered,
+ * what it cost) and read once the request is over by the access log (and the request's span).
+ *
+ * One plain mutable record per request, made by the gateway app and found through a FiberRef, like
+ * the request id: cheaper than threading a service through every step, and the steps that write it
+ * hold it directly (the settlement after the answer may run on another fiber).
+ */
+import { Effect, FiberRef } from "effect"
+
+export interface RequestFacts {
+  /** The key's id (its configured name, or an id derived from its hash): never key material. */
+  keyId: string | undefined
+  group: string | undefined
+  model: string | undefined
+  /** The account of the last upstream attempt. */
+  account: string | undefined
+  /** The last attempt's HTTP status (0: no answer came). */
+  upstreamStatus: number | undefined
+  attempts: number
+  /** Until the last attempt's answer headers (or its failure). */
+  upstreamLatencyMs: number | undefined
+  inputTokens: number | undefined
+  outputTokens: number | undefined
+  costMicros: number | undefined
+  /** Headers every answer to the request carries from here on (the `x-ratelimit-*` of its limits). */
+  headers: Readonly<Record<string, string>> | undefined
+}
+
+export const newRequestFacts = (): RequestFacts => ({
+  keyId: undefined,
+  group: undefined,
+  model: undefined,
+  account: undefined,
+  upstreamStatus: undefined,
+  attempts: 0,
+  upstreamLatencyMs: undefined,
+  inputTokens: undefined,
+  outputTokens: undefined,
+  costMicros: undefined,
+  headers: undefined
+})
+
+export const currentRequestFacts: FiberRef.FiberRef<RequestFacts | undefined> = FiberRef.unsafeMake<RequestFacts | undefined>(undefined)
+
+/** The facts of the request this fiber serves (a throwaway record outside the gateway app, e.g. in a unit test). */
+export const requestFacts: Effect.Effect<RequestFacts> = Effect.map(
+  FiberRef.get(currentRequestFacts),
+  (facts) => facts ?? newRequestFacts()
+)
