@@ -9,6 +9,7 @@ import { adminListenFromEnv } from "./admin/listen.js"
 import { AppConfig, Settings } from "./config/AppConfig.js"
 import { productionServices } from "./layers.js"
 import * as JsonLogger from "./observability/logger.js"
+import * as Tracing from "./observability/tracing.js"
 import { GatewayServer } from "./server/GatewayServer.js"
 import { Lifecycle } from "./services/lifecycle/Lifecycle.js"
 
@@ -65,6 +66,8 @@ const AdminListener = Layer.unwrapEffect(
 
 const Main = Layer.mergeAll(Banner, Drain, AdminListener).pipe(
   Layer.provideMerge(GatewayServer.layerConfig),
+  // The exporter (when OTEL_EXPORTER_OTLP_ENDPOINT is set) is the server's Tracer, and closes after it: pending spans are sent.
+  Layer.provide(Tracing.layerFromEnv),
   Layer.provide(productionServices),
   Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),
   Layer.provide(JsonLogger.layer),

@@ -6,7 +6,7 @@
  * the request id: cheaper than threading a service through every step, and the steps that write it
  * hold it directly (the settlement after the answer may run on another fiber).
  */
-import { Effect, FiberRef } from "effect"
+import { Effect, FiberRef, type Tracer } from "effect"
 
 export interface RequestFacts {
   /** The key's id (its configured name, or an id derived from its hash): never key material. */
@@ -25,6 +25,8 @@ export interface RequestFacts {
   costMicros: number | undefined
   /** Headers every answer to the request carries from here on (the `x-ratelimit-*` of its limits). */
   headers: Readonly<Record<string, string>> | undefined
+  /** The request's span when tracing is on (observability/tracing.ts); undefined: make no spans. */
+  span: Tracer.Span | undefined
 }
 
 export const newRequestFacts = (): RequestFacts => ({
@@ -38,7 +40,8 @@ export const newRequestFacts = (): RequestFacts => ({
   inputTokens: undefined,
   outputTokens: undefined,
   costMicros: undefined,
-  headers: undefined
+  headers: undefined,
+  span: undefined
 })
 
 export const currentRequestFacts: FiberRef.FiberRef<RequestFacts | undefined> = FiberRef.unsafeMake<RequestFacts | undefined>(undefined)

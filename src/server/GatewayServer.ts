@@ -9,17 +9,20 @@
  * idle, and a second after the deadline cuts whatever is still open, so that nothing (a JSON answer
  * still waiting on a slow upstream) holds the shutdown up past DRAIN_SECONDS.
  *
- * Tracing spans are off unless asked for (`tracing: true`): the platform's tracer middleware costs
- * about 70 µs per request when on, and the gateway installs no tracer of its own.
+ * Tracing spans are off unless asked for (`tracing: true`); then the app makes them itself, one
+ * per request for its whole life (observability/tracing.ts), through whatever Tracer the runtime
+ * has. The platform's tracer middleware stays off on both servers: its span ends when the response
+ * is handed over, before a stream is written or settled.
  */
 import type { Server } from "node:http"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Config, Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer, Option } from "effect"
+import { otlpFromEnv } from "../observability/tracing.js"
 import { Lifecycle } from "../services/lifecycle/Lifecycle.js"
 import { Settings } from "../config/AppConfig.js"
-import { makeGatewayApp } from "./app.js"
+import { makeGatewayAppWith } from "./app.js"
 import { makeNodeServer } from "./connections.js"
 import * as LeanNodeServer from "./leanNodeServer.js"
 
@@ -34,8 +37,13 @@ export interface GatewayServerShape {
 export interface ListenOptions {
   readonly port: number
   readonly host: string
-  /** Spans for every request through the platform's tracer (default off). */
+  /** A span for every request, through the runtime's Tracer (default off). */
   readonly tracing?: boolean
+  /**
+   * `lean` (default): src/server/leanNodeServer.ts; `platform`: @effect/platform-node's
+   * NodeHttpServer (no write-stall timer of ours).
+   */
+  readonly server?: "lean" | "platform"
 }
 
 /** After the drain deadline, how long streams get to flush their closing frames before the cut. */
@@ -89,25 +97,32 @@ export class GatewayServer extends Context.Tag("modelgate/GatewayServer")<Gatewa
       const settings = yield* Settings
       const server = makeNodeServer(settings)
       const closing = yield* shutdownHelpers(server)
-      const serve = Layer.unwrapEffect(Effect.map(makeGatewayApp, (app) => HttpServer.serve(app)))
-      const served = options.tracing === true ? serve : HttpMiddleware.withTracerDisabledWhen(serve, () => true)
-      // The one choice of server: the platform's NodeHttpServer when spans are wanted (its tracer
-      // middleware makes them), else the lean one (the same HttpServer contract, less per request).
-      const listening = options.tracing === true
+      const app = makeGatewayAppWith({ tracing: options.tracing === true })
+      const served = HttpMiddleware.withTracerDisabledWhen(
+        Layer.unwrapEffect(Effect.map(app, (app) => HttpServer.serve(app))),
+        () => true
+      )
+      // The one choice of server: the lean one (the platform's HttpServer contract, less per
+      // request), or the platform's own NodeHttpServer when asked for.
+      const listening = options.server === "platform"
         ? NodeHttpServer.layer(() => server, { port: options.port, host: options.host })
         : LeanNodeServer.layer(() => server, { port: options.port, host: options.host, writeStallMillis: settings.streamWriteTimeoutMillis })
       return Layer.mergeAll(served, closing, Layer.effect(GatewayServer, addressOf)).pipe(Layer.provide(listening))
     }))
 
-  /** PORT (default 8080), HOST (default 127.0.0.1) and TRACING (default false) from the environment. */
+  /**
+   * PORT (default 8080), HOST (default 127.0.0.1) and tracing from the environment: on with
+   * TRACING=true or an OTLP endpoint (observability/tracing.ts `otlpFromEnv`).
+   */
   static readonly layerConfig = Layer.unwrapEffect(
     Effect.map(
-      Config.all({
+      Effect.all({
         port: Config.port("PORT").pipe(Config.withDefault(8080)),
         host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-        tracing: Config.boolean("TRACING").pipe(Config.withDefault(false))
+        tracing: Config.boolean("TRACING").pipe(Config.withDefault(false)),
+        otlp: otlpFromEnv
       }),
-      GatewayServer.layer
+      ({ host, otlp, port, tracing }) => GatewayServer.layer({ port, host, tracing: tracing || Option.isSome(otlp) })
     )
   )
 }

@@ -14,16 +14,23 @@
 import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Cause, Context, Effect, FiberRef, HashMap, HashSet, Scope } from "effect"
+import { Cause, Clock, Context, Effect, FiberRef, HashMap, HashSet, Scope, type Tracer } from "effect"
 import { envelopeBody, envelopeHeaders, envelopeOf, type Envelope, internalError, type RouteRefused } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"
 import { newRequestId } from "../domain/ids.js"
 import { currentRequestId, pathOf } from "../endpoints/kit/request.js"
 import { AccessLog } from "../observability/accessLog.js"
 import { currentRequestFacts, newRequestFacts } from "../observability/requestFacts.js"
+import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
 import { recordRequest } from "../observability/metrics.js"
 import { writeStallFiberId } from "./leanNodeServer.js"
 import { makeRouter, refusal, routeName } from "./router.js"
+
+/** The route as a span names it: one name for the responses aliases, none for unknown paths. */
+const routeTemplate = (path: string): string => {
+  const name = routeName(path)
+  return name === "responses" ? "/v1/responses" : name === "ui" ? "/ui" : name === "unknown" ? "unknown" : path
+}
 
 type Refused = GatewayError | RouteRefused | HttpServerError.RouteNotFound
 
@@ -37,13 +44,19 @@ export const envelopeResponse = (e: Envelope) =>
     headers: envelopeHeaders(e)
   })
 
+export interface GatewayAppOptions {
+  /** A span per request (and its steps) through the runtime's Tracer: observability/tracing.ts. */
+  readonly tracing?: boolean
+}
+
 /**
  * The gateway app: every request answered (never a platform default), logged and counted. Build it
  * once; it needs nothing more from the context than the request and its Scope.
  */
-export const makeGatewayApp = Effect.gen(function*() {
+export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(function*() {
   const router = yield* makeRouter
   const accessLog = yield* AccessLog
+  const tracing = options.tracing === true
 
   return Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>(
     (fiber) => {
@@ -67,7 +80,7 @@ export const makeGatewayApp = Effect.gen(function*() {
       // what the request held has been given back.
       // Whether the client left is read from the fiber, not the exit: the platform answers a
       // stream cut short with a success of its own.
-      const logged = Scope.addFinalizer(scope,
+      const logged = (span: Tracer.Span | undefined) => Scope.addFinalizer(scope,
         Effect.descriptorWith((fiber) => {
           if (HashSet.has(fiber.interruptors, writeStallFiberId)) {
             status = 499
@@ -77,7 +90,7 @@ export const makeGatewayApp = Effect.gen(function*() {
             code = "client_closed_request"
           }
           recordRequest(routeName(path), status, code)
-          return accessLog.record({
+          const record = accessLog.record({
             requestId: id,
             method: request.method,
             path,
@@ -86,6 +99,8 @@ export const makeGatewayApp = Effect.gen(function*() {
             durationMs: (answeredAt ?? Date.now()) - started,
             facts
           })
+          if (span === undefined) return record
+          return Effect.zipLeft(record, Effect.map(Clock.currentTimeNanos, (now) => endRequestSpan(span, facts, status, code, now)))
         }))
 
       const answered = (response: HttpServerResponse.HttpServerResponse) => {
@@ -110,10 +125,19 @@ export const makeGatewayApp = Effect.gen(function*() {
         return failure._tag === "Some" ? response : Effect.zipRight(Effect.logError("unhandled defect", cause), response)
       }
 
+      const served = Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
+      if (!tracing) return identified.pipe(Effect.zipRight(logged(undefined)), Effect.zipRight(served))
       return identified.pipe(
-        Effect.zipRight(logged),
-        Effect.zipRight(Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered }))
+        Effect.zipRight(startRequestSpan(request, path, routeTemplate(path))),
+        Effect.tap((span) => {
+          facts.span = span
+          return logged(span)
+        }),
+        Effect.flatMap((span) => Effect.withParentSpan(served, span))
       )
     }
   )
 })
+
+/** The gateway app without spans (mount it under your own middleware: README "Composing"). */
+export const makeGatewayApp = makeGatewayAppWith({})

@@ -1,6 +1,6 @@
 /**
  * The two HttpServer implementations GatewayServer chooses between (the lean one by default, the
- * platform's NodeHttpServer when tracing is on) serve the gateway alike: JSON, SSE, the envelope
+ * platform's NodeHttpServer with `server: "platform"`) serve the gateway alike: JSON, SSE, the envelope
  * on an unknown route, x-request-id, and a client that leaves mid-stream logged as a 499.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -16,9 +16,9 @@ import { fakeUpstreamConfig, fakeUpstreamEnv, testData } from "../support/gatewa
 const KEY = "sk-test-openai-0001"
 
 describe.each([
-  ["the lean server (default)", false],
-  ["the platform's NodeHttpServer (tracing on)", true]
-])("%s", (_name, tracing) => {
+  ["the lean server (default)", "lean" as const],
+  ["the platform's NodeHttpServer", "platform" as const]
+])("%s", (_name, server) => {
   const logged: Array<AccessEntry> = []
   let url = ""
   let runtime: ManagedRuntime.ManagedRuntime<GatewayServer, unknown>
@@ -28,7 +28,7 @@ describe.each([
     const data = testData(fakeUpstreamConfig(upstream.url), fakeUpstreamEnv)
     const accessLog = Layer.succeed(AccessLog, { record: (e) => Effect.sync(() => void logged.push(e)) })
     runtime = ManagedRuntime.make(
-      gatewayLayer({ accessLog }, { port: 0, host: "127.0.0.1", tracing }).pipe(
+      gatewayLayer({ accessLog }, { port: 0, host: "127.0.0.1", server }).pipe(
         Layer.provide(Layer.mergeAll(AppConfig.layer(data, "test"), Settings.layer({})))
       )
     )

@@ -11,7 +11,7 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Metric, Scope } from "effect"
 import { AppConfig, Settings } from "../../config/AppConfig.js"
 import { type GatewayError, ModelNotFound, PermissionDenied } from "../../domain/errors.js"
-import type { Group } from "../../domain/model.js"
+import type { Group, Principal } from "../../domain/model.js"
 import { authenticate } from "../kit/auth.js"
 import { parseJson, readBodyText } from "../kit/body.js"
 import { afterAnswer, sse } from "../kit/reply.js"
@@ -23,6 +23,7 @@ import { Moderation, type ModerationShape } from "../../services/moderation/Mode
 import { Quota } from "../../services/quota/Quota.js"
 import { RateLimits, unlimited } from "../../services/rateLimits/RateLimits.js"
 import { requestFacts } from "../../observability/requestFacts.js"
+import { traced } from "../../observability/tracing.js"
 import { Scheduler } from "../../services/scheduler/Scheduler.js"
 import { sessionOf } from "../../services/scheduler/session.js"
 import { makeMessagesPlanner } from "./messagesPath.js"
@@ -30,7 +31,7 @@ import { makeOpenAIPlanner } from "./openaiPath.js"
 import { moderationTexts, offersModel, roughInputTokens, wantsImageGeneration } from "./policy.js"
 import { type Answer, answerOf, type CallError, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
 import { responsesSubpath } from "./subpath.js"
-import { validateResponsesBody } from "./validate.js"
+import { type ResponsesRequest, validateResponsesBody } from "./validate.js"
 import { waitingStream } from "./waitingStream.js"
 
 const flaggedCounter = taggedCounters(moderationFlagged, ["group", "category"])
@@ -83,6 +84,31 @@ export const makeResponsesHandler = Effect.gen(function*() {
   const planOpenAI = yield* makeOpenAIPlanner
   const planMessages = yield* makeMessagesPlanner
 
+  /**
+   * Whether the request may go on: the group offers the model, moderation lets it through, image
+   * generation is allowed where asked for, the money is there, and the per-minute limits admit it.
+   * Gives the group's accounts (when its model list did not decide alone) and the admission.
+   */
+  const checkPolicy = (principal: Principal, validated: ResponsesRequest) =>
+    Effect.gen(function*() {
+      // A group with its own model list decides alone; only otherwise do its accounts matter here.
+      const listsModels = principal.group.models !== undefined && principal.group.models.length > 0
+      const accounts = listsModels ? [] : yield* scheduler.accounts(principal.group)
+      if (!offersModel(principal.group, accounts, validated.model)) {
+        return yield* new ModelNotFound({ model: validated.model })
+      }
+      yield* moderate(moderation, principal.group, validated.body)
+      if (!principal.group.allowImageGeneration && wantsImageGeneration(validated.body)) {
+        return yield* new PermissionDenied({
+          code: "image_generation_not_allowed",
+          message: "Image generation is not enabled for this group"
+        })
+      }
+      yield* quota.check(principal)
+      const limits = yield* rateLimits.admit(principal, () => roughInputTokens(validated.body))
+      return { accounts, limits }
+    })
+
   const handler: ResponsesHandler = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = yield* currentRequestId
@@ -95,21 +121,9 @@ export const makeResponsesHandler = Effect.gen(function*() {
     const validated = yield* Effect.flatMap(parseJson(rawBody), validateResponsesBody)
     facts.model = validated.model
 
-    // A group with its own model list decides alone; only otherwise do its accounts matter here.
+    // The policy checks, one span when tracing: the model, moderation, image generation, money, limits.
+    const { accounts, limits } = yield* traced(facts, "gateway.policy", checkPolicy(principal, validated))
     const listsModels = principal.group.models !== undefined && principal.group.models.length > 0
-    const accounts = listsModels ? [] : yield* scheduler.accounts(principal.group)
-    if (!offersModel(principal.group, accounts, validated.model)) {
-      return yield* new ModelNotFound({ model: validated.model })
-    }
-    yield* moderate(moderation, principal.group, validated.body)
-    if (!principal.group.allowImageGeneration && wantsImageGeneration(validated.body)) {
-      return yield* new PermissionDenied({
-        code: "image_generation_not_allowed",
-        message: "Image generation is not enabled for this group"
-      })
-    }
-    yield* quota.check(principal)
-    const limits = yield* rateLimits.admit(principal, () => roughInputTokens(validated.body))
     if (limits !== unlimited) {
       facts.headers = limits.headers
       // Added before the plan's settlement, so it runs after it (a scope's finalizers run last
@@ -128,7 +142,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
     const input = { requestId, principal, request: validated, rawBody, subpath, metricModel, facts }
     const plan = yield* (principal.group.platform === "openai" ? planOpenAI : planMessages)(input)
     // Whatever answer is rendered is settled once the client has it (or left): exactly once.
-    yield* afterAnswer(plan.settle)
+    yield* afterAnswer(traced(facts, "gateway.settlement", plan.settle))
     const callInput: CallInput = {
       requestId,
       principal,
@@ -138,7 +152,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
       facts
     }
     // Slots taken from here on belong to the request's scope: given back when its response ends, however.
-    const keySlot = yield* scheduler.acquireKeySlot(principal)
+    const keySlot = yield* traced(facts, "gateway.key_slot", scheduler.acquireKeySlot(principal))
 
     if (validated.stream) {
       const waitInStream = (prepare: Effect.Effect<Answer, CallError>) =>

@@ -29,6 +29,7 @@ import { retryAfterMillis } from "../../services/scheduler/rateLimitReset.js"
 import { failoverReason } from "../../services/scheduler/verdict.js"
 import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../../services/upstream/Upstream.js"
 import type { RequestFacts } from "../../observability/requestFacts.js"
+import { traced, traceparentOf } from "../../observability/tracing.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
 
@@ -127,10 +128,29 @@ export const makeUpstreamCaller = Effect.gen(function*() {
    * One attempt on a held account slot (its answer is kept by the Scope in context); a failure is
    * reported to the scheduler first.
    */
-  const send = (input: CallInput, account: Account): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> =>
+  const send = (input: CallInput, account: Account): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> => {
+    const parent = input.facts?.span
+    if (parent === undefined) return Effect.suspend(() => sendRequest(input, account, input.build(account)))
+    // Tracing: the attempt is a span of its own, and the upstream hears of it as its parent.
+    return Effect.useSpan(
+      "gateway.upstream_attempt",
+      { parent, kind: "client", attributes: { "modelgate.account": account.name } },
+      (span) => {
+        const request = input.build(account)
+        const headers = { ...request.headers, traceparent: traceparentOf(span) }
+        return sendRequest(input, account, { ...request, headers }).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            const status = input.facts?.upstreamStatus
+            if (status !== undefined) span.attribute("http.response.status_code", status)
+          }))
+        )
+      }
+    )
+  }
+
+  const sendRequest = (input: CallInput, account: Account, request: UpstreamRequest): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> =>
     Effect.suspend(() => {
       const started = Date.now()
-      const request = input.build(account)
       const facts = input.facts
       if (facts !== undefined) {
         facts.account = account.name
@@ -230,7 +250,8 @@ export const makeUpstreamCaller = Effect.gen(function*() {
       session: input.session,
       exclude: tried
     })
-    const step = Effect.flatMap(pick, (t): Effect.Effect<CallStep, CallError, Scope.Scope> => {
+    const picked = input.facts === undefined ? pick : traced(input.facts, "gateway.scheduling", pick)
+    const step = Effect.flatMap(picked, (t): Effect.Effect<CallStep, CallError, Scope.Scope> => {
       ticket = t
       tried.add(t.account.name)
       if (t._tag === "Granted") return Effect.map(send(input, t.account), answered)

@@ -1,0 +1,197 @@
+/**
+ * Opt-in tracing, end to end: a gateway with tracing on exports its spans over OTLP/HTTP to a tiny
+ * receiver in the test; each request is one server span carrying what it came to, with children
+ * for policy, scheduling, the upstream attempt and the settlement, and the upstream hears the
+ * attempt's span as its W3C `traceparent`. With tracing off nothing reaches the receiver.
+ */
+import { createServer, type Server } from "node:http"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Layer, ManagedRuntime } from "effect"
+import { AppConfig, Settings } from "../../src/config/AppConfig.js"
+import { gatewayLayer } from "../../src/layers.js"
+import { layerOtlp } from "../../src/observability/tracing.js"
+import { GatewayServer } from "../../src/server/GatewayServer.js"
+import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
+import { fakeUpstreamConfig, fakeUpstreamEnv, testData } from "../support/gateway.js"
+
+interface OtlpValue {
+  readonly stringValue?: string
+  readonly intValue?: string | number
+  readonly doubleValue?: number
+  readonly boolValue?: boolean
+}
+interface OtlpSpan {
+  readonly traceId: string
+  readonly spanId: string
+  readonly parentSpanId?: string
+  readonly name: string
+  readonly kind: number
+  readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: OtlpValue }>
+}
+interface OtlpExport {
+  readonly resourceSpans: ReadonlyArray<{
+    readonly resource: { readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: OtlpValue }> }
+    readonly scopeSpans: ReadonlyArray<{ readonly spans: ReadonlyArray<OtlpSpan> }>
+  }>
+}
+
+/** An OTLP/HTTP receiver: keeps every span POSTed to /v1/traces. */
+const startReceiver = async () => {
+  const spans: Array<OtlpSpan> = []
+  const services: Array<string> = []
+  const server: Server = createServer((req, res) => {
+    let body = ""
+    req.on("data", (c: Buffer) => (body += c.toString()))
+    req.on("end", () => {
+      if (req.url === "/v1/traces" && req.method === "POST") {
+        const data = JSON.parse(body) as OtlpExport
+        for (const rs of data.resourceSpans) {
+          const name = rs.resource.attributes.find((a) => a.key === "service.name")?.value.stringValue
+          if (name !== undefined) services.push(name)
+          for (const ss of rs.scopeSpans) spans.push(...ss.spans)
+        }
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end("{}")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const address = server.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    spans,
+    services,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
+const attr = (span: OtlpSpan | undefined, key: string): string | number | boolean | undefined => {
+  const v = span?.attributes.find((a) => a.key === key)?.value
+  if (v === undefined) return undefined
+  if (v.stringValue !== undefined) return v.stringValue
+  if (v.intValue !== undefined) return Number(v.intValue)
+  return v.doubleValue ?? v.boolValue
+}
+
+const OPENAI_KEY = "sk-test-openai-0001"
+const ANTHROPIC_KEY = "sk-test-anthropic-0001"
+
+const post = (url: string, key: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${url}/v1/responses`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify(body)
+  })
+
+const startTraced = async (upstream: FakeUpstream, receiverUrl: string, tracing: boolean) => {
+  const data = testData(fakeUpstreamConfig(upstream.url), fakeUpstreamEnv)
+  const runtime = ManagedRuntime.make(
+    gatewayLayer({}, { port: 0, host: "127.0.0.1", tracing }).pipe(
+      Layer.provide(layerOtlp({ url: receiverUrl, serviceName: "modelgate-test", exportIntervalMillis: 50 })),
+      Layer.provide(Layer.mergeAll(AppConfig.layer(data, "test"), Settings.layer({})))
+    )
+  )
+  const url = (await runtime.runPromise(GatewayServer)).url
+  return { url, runtime }
+}
+
+describe("tracing on, exported over OTLP", () => {
+  let upstream: FakeUpstream
+  let receiver: Awaited<ReturnType<typeof startReceiver>>
+  beforeAll(async () => {
+    upstream = await startFakeUpstream()
+    receiver = await startReceiver()
+    const gateway = await startTraced(upstream, receiver.url, true)
+    const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    const json = await post(gateway.url, OPENAI_KEY, { model: "gpt-5.4", input: "hi" }, {
+      traceparent: `00-${clientTrace}-00f067aa0ba902b7-01`
+    })
+    expect(json.status).toBe(200)
+    await json.text()
+    const stream = await post(gateway.url, ANTHROPIC_KEY, { model: "claude-sonnet-4-5", input: "hi", stream: true })
+    expect(stream.status).toBe(200)
+    expect(await stream.text()).toContain("response.completed")
+    // Closing the runtime sends what is pending.
+    await gateway.runtime.dispose()
+  })
+  afterAll(async () => {
+    await upstream.close()
+    await receiver.close()
+  })
+
+  const requestSpans = () => receiver.spans.filter((s) => s.name === "POST /v1/responses")
+  const childrenOf = (root: OtlpSpan) => receiver.spans.filter((s) => s.parentSpanId === root.spanId)
+
+  it("makes one server span per request with what it came to", () => {
+    expect(receiver.services).toContain("modelgate-test")
+    const roots = requestSpans()
+    expect(roots).toHaveLength(2)
+    const openai = roots.find((s) => attr(s, "modelgate.group") === "oa")
+    expect(openai?.kind).toBe(2) // SERVER
+    expect(attr(openai, "http.route")).toBe("/v1/responses")
+    expect(attr(openai, "http.response.status_code")).toBe(200)
+    expect(attr(openai, "gen_ai.request.model")).toBe("gpt-5.4")
+    expect(attr(openai, "modelgate.account")).toBe("fake-openai")
+    expect(attr(openai, "modelgate.key")).toBe("oa-key")
+    expect(Number(attr(openai, "gen_ai.usage.input_tokens"))).toBeGreaterThan(0)
+    expect(Number(attr(openai, "gen_ai.usage.output_tokens"))).toBeGreaterThan(0)
+    expect(Number(attr(openai, "modelgate.cost_usd"))).toBeGreaterThan(0)
+    const anthropic = roots.find((s) => attr(s, "modelgate.group") === "an")
+    expect(attr(anthropic, "modelgate.account")).toBe("fake-anthropic")
+    expect(Number(attr(anthropic, "gen_ai.usage.output_tokens"))).toBeGreaterThan(0)
+  })
+
+  it("continues the client's trace", () => {
+    const openai = requestSpans().find((s) => attr(s, "modelgate.group") === "oa")
+    expect(openai?.traceId).toBe("4bf92f3577b34da6a3ce929d0e0e4736")
+    expect(openai?.parentSpanId).toBe("00f067aa0ba902b7")
+  })
+
+  it("has child spans for policy, key slot, scheduling, the upstream attempt and the settlement", () => {
+    expect(requestSpans()).toHaveLength(2)
+    for (const root of requestSpans()) {
+      const names = childrenOf(root).map((s) => s.name).sort()
+      expect(names).toEqual([
+        "gateway.key_slot",
+        "gateway.policy",
+        "gateway.scheduling",
+        "gateway.settlement",
+        "gateway.upstream_attempt"
+      ])
+      const attempt = childrenOf(root).find((s) => s.name === "gateway.upstream_attempt")
+      expect(attempt?.kind).toBe(3) // CLIENT
+      expect(attr(attempt, "http.response.status_code")).toBe(200)
+    }
+  })
+
+  it("sends the upstream attempt's span as W3C traceparent", () => {
+    const attempts = receiver.spans.filter((s) => s.name === "gateway.upstream_attempt")
+    const sent = upstream.requests.map((r) => r.headers["traceparent"])
+    expect(sent).toHaveLength(2)
+    for (const header of sent) {
+      const [version, traceId, spanId, flags] = String(header).split("-")
+      expect(version).toBe("00")
+      expect(flags).toBe("01")
+      expect(attempts.some((a) => a.traceId === traceId && a.spanId === spanId)).toBe(true)
+    }
+  })
+})
+
+describe("tracing off", () => {
+  it("exports nothing and sends no traceparent upstream", async () => {
+    const upstream = await startFakeUpstream()
+    const receiver = await startReceiver()
+    try {
+      const gateway = await startTraced(upstream, receiver.url, false)
+      const res = await post(gateway.url, OPENAI_KEY, { model: "gpt-5.4", input: "hi" })
+      expect(res.status).toBe(200)
+      await res.text()
+      await gateway.runtime.dispose()
+      expect(receiver.spans).toEqual([])
+      expect(upstream.requests[0]?.headers["traceparent"]).toBeUndefined()
+    } finally {
+      await upstream.close()
+      await receiver.close()
+    }
+  })
+})
