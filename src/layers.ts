@@ -20,6 +20,8 @@ import type { Quota } from "./services/quota/Quota.js"
 import * as RateLimitsInProcess from "./services/rateLimits/inProcess.js"
 import type { RateLimits } from "./services/rateLimits/RateLimits.js"
 import * as RateLimitsRedis from "./services/rateLimits/redis.js"
+import * as ReadinessLive from "./services/readiness/live.js"
+import type { Readiness } from "./services/readiness/Readiness.js"
 import * as SchedulerInProcess from "./services/scheduler/inProcess.js"
 import * as SchedulerRedis from "./services/scheduler/redis.js"
 import type { Scheduler } from "./services/scheduler/Scheduler.js"
@@ -39,9 +41,10 @@ export interface ServiceOverrides {
   readonly moderation?: ServiceLayer<Moderation>
   readonly upstream?: ServiceLayer<Upstream>
   readonly accessLog?: ServiceLayer<AccessLog>
+  readonly readiness?: ServiceLayer<Readiness>
 }
 
-export type Services = KeyRepo | Quota | Scheduler | RateLimits | Moderation | Upstream | Lifecycle | AccessLog
+export type Services = KeyRepo | Quota | Scheduler | RateLimits | Moderation | Upstream | Lifecycle | AccessLog | Readiness
 
 /**
  * The services the app runs on. Defaults: KeyRepo and Quota in memory from the config, the
@@ -56,7 +59,8 @@ export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Ser
     overrides.rateLimits ?? RateLimitsInProcess.layer,
     overrides.moderation ?? ModerationConfigured.layer,
     overrides.upstream ?? UpstreamLive.layer,
-    overrides.accessLog ?? AccessLog.layerLogger
+    overrides.accessLog ?? AccessLog.layerLogger,
+    overrides.readiness ?? ReadinessLive.layer()
   ).pipe(Layer.provideMerge(Lifecycle.layer))
 
 /**
@@ -92,6 +96,14 @@ export const rateLimitsFromEnv: Layer.Layer<RateLimits, unknown, Settings> = Lay
   })
 )
 
+/**
+ * /readyz over the database (`SELECT 1` on the store's SqlClient) and, when REDIS_URL is set, Redis
+ * (PING on a connection of its own); not ready while draining.
+ */
+export const readinessFromEnv: Layer.Layer<Readiness, unknown, SqlClient.SqlClient | Lifecycle> = Layer.unwrapEffect(
+  Effect.map(redisUrl, (url) => ReadinessLive.layerDatabase(Option.getOrUndefined(url)))
+)
+
 /** Operator changes announced to every instance over Redis when REDIS_URL is set, else to this process's caches. */
 export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.unwrapEffect(
   Effect.map(redisUrl, Option.match({
@@ -117,7 +129,8 @@ export const productionServices: Layer.Layer<Services | Admin, unknown, AppConfi
         quota: sql.quota,
         scheduler: schedulerFromEnv.pipe(Layer.provide(sql.upstreamAccounts)),
         rateLimits: rateLimitsFromEnv,
-        accessLog: AccessLog.layer
+        accessLog: AccessLog.layer,
+        readiness: readinessFromEnv.pipe(Layer.provide(sql.store))
       }),
       adminOn(sql.store, liveStoreFromEnv)
     )

@@ -120,6 +120,7 @@ describe("the import graph of src/", () => {
       "services/moderation/Moderation.ts",
       "services/quota/Quota.ts",
       "services/rateLimits/RateLimits.ts",
+      "services/readiness/Readiness.ts",
       "services/scheduler/Scheduler.ts",
       "services/scheduler/UpstreamAccounts.ts",
       "services/upstream/Upstream.ts"

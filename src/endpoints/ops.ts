@@ -1,10 +1,12 @@
 /**
- * The operator's endpoints: GET /health (liveness) and GET /metrics (Prometheus text of every Effect
- * metric in the process, the scheduler's slot gauges read at scrape time).
+ * The operator's endpoints: GET /health (liveness), GET /readyz (readiness: the database and Redis
+ * answer and the gateway is not draining) and GET /metrics (Prometheus text of every Effect metric
+ * in the process, the scheduler's slot gauges read at scrape time).
  */
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import { Effect, Metric, MetricLabel, MetricState, Redacted } from "effect"
 import { Unauthenticated } from "../domain/errors.js"
+import type { ReadinessShape } from "../services/readiness/Readiness.js"
 import type { SchedulerShape } from "../services/scheduler/Scheduler.js"
 import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
 import { json } from "./kit/reply.js"
@@ -99,6 +101,15 @@ export const prometheusText = (scheduler: SchedulerShape) => Effect.zipRight(col
 
 
 export const health = Effect.succeed(json({ status: "ok" }))
+
+const NO_STORE = { "cache-control": "no-store" }
+
+/**
+ * GET /readyz: 200 `{"status":"ready","checks":{...}}`, or 503 `{"status":"not_ready","reason",
+ * "checks"}`. No token: it tells which dependency is failing and nothing more (no address, no error text).
+ */
+export const readyz = (readiness: ReadinessShape) =>
+  Effect.map(readiness.check, (report) => json(report, report.status === "ready" ? 200 : 503, NO_STORE))
 
 /**
  * GET /metrics; with a token (METRICS_TOKEN), only for `Authorization: Bearer <token>` (401 in the

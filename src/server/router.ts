@@ -10,10 +10,11 @@ import { Effect } from "effect"
 import { type Envelope, methodNotAllowed, RouteRefused, routeNotFound } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"
 import { makeModelsHandlers } from "../endpoints/models.js"
-import { health, metrics } from "../endpoints/ops.js"
+import { health, metrics, readyz } from "../endpoints/ops.js"
 import { makeUsageHandler } from "../endpoints/usage.js"
 import { makeResponsesHandler } from "../endpoints/responses/handler.js"
 import { Settings } from "../config/AppConfig.js"
+import { Readiness } from "../services/readiness/Readiness.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
 import { uiHandler } from "../ui/assets.js"
 
@@ -21,13 +22,14 @@ import { uiHandler } from "../ui/assets.js"
 export const RESPONSES_PATHS = ["/v1/responses", "/responses", "/backend-api/codex/responses"] as const
 
 /** The label the request metrics carry: one per endpoint, not per path. */
-export type RouteName = "responses" | "models" | "usage" | "health" | "metrics" | "ui" | "unknown"
+export type RouteName = "responses" | "models" | "usage" | "health" | "readyz" | "metrics" | "ui" | "unknown"
 
 const GET_ROUTES: ReadonlyArray<readonly [string, RouteName]> = [
   ["/v1/models", "models"],
   ["/antigravity/models", "models"],
   ["/v1/usage", "usage"],
   ["/health", "health"],
+  ["/readyz", "readyz"],
   ["/metrics", "metrics"]
 ]
 const getRoutes = new Map(GET_ROUTES)
@@ -76,11 +78,13 @@ export const makeRouter = Effect.gen(function*() {
   const usage = yield* makeUsageHandler
   const scheduler = yield* Scheduler
   const settings = yield* Settings
+  const readiness = yield* Readiness
   let router: HttpRouter.HttpRouter<GatewayError | RouteRefused> = HttpRouter.empty.pipe(
     HttpRouter.get("/v1/models", models),
     HttpRouter.get("/antigravity/models", antigravityModels),
     HttpRouter.get("/v1/usage", usage),
     HttpRouter.get("/health", health),
+    HttpRouter.get("/readyz", readyz(readiness)),
     HttpRouter.get("/metrics", metrics(scheduler, settings.metricsToken)),
     // The dashboard's key-holder view (its operator view is on the admin listener).
     HttpRouter.get("/ui", uiHandler("key")),

@@ -1,6 +1,7 @@
 /**
  * Lifecycle: the shutdown signal streams listen to. On SIGTERM the server stops accepting; running
  * streams may finish until the drain deadline, when this fires and they end with response.failed.
+ * From the moment shutdown begins the gateway is draining: /readyz says so (`shuttingDown`).
  */
 import { Context, Deferred, Effect, FiberId, Layer } from "effect"
 
@@ -15,6 +16,8 @@ export interface LifecycleShape {
   readonly onDrainDeadline: (callback: () => void) => () => void
   /** Whether running streams must end now (the drain deadline has passed). */
   readonly pastDrainDeadline: () => boolean
+  /** Whether shutdown has begun (`beginShutdown` was called): the gateway is draining. */
+  readonly shuttingDown: () => boolean
   /** Starts the drain clock (idempotent). */
   readonly beginShutdown: (drainSeconds: number) => Effect.Effect<void>
 }
@@ -64,6 +67,7 @@ export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
     drainDeadline: signal.await,
     onDrainDeadline: (callback) => signal.watch(callback),
     pastDrainDeadline: () => signal.isFired,
+    shuttingDown: () => started,
     beginShutdown: (drainSeconds) =>
       Effect.suspend(() => {
         if (started) return Effect.void
