@@ -23,7 +23,7 @@ export const HttpClientUpstream = Layer.effect(
           ? { "x-api-key": secret, "anthropic-version": "2023-06-01" }
           : { authorization: `Bearer ${secret}` }
         return client.post(`${account.baseUrl.replace(/\/+$/, "")}${request.path}`, {
-          headers,
+          headers: { ...request.headers, ...headers }, // the client's forwarded headers, under the account's
           body: HttpBody.text(request.body, "application/json")
         }).pipe(
           Effect.map((response) => ({

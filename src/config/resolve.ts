@@ -135,6 +135,9 @@ export const resolveConfig = (
     } else if (a.kind === "http") {
       problems.push(`${at}.api_key_env: required for an http account (name the environment variable holding its key)`)
     }
+    for (const field of ["openai_organization", "openai_project"] as const) {
+      if (a[field] !== undefined && a.platform !== "openai") problems.push(`${at}.${field}: only for accounts on the openai platform`)
+    }
     accounts.push({
       name: a.name,
       platform: a.platform,
@@ -144,7 +147,9 @@ export const resolveConfig = (
       groups: a.groups,
       priority: a.priority,
       concurrency: a.concurrency,
-      modelMapping: a.model_mapping
+      modelMapping: a.model_mapping,
+      ...(a.openai_organization === undefined ? {} : { openaiOrganization: a.openai_organization }),
+      ...(a.openai_project === undefined ? {} : { openaiProject: a.openai_project })
     })
   })
   problems.push(...ruleProblems(config.moderation.rules))

@@ -15,6 +15,10 @@ export type ModerationMode = typeof ModerationMode.Type
 const NonEmpty = Schema.String.pipe(Schema.minLength(1))
 const NonNegative = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
 const PositiveInt = Schema.Number.pipe(Schema.int(), Schema.positive())
+/** A value sent as an HTTP header as it is: printable ASCII, no spaces (an id such as `org-…`). */
+const HeaderToken = Schema.String.pipe(Schema.pattern(/^[\x21-\x7e]{1,256}$/, {
+  message: () => "must be 1 to 256 printable ASCII characters without spaces"
+}))
 
 /** Requests / tokens per minute, on groups, users and keys; absent = no limit. */
 const MinuteLimitFields = {
@@ -76,7 +80,10 @@ export const AccountConfig = Schema.Struct({
   groups: Schema.Array(NonEmpty),
   priority: Schema.optionalWith(Schema.Number.pipe(Schema.int()), { default: () => 50 }),
   concurrency: Schema.optionalWith(PositiveInt, { default: () => 10 }),
-  model_mapping: Schema.optional(Schema.Record({ key: Schema.String, value: NonEmpty }))
+  model_mapping: Schema.optional(Schema.Record({ key: Schema.String, value: NonEmpty })),
+  // OpenAI accounts only: sent upstream as OpenAI-Organization / OpenAI-Project (src/domain/forwardHeaders.ts).
+  openai_organization: Schema.optional(HeaderToken),
+  openai_project: Schema.optional(HeaderToken)
 })
 export type AccountConfig = typeof AccountConfig.Type
 

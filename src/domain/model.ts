@@ -64,6 +64,13 @@ export interface Account {
   readonly priority: number
   readonly concurrency: number
   readonly modelMapping: Readonly<Record<string, string>> | undefined
+  /**
+   * OpenAI accounts only: sent as `OpenAI-Organization` / `OpenAI-Project` with every request to
+   * this account (a client's own are never forwarded). Config-file accounts only for now: an
+   * operator's accounts (admin API, database) do not store them yet.
+   */
+  readonly openaiOrganization?: string
+  readonly openaiProject?: string
 }
 
 /** Who is calling: the key with its user and group, as resolved by KeyRepo. */

@@ -148,4 +148,20 @@ keys:
     expect(data.keys[0]?.id).not.toBe(data.keys[1]?.id)
     expect(data.keys.map((k) => k.id).join(" ")).not.toContain("aaaa")
   })
+
+  it("openai_organization / openai_project: kept on an OpenAI account, absent when not set, refused elsewhere or malformed", () => {
+    const data = ok(edit("    groups: [oa]\n", "    groups: [oa]\n    openai_organization: org-abc123\n    openai_project: proj_xyz\n"))
+    expect(data.accounts[0]).toMatchObject({ openaiOrganization: "org-abc123", openaiProject: "proj_xyz" })
+    expect(ok(GOOD).accounts[0]).not.toHaveProperty("openaiOrganization")
+    expect(ok(GOOD).accounts[0]).not.toHaveProperty("openaiProject")
+    const anthropic = problems(`${GOOD}  - name: claude
+    platform: anthropic
+    api_key_env: UPSTREAM_KEY
+    groups: [an]
+    openai_organization: org-abc123
+`)
+    expect(anthropic.problems).toEqual(["accounts[1].openai_organization: only for accounts on the openai platform"])
+    const spaced = problems(edit("    groups: [oa]\n", "    groups: [oa]\n    openai_project: proj xyz\n"))
+    expect(spaced.problems.some((p) => p.startsWith("accounts[0].openai_project"))).toBe(true)
+  })
 })

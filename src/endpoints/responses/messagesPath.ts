@@ -4,8 +4,10 @@
  * (`src/translate`); this file wires it to the upstream answer, the drain signal and settlement, as
  * a PathPlan the handler runs around the upstream call.
  */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, Either, Option } from "effect"
 import { InvalidRequest } from "../../domain/errors.js"
+import { anthropicForwardedHeaders, type ForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { newId } from "../../domain/ids.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
 import { json as jsonReply } from "../kit/reply.js"
@@ -50,10 +52,11 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       return Effect.fail(new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param }))
     }
     const translated = translation.right
-    const build = (account: Account): UpstreamRequest => ({
+    const build = (headers: ForwardedHeaders | undefined) => (account: Account): UpstreamRequest => ({
       path: "/v1/messages",
       body: JSON.stringify({ ...translated, model: upstreamModel(account, request.model), stream: request.stream }),
-      stream: request.stream
+      stream: request.stream,
+      headers
     })
     const settlement = settlementFor(quota, input)
     const ctx = {
@@ -92,7 +95,12 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
     }
 
-    return Effect.succeed<PathPlan>({ build, json, stream, settle: settlement.settle })
+    return Effect.map(HttpServerRequest.HttpServerRequest, (client): PathPlan => ({
+      build: build(anthropicForwardedHeaders(client.headers)),
+      json,
+      stream,
+      settle: settlement.settle
+    }))
   }
   return plan
 })

@@ -4,9 +4,11 @@
  * requested model name. Streams flow read by read; nothing is buffered whole. The handler runs
  * the upstream call; this file builds its request and renders its answer (a PathPlan).
  */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either, type Stream } from "effect"
 import { type InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
+import { type ForwardedHeaders, openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
 import { fromResponsesUsage, parseUpstreamJson } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
@@ -39,12 +41,13 @@ export interface PathInput {
   readonly facts: RequestFacts
 }
 
-const buildRequest = (input: PathInput) => (account: Account): UpstreamRequest => {
+const buildRequest = (input: PathInput, headers: ForwardedHeaders | undefined) => (account: Account): UpstreamRequest => {
   const model = upstreamModel(account, input.request.model)
   return {
     path: `/responses${input.subpath}`,
     body: model === input.request.model ? input.rawBody : JSON.stringify({ ...input.request.body, model }),
-    stream: input.request.stream
+    stream: input.request.stream,
+    headers
   }
 }
 
@@ -65,8 +68,11 @@ export interface PathPlan {
   readonly settle: Effect.Effect<void>
 }
 
-/** How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts. */
-export type Planner = (input: PathInput) => Effect.Effect<PathPlan, InvalidRequest>
+/**
+ * How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts.
+ * The client's request is read for the headers that go upstream (src/domain/forwardHeaders.ts).
+ */
+export type Planner = (input: PathInput) => Effect.Effect<PathPlan, InvalidRequest, HttpServerRequest.HttpServerRequest>
 
 /**
  * A JSON answer's text and object: as the upstream call read them, or read now; one that is not
@@ -181,7 +187,12 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
       }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
     }
 
-    return Effect.succeed<PathPlan>({ build: buildRequest(input), json, stream, settle: settlement.settle })
+    return Effect.map(HttpServerRequest.HttpServerRequest, (client): PathPlan => ({
+      build: buildRequest(input, openaiForwardedHeaders(client.headers)),
+      json,
+      stream,
+      settle: settlement.settle
+    }))
   }
   return plan
 })

@@ -5,6 +5,7 @@
  */
 import { Duration, Effect, Redacted } from "effect"
 import { request } from "undici"
+import { openaiAccountHeaders } from "../../domain/forwardHeaders.js"
 import type { Account } from "../../domain/model.js"
 import type { ModerationConfig } from "../../domain/moderationConfig.js"
 import type { ModerationDecision, ModerationShape } from "./Moderation.js"
@@ -34,7 +35,7 @@ export const decideFromResults = (
 }
 
 export const makeOpenAIModeration = (account: Account, options: OpenAIOptions): ModerationShape => {
-  const headers: Record<string, string> = { "content-type": "application/json" }
+  const headers: Record<string, string> = { "content-type": "application/json", ...openaiAccountHeaders(account) }
   if (account.secret !== undefined) headers["authorization"] = `Bearer ${Redacted.value(account.secret)}`
   const onError: ModerationDecision = options.on_error === "block"
     ? { _tag: "Flag", category: "moderation_unavailable" }

@@ -16,6 +16,11 @@ export interface UpstreamRequest {
   /** The JSON body, already serialised (passthrough forwards the client's bytes when it can). */
   readonly body: string
   readonly stream: boolean
+  /**
+   * The client's headers that go along (already filtered by src/domain/forwardHeaders.ts), or none.
+   * The account's own headers (credentials, content type, versions) win over any of these.
+   */
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 export interface UpstreamResponse {

@@ -15,6 +15,7 @@ import type { Dispatcher } from "undici"
 import { Agent } from "undici"
 import type { SettingsShape } from "../../config/AppConfig.js"
 import { UpstreamFailed } from "../../domain/errors.js"
+import { openaiAccountHeaders } from "../../domain/forwardHeaders.js"
 import type { Account } from "../../domain/model.js"
 import { addFinalizer } from "../../lib/scope.js"
 import { type UpstreamRequest, type UpstreamResponse, type UpstreamShape, wholeBody } from "./Upstream.js"
@@ -73,14 +74,15 @@ interface Target {
 const targetOf = (account: Account): Target => {
   const url = new URL(account.baseUrl)
   const secret = account.secret === undefined ? undefined : Redacted.value(account.secret)
-  const auth: Record<string, string> = account.platform === "openai"
-    ? secret === undefined ? {} : { authorization: `Bearer ${secret}` }
+  // The account's credential, and what its config adds (OpenAI-Organization / OpenAI-Project).
+  const own: Record<string, string> = account.platform === "openai"
+    ? { ...openaiAccountHeaders(account), ...(secret === undefined ? {} : { authorization: `Bearer ${secret}` }) }
     : { ...(secret === undefined ? {} : { "x-api-key": secret }), "anthropic-version": ANTHROPIC_VERSION }
   return {
     origin: url.origin,
     prefix: url.pathname.replace(/\/+$/, ""),
-    jsonHeaders: { "content-type": "application/json", accept: "application/json", ...auth },
-    streamHeaders: { "content-type": "application/json", accept: "text/event-stream", ...auth }
+    jsonHeaders: { "content-type": "application/json", accept: "application/json", ...own },
+    streamHeaders: { "content-type": "application/json", accept: "text/event-stream", ...own }
   }
 }
 
@@ -130,11 +132,13 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** Sends the request; `answer` gets the answer (or the transport failure) once. */
   start(agent: Agent, target: Target, req: UpstreamRequest, answer: (result: Effect.Effect<UpstreamResponse, UpstreamFailed>) => void): void {
     this.answer = answer
+    const own = req.stream ? target.streamHeaders : target.jsonHeaders
     agent.dispatch({
       origin: target.origin,
       path: `${target.prefix}${req.path}`,
       method: "POST",
-      headers: req.stream ? target.streamHeaders : target.jsonHeaders,
+      // The client's forwarded headers first, so the account's own (its credentials) always win.
+      headers: req.headers === undefined ? own : { ...req.headers, ...own },
       body: req.body
     }, this)
   }
