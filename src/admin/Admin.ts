@@ -27,7 +27,7 @@ export interface AdminShape {
   readonly listUsers: Op<ReadonlyArray<Users.UserRow>>
   readonly getUser: (name: string) => Op<Users.UserRow, AdminNotFound>
   readonly createUser: (user: Users.NewUser) => Op<Users.UserRow, AdminConflict>
-  readonly updateUser: (name: string, change: { readonly concurrency?: number | undefined }) => Op<Users.UserRow, AdminNotFound>
+  readonly updateUser: (name: string, change: Users.UserChange) => Op<Users.UserRow, AdminNotFound>
   readonly setUserDisabled: (name: string, disabled: boolean) => Op<Users.UserRow, AdminNotFound>
   /** Returns the new balance. */
   readonly changeBalance: (

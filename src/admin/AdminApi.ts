@@ -95,6 +95,12 @@ const Name = Schema.String.pipe(
   Schema.annotations({ description: "1-64 of A-Z a-z 0-9 _ . @ -, starting with a letter or digit" })
 )
 const PositiveInt = Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(100_000))
+/** rpm_limit / tpm_limit: requests or tokens per minute, a positive whole number. */
+const PerMinute = Schema.Int.pipe(Schema.positive(), Schema.annotations({ description: "per minute, a positive whole number" }))
+/** In a view: null when there is no limit. */
+const PerMinuteOrNone = Schema.NullOr(Schema.Int)
+/** On a change: absent leaves it, null removes the limit. */
+const PerMinuteChange = Schema.optional(Schema.NullOr(PerMinute))
 const Instant = Schema.String.pipe(
   Schema.filter((s) => !Number.isNaN(Date.parse(s)) || "must be an ISO 8601 date-time, like 2026-12-31T00:00:00Z"),
   Schema.annotations({ description: "ISO 8601 date-time" })
@@ -108,7 +114,9 @@ export const UserView = Schema.Struct({
   name: Schema.String,
   balance_usd: Schema.Number,
   concurrency: Schema.Int,
-  /** Named in the config file (which then owns its concurrency). */
+  rpm_limit: PerMinuteOrNone,
+  tpm_limit: PerMinuteOrNone,
+  /** Named in the config file (which re-applies its concurrency and minute limits at every start). */
   in_config: Schema.Boolean,
   /** None of the user's keys is admitted. */
   disabled: Schema.Boolean,
@@ -125,6 +133,8 @@ export const GroupView = Schema.Struct({
   /** null: the platform's default models. */
   models: Schema.NullOr(Schema.Array(Schema.String)),
   moderation: Schema.String,
+  rpm_limit: PerMinuteOrNone,
+  tpm_limit: PerMinuteOrNone,
   in_config: Schema.Boolean
 })
 
@@ -141,7 +151,9 @@ export const NewGroupPayload = Schema.Struct({
   moderation: Schema.optionalWith(Schema.Literal("off", "observe", "block"), { default: () => "block" as const }),
   daily_limit_usd: Schema.optionalWith(Limit, { default: () => null }),
   weekly_limit_usd: Schema.optionalWith(Limit, { default: () => null }),
-  monthly_limit_usd: Schema.optionalWith(Limit, { default: () => null })
+  monthly_limit_usd: Schema.optionalWith(Limit, { default: () => null }),
+  rpm_limit: Schema.optionalWith(Schema.NullOr(PerMinute), { default: () => null }),
+  tpm_limit: Schema.optionalWith(Schema.NullOr(PerMinute), { default: () => null })
 })
 
 export const GroupChangePayload = Schema.Struct({
@@ -152,7 +164,9 @@ export const GroupChangePayload = Schema.Struct({
   moderation: Schema.optional(Schema.Literal("off", "observe", "block")),
   daily_limit_usd: Schema.optional(Limit),
   weekly_limit_usd: Schema.optional(Limit),
-  monthly_limit_usd: Schema.optional(Limit)
+  monthly_limit_usd: Schema.optional(Limit),
+  rpm_limit: PerMinuteChange,
+  tpm_limit: PerMinuteChange
 })
 
 export const AccountView = Schema.Struct({
@@ -255,6 +269,8 @@ export const KeyView = Schema.Struct({
   quota_used_usd: Schema.Number,
   expires_at: Schema.NullOr(Schema.String),
   concurrency: Schema.NullOr(Schema.Int),
+  rpm_limit: PerMinuteOrNone,
+  tpm_limit: PerMinuteOrNone,
   /** config (the file owns it), cli or admin-api. */
   source: Schema.String,
   created_at: Schema.String,
@@ -298,10 +314,17 @@ export const AuditView = Schema.Struct({
 export const NewUserPayload = Schema.Struct({
   name: Name,
   balance_usd: Schema.optional(Usd),
-  concurrency: Schema.optional(PositiveInt)
+  concurrency: Schema.optional(PositiveInt),
+  rpm_limit: Schema.optional(PerMinute),
+  tpm_limit: Schema.optional(PerMinute)
 })
 
-export const UserChangePayload = Schema.Struct({ concurrency: Schema.optional(PositiveInt) })
+/** Each field: absent leaves it; null removes a minute limit. */
+export const UserChangePayload = Schema.Struct({
+  concurrency: Schema.optional(PositiveInt),
+  rpm_limit: PerMinuteChange,
+  tpm_limit: PerMinuteChange
+})
 
 export const BalancePayload = Schema.Struct({
   amount_usd: Usd,
@@ -314,14 +337,18 @@ export const NewKeyPayload = Schema.Struct({
   name: Schema.optional(Name),
   quota_usd: Schema.optional(Usd),
   expires_at: Schema.optional(Instant),
-  concurrency: Schema.optional(PositiveInt)
+  concurrency: Schema.optional(PositiveInt),
+  rpm_limit: Schema.optional(PerMinute),
+  tpm_limit: Schema.optional(PerMinute)
 })
 
 /** Each field: absent leaves it, null removes the limit. */
 export const KeyChangePayload = Schema.Struct({
   quota_usd: Schema.optional(Schema.NullOr(Usd)),
   expires_at: Schema.optional(Schema.NullOr(Instant)),
-  concurrency: Schema.optional(Schema.NullOr(PositiveInt))
+  concurrency: Schema.optional(Schema.NullOr(PositiveInt)),
+  rpm_limit: PerMinuteChange,
+  tpm_limit: PerMinuteChange
 })
 
 const Flag = Schema.Literal("true", "false")
@@ -377,6 +404,10 @@ export const UsersGroup = HttpApiGroup.make("users")
       .setPayload(UserChangePayload)
       .addSuccess(UserView)
       .addError(NotFoundWire)
+      .annotate(
+        OpenApi.Description,
+        "Changes concurrency, rpm_limit, tpm_limit (null removes a limit). For a user the config file names, the file's values are applied again at the next start."
+      )
   )
   .add(
     HttpApiEndpoint.post("disable", "/admin/users/:name/disable")

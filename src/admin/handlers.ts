@@ -37,11 +37,21 @@ const UsersLive = HttpApiBuilder.group(AdminApi, "users", (handlers) =>
       .handle("list", () => Effect.map(admin.listUsers, (rows) => rows.map(userView)))
       .handle("create", ({ payload }) =>
         Effect.map(
-          admin.createUser({ name: payload.name, balanceMicros: payload.balance_usd ?? 0, concurrency: payload.concurrency ?? 5 }),
+          admin.createUser({
+            name: payload.name,
+            balanceMicros: payload.balance_usd ?? 0,
+            concurrency: payload.concurrency ?? 5,
+            rpmLimit: payload.rpm_limit,
+            tpmLimit: payload.tpm_limit
+          }),
           userView
         ))
       .handle("get", ({ path }) => Effect.map(admin.getUser(path.name), userView))
-      .handle("update", ({ path, payload }) => Effect.map(admin.updateUser(path.name, { concurrency: payload.concurrency }), userView))
+      .handle("update", ({ path, payload }) =>
+        Effect.map(
+          admin.updateUser(path.name, { concurrency: payload.concurrency, rpmLimit: payload.rpm_limit, tpmLimit: payload.tpm_limit }),
+          userView
+        ))
       .handle("disable", ({ path }) => Effect.map(admin.setUserDisabled(path.name, true), userView))
       .handle("enable", ({ path }) => Effect.map(admin.setUserDisabled(path.name, false), userView))
       .handle("topUp", ({ path, payload }) =>
@@ -76,7 +86,9 @@ const KeysLive = HttpApiBuilder.group(AdminApi, "keys", (handlers) =>
             name: payload.name,
             quotaMicros: payload.quota_usd,
             expiresAt: payload.expires_at === undefined ? undefined : new Date(payload.expires_at),
-            concurrency: payload.concurrency
+            concurrency: payload.concurrency,
+            rpmLimit: payload.rpm_limit,
+            tpmLimit: payload.tpm_limit
           }),
           issuedView
         ))
@@ -86,7 +98,9 @@ const KeysLive = HttpApiBuilder.group(AdminApi, "keys", (handlers) =>
           admin.updateKey(path.id, {
             quotaMicros: payload.quota_usd,
             expiresAt: dateOrNull(payload.expires_at),
-            concurrency: payload.concurrency
+            concurrency: payload.concurrency,
+            rpmLimit: payload.rpm_limit,
+            tpmLimit: payload.tpm_limit
           }),
           keyView
         ))
@@ -113,7 +127,9 @@ const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
             moderation: payload.moderation,
             dailyLimitMicros: payload.daily_limit_usd,
             weeklyLimitMicros: payload.weekly_limit_usd,
-            monthlyLimitMicros: payload.monthly_limit_usd
+            monthlyLimitMicros: payload.monthly_limit_usd,
+            rpmLimit: payload.rpm_limit,
+            tpmLimit: payload.tpm_limit
           }),
           groupView
         ))
@@ -127,7 +143,9 @@ const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
             ...(payload.moderation === undefined ? {} : { moderation: payload.moderation }),
             ...(payload.daily_limit_usd === undefined ? {} : { dailyLimitMicros: payload.daily_limit_usd }),
             ...(payload.weekly_limit_usd === undefined ? {} : { weeklyLimitMicros: payload.weekly_limit_usd }),
-            ...(payload.monthly_limit_usd === undefined ? {} : { monthlyLimitMicros: payload.monthly_limit_usd })
+            ...(payload.monthly_limit_usd === undefined ? {} : { monthlyLimitMicros: payload.monthly_limit_usd }),
+            ...(payload.rpm_limit === undefined ? {} : { rpmLimit: payload.rpm_limit }),
+            ...(payload.tpm_limit === undefined ? {} : { tpmLimit: payload.tpm_limit })
           }),
           groupView
         ))

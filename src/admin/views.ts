@@ -19,6 +19,8 @@ export const userView = (u: UserRow) => ({
   name: u.name,
   balance_usd: usdOf(u.balance_micros),
   concurrency: u.concurrency,
+  rpm_limit: u.rpm_limit,
+  tpm_limit: u.tpm_limit,
   in_config: u.in_config,
   disabled: u.disabled_at !== null,
   created_at: iso(u.created_at),
@@ -36,6 +38,8 @@ export const keyView = (k: KeyRow) => ({
   quota_used_usd: usdOf(k.quota_used_micros),
   expires_at: isoOrNull(k.expires_at),
   concurrency: k.concurrency,
+  rpm_limit: k.rpm_limit,
+  tpm_limit: k.tpm_limit,
   source: k.source,
   created_at: iso(k.created_at),
   updated_at: iso(k.updated_at),
@@ -110,5 +114,7 @@ export const groupView = (g: GroupRow) => ({
   rate_multiplier: g.rate_multiplier_ppm / 1_000_000,
   models: g.models,
   moderation: g.moderation,
+  rpm_limit: g.rpm_limit,
+  tpm_limit: g.tpm_limit,
   in_config: g.in_config
 })

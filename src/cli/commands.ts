@@ -55,6 +55,12 @@ const positive = (name: string) =>
     Options.mapEffect((n) => (n > 0 ? Effect.succeed(n) : Effect.fail(invalid(`--${name} must be a positive whole number`))))
   )
 
+/** --rpm-limit / --tpm-limit: requests or tokens per minute (absent: no limit). */
+const minuteLimits = {
+  rpmLimit: positive("rpm-limit").pipe(Options.withDescription("requests per minute at most"), Options.optional),
+  tpmLimit: positive("tpm-limit").pipe(Options.withDescription("tokens per minute at most"), Options.optional)
+}
+
 const dayOption = (name: string) =>
   Options.text(name).pipe(
     Options.mapEffect((text) => {
@@ -87,7 +93,8 @@ const keysCreate = Command.make("create", {
   name: Options.text("name").pipe(Options.withDescription("the key's id (default: a random one)"), Options.optional),
   quota: usdOption("quota-usd").pipe(Options.withDescription("spend limit in USD"), Options.optional),
   expiresAt: Options.date("expires-at").pipe(Options.withDescription("like 2026-12-31 or 2026-12-31T00:00:00Z"), Options.optional),
-  concurrency: positive("concurrency").pipe(Options.withDescription("requests at once on this key"), Options.optional)
+  concurrency: positive("concurrency").pipe(Options.withDescription("requests at once on this key"), Options.optional),
+  ...minuteLimits
 }, (o) =>
   onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
     admin.createKey({
@@ -96,7 +103,9 @@ const keysCreate = Command.make("create", {
       name: Option.getOrUndefined(o.name),
       quotaMicros: Option.getOrUndefined(o.quota),
       expiresAt: Option.getOrUndefined(o.expiresAt),
-      concurrency: Option.getOrUndefined(o.concurrency)
+      concurrency: Option.getOrUndefined(o.concurrency),
+      rpmLimit: Option.getOrUndefined(o.rpmLimit),
+      tpmLimit: Option.getOrUndefined(o.tpmLimit)
     })).pipe(Effect.flatMap((issued) => printIssued(issued, o.json, "Created"))))).pipe(
   Command.withDescription("Issue a key; its secret is printed once.")
 )
@@ -191,8 +200,16 @@ const usersList = Command.make("list", common, (o) =>
       o.json
         ? printJson(rows.map(userView))
         : table([
-          ["USER", "BALANCE_USD", "CONCURRENCY", "IN_CONFIG", "STATUS"],
-          ...rows.map((u) => [u.name, formatUsd(u.balance_micros), String(u.concurrency), u.in_config ? "yes" : "no", u.disabled_at === null ? "active" : "disabled"])
+          ["USER", "BALANCE_USD", "CONCURRENCY", "RPM_LIMIT", "TPM_LIMIT", "IN_CONFIG", "STATUS"],
+          ...rows.map((u) => [
+            u.name,
+            formatUsd(u.balance_micros),
+            String(u.concurrency),
+            u.rpm_limit === null ? "-" : String(u.rpm_limit),
+            u.tpm_limit === null ? "-" : String(u.tpm_limit),
+            u.in_config ? "yes" : "no",
+            u.disabled_at === null ? "active" : "disabled"
+          ])
         ])
     )
   ))).pipe(Command.withDescription("List users and their balances."))
@@ -201,10 +218,17 @@ const usersCreate = Command.make("create", {
   ...common,
   name: userArg,
   balance: usdOption("balance-usd").pipe(Options.withDefault(0)),
-  concurrency: positive("concurrency").pipe(Options.withDefault(5))
+  concurrency: positive("concurrency").pipe(Options.withDefault(5)),
+  ...minuteLimits
 }, (o) =>
   onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
-    admin.createUser({ name: o.name, balanceMicros: o.balance, concurrency: o.concurrency })).pipe(
+    admin.createUser({
+      name: o.name,
+      balanceMicros: o.balance,
+      concurrency: o.concurrency,
+      rpmLimit: Option.getOrUndefined(o.rpmLimit),
+      tpmLimit: Option.getOrUndefined(o.tpmLimit)
+    })).pipe(
       Effect.flatMap((u) => (o.json ? printJson(userView(u)) : Console.log(`Created user '${u.name}'.`)))
     ))).pipe(Command.withDescription("Add a user (the database owns it; the config file may also name users)."))
 

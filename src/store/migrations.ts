@@ -196,11 +196,34 @@ const operatorAccounts: Migration = {
   statements: [`ALTER TABLE accounts ADD COLUMN in_config INTEGER NOT NULL DEFAULT 1`]
 }
 
+// Requests / tokens per minute on groups, users and keys (NULL: no limit). BIGINT: a token limit may pass 2^31.
+const minuteLimits: Migration = {
+  version: 7,
+  name: "groups, users, api_keys: rpm_limit, tpm_limit",
+  statements: [
+    `ALTER TABLE groups ADD COLUMN rpm_limit BIGINT`,
+    `ALTER TABLE groups ADD COLUMN tpm_limit BIGINT`,
+    `ALTER TABLE users ADD COLUMN rpm_limit BIGINT`,
+    `ALTER TABLE users ADD COLUMN tpm_limit BIGINT`,
+    `ALTER TABLE api_keys ADD COLUMN rpm_limit BIGINT`,
+    `ALTER TABLE api_keys ADD COLUMN tpm_limit BIGINT`
+  ]
+}
+
+// 1 when the request was charged the fallback price: neither an override nor the price package knew its model.
+const priceFallback: Migration = {
+  version: 8,
+  name: "usage_events.price_fallback",
+  statements: [`ALTER TABLE usage_events ADD COLUMN price_fallback INTEGER NOT NULL DEFAULT 0`]
+}
+
 export const migrations: ReadonlyArray<Migration> = [
   initial,
   estimatedUsage,
   operatorSurface,
   disabledUsers,
   operatorPrices,
-  operatorAccounts
+  operatorAccounts,
+  minuteLimits,
+  priceFallback
 ]

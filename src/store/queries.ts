@@ -28,15 +28,21 @@ const PrincipalRow = Schema.Struct({
   ...KeyColumns,
   hash: Schema.String,
   concurrency: DbIntOrNull,
+  rpm_limit: DbIntOrNull,
+  tpm_limit: DbIntOrNull,
   balance_micros: DbInt,
   user_concurrency: DbInt,
   user_disabled_at: DbIntOrNull,
+  user_rpm_limit: DbIntOrNull,
+  user_tpm_limit: DbIntOrNull,
   platform: Platform,
   billing: Schema.Literal("balance", "subscription"),
   allow_image_generation: DbFlag,
   rate_multiplier_ppm: DbInt,
   models: ModelList,
-  moderation: ModerationMode
+  moderation: ModerationMode,
+  group_rpm_limit: DbIntOrNull,
+  group_tpm_limit: DbIntOrNull
 })
 
 const toPrincipal = (r: typeof PrincipalRow.Type): Principal => ({
@@ -50,9 +56,18 @@ const toPrincipal = (r: typeof PrincipalRow.Type): Principal => ({
     quotaMicros: r.quota_micros ?? undefined,
     quotaUsedMicros: r.quota_used_micros,
     expiresAt: dateOrUndefined(r.expires_at),
-    concurrency: r.concurrency ?? undefined
+    concurrency: r.concurrency ?? undefined,
+    rpmLimit: r.rpm_limit ?? undefined,
+    tpmLimit: r.tpm_limit ?? undefined
   },
-  user: { name: r.user_name, balanceMicros: r.balance_micros, concurrency: r.user_concurrency, disabled: r.user_disabled_at !== null },
+  user: {
+    name: r.user_name,
+    balanceMicros: r.balance_micros,
+    concurrency: r.user_concurrency,
+    disabled: r.user_disabled_at !== null,
+    rpmLimit: r.user_rpm_limit ?? undefined,
+    tpmLimit: r.user_tpm_limit ?? undefined
+  },
   group: {
     name: r.group_name,
     platform: r.platform,
@@ -60,7 +75,9 @@ const toPrincipal = (r: typeof PrincipalRow.Type): Principal => ({
     allowImageGeneration: r.allow_image_generation,
     rateMultiplier: r.rate_multiplier_ppm / 1_000_000,
     models: r.models ?? undefined,
-    moderation: r.moderation
+    moderation: r.moderation,
+    rpmLimit: r.group_rpm_limit ?? undefined,
+    tpmLimit: r.group_tpm_limit ?? undefined
   }
 })
 
@@ -68,9 +85,11 @@ const principalWhere = (column: "hash" | "id", value: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql`SELECT k.id, k.hash, k.prefix, k.user_name, k.group_name, k.status, k.quota_micros,
-        k.quota_used_micros, k.expires_at, k.concurrency, u.balance_micros, u.concurrency AS user_concurrency,
-        u.disabled_at AS user_disabled_at,
-        g.platform, g.billing, g.allow_image_generation, g.rate_multiplier_ppm, g.models, g.moderation
+        k.quota_used_micros, k.expires_at, k.concurrency, k.rpm_limit, k.tpm_limit, u.balance_micros,
+        u.concurrency AS user_concurrency, u.disabled_at AS user_disabled_at, u.rpm_limit AS user_rpm_limit,
+        u.tpm_limit AS user_tpm_limit,
+        g.platform, g.billing, g.allow_image_generation, g.rate_multiplier_ppm, g.models, g.moderation,
+        g.rpm_limit AS group_rpm_limit, g.tpm_limit AS group_tpm_limit
       FROM api_keys k
       JOIN users u ON u.name = k.user_name
       JOIN groups g ON g.name = k.group_name

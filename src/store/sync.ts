@@ -77,15 +77,15 @@ export const syncConfig = (data: GatewayData, now: Date = new Date()) =>
       for (const g of byName(data.groups.values(), (g) => g.name)) {
         const limits = data.windowLimits.get(g.name)
         yield* sql`INSERT INTO groups (name, platform, billing, allow_image_generation, rate_multiplier_ppm, models,
-            moderation, daily_limit_micros, weekly_limit_micros, monthly_limit_micros, in_config, updated_at)
+            moderation, daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, in_config, updated_at)
           VALUES (${g.name}, ${g.platform}, ${g.billing}, ${flag(g.allowImageGeneration)}, ${Number(ppm(g.rateMultiplier))},
             ${g.models === undefined ? null : JSON.stringify(g.models)}, ${g.moderation}, ${limits?.daily ?? null},
-            ${limits?.weekly ?? null}, ${limits?.monthly ?? null}, 1, ${at})
+            ${limits?.weekly ?? null}, ${limits?.monthly ?? null}, ${g.rpmLimit ?? null}, ${g.tpmLimit ?? null}, 1, ${at})
           ON CONFLICT (name) DO UPDATE SET platform = excluded.platform, billing = excluded.billing,
             allow_image_generation = excluded.allow_image_generation, rate_multiplier_ppm = excluded.rate_multiplier_ppm,
             models = excluded.models, moderation = excluded.moderation, daily_limit_micros = excluded.daily_limit_micros,
             weekly_limit_micros = excluded.weekly_limit_micros, monthly_limit_micros = excluded.monthly_limit_micros,
-            in_config = 1, updated_at = excluded.updated_at`
+            rpm_limit = excluded.rpm_limit, tpm_limit = excluded.tpm_limit, in_config = 1, updated_at = excluded.updated_at`
       }
       const groupRows = yield* decodeRows(Name)(yield* sql`SELECT name FROM groups WHERE in_config = 1 ORDER BY name`)
       for (const { name } of groupRows) {
@@ -106,13 +106,15 @@ export const syncConfig = (data: GatewayData, now: Date = new Date()) =>
               `${existing.balance_micros / 1e6} USD (use 'modelgate users topup')`
           )
         }
-        yield* sql`INSERT INTO users (name, balance_micros, config_balance_micros, balance_touched, concurrency, in_config,
-            created_at, updated_at)
-          VALUES (${u.name}, ${u.balanceMicros}, ${u.balanceMicros}, 0, ${u.concurrency}, 1, ${at}, ${at})
+        // Concurrency and the minute limits are the file's, re-applied at every start (an absent limit: none).
+        yield* sql`INSERT INTO users (name, balance_micros, config_balance_micros, balance_touched, concurrency, rpm_limit,
+            tpm_limit, in_config, created_at, updated_at)
+          VALUES (${u.name}, ${u.balanceMicros}, ${u.balanceMicros}, 0, ${u.concurrency}, ${u.rpmLimit ?? null},
+            ${u.tpmLimit ?? null}, 1, ${at}, ${at})
           ON CONFLICT (name) DO UPDATE SET
             balance_micros = CASE WHEN users.balance_touched = 0 THEN excluded.balance_micros ELSE users.balance_micros END,
             config_balance_micros = excluded.config_balance_micros, concurrency = excluded.concurrency,
-            in_config = 1, updated_at = excluded.updated_at`
+            rpm_limit = excluded.rpm_limit, tpm_limit = excluded.tpm_limit, in_config = 1, updated_at = excluded.updated_at`
       }
       for (const name of byName(users.keys(), (n) => n)) {
         if (!data.users.has(name)) yield* sql`UPDATE users SET in_config = 0, updated_at = ${at} WHERE name = ${name}`
@@ -160,13 +162,14 @@ export const syncConfig = (data: GatewayData, now: Date = new Date()) =>
           notes.push(`key '${k.id}' stays disabled: it was disabled by an operator (${disabledBy})`)
         }
         yield* sql`INSERT INTO api_keys (id, hash, prefix, user_name, group_name, status, disabled_by, quota_micros,
-            quota_used_micros, expires_at, concurrency, source, created_at, updated_at)
+            quota_used_micros, expires_at, concurrency, rpm_limit, tpm_limit, source, created_at, updated_at)
           VALUES (${k.id}, ${k.sha256}, ${k.prefix}, ${k.userName}, ${k.groupName}, ${status}, ${disabledBy},
-            ${k.quotaMicros ?? null}, 0, ${epochOrNull(k.expiresAt)}, ${k.concurrency ?? null}, 'config', ${at}, ${at})
+            ${k.quotaMicros ?? null}, 0, ${epochOrNull(k.expiresAt)}, ${k.concurrency ?? null}, ${k.rpmLimit ?? null},
+            ${k.tpmLimit ?? null}, 'config', ${at}, ${at})
           ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, prefix = excluded.prefix, user_name = excluded.user_name,
             group_name = excluded.group_name, status = excluded.status, disabled_by = excluded.disabled_by,
             quota_micros = excluded.quota_micros, expires_at = excluded.expires_at, concurrency = excluded.concurrency,
-            updated_at = excluded.updated_at`
+            rpm_limit = excluded.rpm_limit, tpm_limit = excluded.tpm_limit, updated_at = excluded.updated_at`
       }
       const configIds = new Set(data.keys.map((k) => k.id))
       for (const k of byName(keys.values(), (k) => k.id)) {

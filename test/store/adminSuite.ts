@@ -4,9 +4,23 @@
  * the next public request seeing the change at once, what the config file owns, usage reports
  * and CSV, and the audit trail.
  */
+import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ADMIN_TOKEN as TOKEN, type GatewayWithAdmin as Running, startWithAdmin as start, respond } from "../support/adminGateway.js"
-import type { Backend } from "./harness.js"
+import { AppConfig } from "../../src/config/AppConfig.js"
+import { sha256Hex } from "../../src/config/resolve.js"
+import type { Principal } from "../../src/domain/model.js"
+import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
+import { databaseLayer } from "../../src/store/Database.js"
+import * as KeyRepoSql from "../../src/store/keyRepoSql.js"
+import { Store } from "../../src/store/Store.js"
+import {
+  ADMIN_TOKEN as TOKEN,
+  adminGatewayConfig,
+  type GatewayWithAdmin as Running,
+  respond,
+  startWithAdmin as start
+} from "../support/adminGateway.js"
+import { type Backend, dataOf, openStore, type TestDatabase } from "./harness.js"
 
 interface Answer {
   readonly status: number
@@ -31,7 +45,32 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
   return { status: res.status, text, json, contentType: res.headers.get("content-type") }
 }
 
-/** One public request with `key`: its status. */
+/**
+ * The principal a key resolves to through the SQL KeyRepo of a second store on `db`: as it is now
+ * (no config sync), or, given a config file, as a gateway restarted with that file would resolve it.
+ */
+const principalOf = async (db: TestDatabase, key: string, restartWith?: unknown): Promise<Principal | undefined> => {
+  const rt = restartWith === undefined
+    ? ManagedRuntime.make(
+      KeyRepoSql.layer.pipe(
+        Layer.provide(Store.layerWith({ reportOrphans: false })),
+        Layer.provide(Layer.merge(databaseLayer(db.target), AppConfig.layer(dataOf(adminGatewayConfig), "test")))
+      )
+    )
+    : openStore(db, dataOf(restartWith))
+  try {
+    return Option.getOrUndefined(await rt.runPromise(Effect.flatMap(KeyRepo, (r) => r.findByHash(sha256Hex(key)))))
+  } finally {
+    await rt.dispose()
+  }
+}
+
+/** The minute limits of a principal's key, user and group, in that order (undefined: none). */
+const limitsOf = (p: Principal | undefined) =>
+  p === undefined
+    ? undefined
+    : { key: [p.key.rpmLimit, p.key.tpmLimit], user: [p.user.rpmLimit, p.user.tpmLimit], group: [p.group.rpmLimit, p.group.tpmLimit] }
+
 
 const expectEnvelope = (a: Answer, status: number, code: string) => {
   expect(a.status).toBe(status)
@@ -193,6 +232,82 @@ export const adminSuite = (makeBackend: () => Backend) => {
       const raised = await call(admin, "PATCH", "/admin/keys/capped", { quota_usd: null, concurrency: 2 })
       expect(raised.json).toMatchObject({ status: "active", quota_usd: null, concurrency: 2 })
       expect(await respond(gateway, issued.json.key)).toBe(200)
+    })
+
+    it("rpm/tpm limits: set on create, changed and cleared (null) on keys, users and groups; shown, audited, and in the principal", async () => {
+      const db = await backend.fresh()
+      const r = await start(db)
+      running.push(r)
+      const { admin } = r
+      const group = await call(admin, "POST", "/admin/groups", { name: "rl", platform: "openai", rpm_limit: 600, tpm_limit: 100_000 })
+      expect(group.json).toMatchObject({ name: "rl", rpm_limit: 600, tpm_limit: 100_000 })
+      const user = await call(admin, "POST", "/admin/users", { name: "gina", balance_usd: 5, rpm_limit: 30 })
+      expect(user.json).toMatchObject({ name: "gina", rpm_limit: 30, tpm_limit: null })
+      const issued = await call(admin, "POST", "/admin/keys", { user: "gina", group: "rl", name: "limited", rpm_limit: 10, tpm_limit: 5000 })
+      expect(issued.status).toBe(201)
+      expect(issued.json).toMatchObject({ id: "limited", rpm_limit: 10, tpm_limit: 5000 })
+      // Unset is null in every view.
+      expect((await call(admin, "GET", "/admin/keys/from-file")).json).toMatchObject({ rpm_limit: null, tpm_limit: null })
+      expect((await call(admin, "GET", "/admin/groups")).json.find((g: { name: string }) => g.name === "oa"))
+        .toMatchObject({ rpm_limit: null, tpm_limit: null })
+      expect(limitsOf(await principalOf(db, issued.json.key))).toEqual({ key: [10, 5000], user: [30, undefined], group: [600, 100_000] })
+
+      for (const bad of [0, -1, 1.5, "10"]) {
+        expectEnvelope(await call(admin, "POST", "/admin/keys", { user: "gina", group: "rl", rpm_limit: bad }), 400, "invalid_request")
+        expectEnvelope(await call(admin, "PATCH", "/admin/users/gina", { tpm_limit: bad }), 400, "invalid_request")
+      }
+
+      expect((await call(admin, "PATCH", "/admin/keys/limited", { rpm_limit: null, tpm_limit: 6000 })).json)
+        .toMatchObject({ rpm_limit: null, tpm_limit: 6000 })
+      expect((await call(admin, "PATCH", "/admin/users/gina", { tpm_limit: 2000 })).json).toMatchObject({ rpm_limit: 30, tpm_limit: 2000 })
+      expect((await call(admin, "PATCH", "/admin/groups/rl", { rpm_limit: null })).json).toMatchObject({ rpm_limit: null, tpm_limit: 100_000 })
+      expect((await call(admin, "GET", "/admin/keys/limited")).json).toMatchObject({ rpm_limit: null, tpm_limit: 6000 })
+      expect((await call(admin, "GET", "/admin/users/gina")).json).toMatchObject({ rpm_limit: 30, tpm_limit: 2000 })
+      expect(limitsOf(await principalOf(db, issued.json.key))).toEqual({ key: [undefined, 6000], user: [30, 2000], group: [undefined, 100_000] })
+
+      const keyAudit = await call(admin, "GET", "/admin/audit?target=limited")
+      expect(keyAudit.json.map((a: { action: string }) => a.action)).toEqual(["key.update", "key.create"])
+      expect(keyAudit.json[0].detail).toMatchObject({ rpm_limit: [10, null], tpm_limit: [5000, 6000] })
+      expect(keyAudit.json[1].detail).toMatchObject({ rpm_limit: 10, tpm_limit: 5000 })
+      const userAudit = await call(admin, "GET", "/admin/audit?target=gina")
+      expect(userAudit.json[0]).toMatchObject({ action: "user.update", detail: { rpm_limit: [30, 30], tpm_limit: [null, 2000] } })
+      const groupAudit = await call(admin, "GET", "/admin/audit?target=rl")
+      expect(groupAudit.json.map((a: { action: string }) => a.action)).toEqual(["group.update", "group.create"])
+      expect(groupAudit.json[0].detail).toEqual({ rpmLimit: null })
+    })
+
+    it("an rpm_limit set through the API holds the key's next request; cleared with null, the key serves again", async () => {
+      const { admin, gateway } = await fresh()
+      const issued = await call(admin, "POST", "/admin/keys", { user: "erin", group: "oa", name: "burst", rpm_limit: 1 })
+      expect(await respond(gateway, issued.json.key)).toBe(200)
+      expect(await respond(gateway, issued.json.key)).toBe(429)
+      await call(admin, "PATCH", "/admin/keys/burst", { rpm_limit: null })
+      expect(await respond(gateway, issued.json.key)).toBe(200)
+    })
+
+    it("rpm/tpm limits of what the config file names: keys and groups are the file's (409); a file user's come back from the file at the next start", async () => {
+      const db = await backend.fresh()
+      const r = await start(db)
+      running.push(r)
+      const { admin } = r
+      expectEnvelope(await call(admin, "PATCH", "/admin/keys/from-file", { rpm_limit: 5 }), 409, "managed_by_config")
+      expectEnvelope(await call(admin, "PATCH", "/admin/groups/oa", { tpm_limit: 5 }), 409, "managed_by_config")
+      // Like its concurrency, a file user's limits may be changed here, until the file is applied again.
+      expect((await call(admin, "PATCH", "/admin/users/erin", { rpm_limit: 5, tpm_limit: 500 })).json)
+        .toMatchObject({ in_config: true, rpm_limit: 5, tpm_limit: 500 })
+      expect(limitsOf(await principalOf(db, "sk-admin-config-key-0001"))?.user).toEqual([5, 500])
+
+      // A start with a file naming limits: the file's values (an absent one: no limit) replace the operator's.
+      const config = {
+        ...adminGatewayConfig,
+        groups: adminGatewayConfig.groups.map((g) => (g.name === "oa" ? { ...g, rpm_limit: 120 } : g)),
+        users: adminGatewayConfig.users.map((u) => ({ ...u, rpm_limit: 60 })),
+        keys: adminGatewayConfig.keys.map((k) => ({ ...k, tpm_limit: 7000 }))
+      }
+      expect(limitsOf(await principalOf(db, "sk-admin-config-key-0001", config)))
+        .toEqual({ key: [undefined, 7000], user: [60, undefined], group: [120, undefined] })
+      expect((await call(admin, "GET", "/admin/users/erin")).json).toMatchObject({ rpm_limit: 60, tpm_limit: null })
+      expect((await call(admin, "GET", "/admin/keys/from-file")).json).toMatchObject({ rpm_limit: null, tpm_limit: 7000 })
     })
 
     it("lists the upstream accounts with their health, takes one out and reinstates it (audited)", async () => {

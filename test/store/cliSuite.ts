@@ -78,6 +78,33 @@ export const cliSuite = (makeBackend: () => Backend) => {
       expect(JSON.parse(detail.out)).toMatchObject({ mode: "unrestricted", balance: 112.345678 })
     })
 
+    it("users create and keys create take --rpm-limit / --tpm-limit, which the next lookup carries", async () => {
+      const db = await backend.fresh()
+      await lookup(db, "sk-store-alice-paid")
+      const user = await cli(db, "users", "create", "gus", "--balance-usd", "5", "--rpm-limit", "30", "--json")
+      expect(user.code).toBe(0)
+      expect(JSON.parse(user.out)).toMatchObject({ name: "gus", rpm_limit: 30, tpm_limit: null })
+      const created = await cli(db, "keys", "create", "--user", "gus", "--group", "paid", "--name", "gus-1", "--tpm-limit", "9000", "--json")
+      expect(created.code).toBe(0)
+      const issued = JSON.parse(created.out) as { key: string; rpm_limit: number | null; tpm_limit: number | null }
+      expect(issued).toMatchObject({ rpm_limit: null, tpm_limit: 9000 })
+
+      const found = await lookup(db, issued.key)
+      expect(found?.key).toMatchObject({ id: "gus-1", tpmLimit: 9000 })
+      expect(found?.key.rpmLimit).toBeUndefined()
+      expect(found?.user).toMatchObject({ name: "gus", rpmLimit: 30 })
+      expect(found?.user.tpmLimit).toBeUndefined()
+      const listed = await cli(db, "users", "list")
+      expect(listed.out).toMatch(/^USER\s+BALANCE_USD\s+CONCURRENCY\s+RPM_LIMIT\s+TPM_LIMIT/)
+      expect(listed.out).toMatch(/^gus\s+5(\.0+)?\s+5\s+30\s+-\s/m)
+      const audit = JSON.parse((await cli(db, "audit", "--json", "--target", "gus-1")).out) as Array<{ detail: Record<string, unknown> }>
+      expect(audit[0]?.detail).toMatchObject({ rpm_limit: null, tpm_limit: 9000 })
+
+      expect((await cli(db, "keys", "create", "--user", "gus", "--group", "paid", "--rpm-limit", "0")).code).toBe(2)
+      expect((await cli(db, "users", "create", "hal", "--tpm-limit", "-5")).code).toBe(2)
+      expect((await cli(db, "keys", "create", "--help")).out).toContain("--rpm-limit")
+    })
+
     it("refuses bad input with exit 2 and unknown names with exit 1", async () => {
       const db = await backend.fresh()
       await lookup(db, "sk-store-alice-paid")

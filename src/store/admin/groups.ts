@@ -20,6 +20,8 @@ const GroupRow = Schema.Struct({
   rate_multiplier_ppm: DbInt,
   models: Schema.NullOr(Schema.parseJson(Schema.Array(Schema.String))),
   moderation: Schema.String,
+  rpm_limit: DbIntOrNull,
+  tpm_limit: DbIntOrNull,
   in_config: DbFlag
 })
 export type GroupRow = typeof GroupRow.Type
@@ -27,7 +29,8 @@ export type GroupRow = typeof GroupRow.Type
 export const listGroups = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   return yield* decodeRows(GroupRow)(
-    yield* sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, in_config
+    yield* sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, rpm_limit,
+        tpm_limit, in_config
       FROM groups ORDER BY name`
   )
 }).pipe(orStoreError("listing groups failed"))
@@ -44,6 +47,9 @@ export interface NewGroup {
   readonly dailyLimitMicros: Micros | null
   readonly weeklyLimitMicros: Micros | null
   readonly monthlyLimitMicros: Micros | null
+  /** Requests / tokens per minute across the group's keys; null: no limit. */
+  readonly rpmLimit: number | null
+  readonly tpmLimit: number | null
 }
 
 /** Each field: absent leaves it (`null` removes a list or a limit). The platform is fixed at creation. */
@@ -53,7 +59,8 @@ const groupNamed = (name: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return (yield* decodeRows(GroupRow)(
-      yield* sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, in_config
+      yield* sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, rpm_limit,
+          tpm_limit, in_config
         FROM groups WHERE name = ${name}`
     ))[0]
   })
@@ -67,10 +74,10 @@ export const createGroup = (actor: Actor, g: NewGroup) =>
       return yield* new AdminConflict({ message: `a group named '${g.name}' already exists`, code: "group_exists" })
     }
     yield* sql`INSERT INTO groups (name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation,
-        daily_limit_micros, weekly_limit_micros, monthly_limit_micros, in_config, updated_at)
+        daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, in_config, updated_at)
       VALUES (${g.name}, ${g.platform}, ${g.billing}, ${g.allowImageGeneration ? 1 : 0}, ${Number(ppm(g.rateMultiplier))},
         ${g.models === null ? null : JSON.stringify(g.models)}, ${g.moderation}, ${g.dailyLimitMicros}, ${g.weeklyLimitMicros},
-        ${g.monthlyLimitMicros}, 0, ${Date.now()})`
+        ${g.monthlyLimitMicros}, ${g.rpmLimit}, ${g.tpmLimit}, 0, ${Date.now()})`
     yield* recordAudit(actor, "group.create", g.name, { ...g })
     const row = yield* groupNamed(g.name)
     if (row === undefined) return yield* Effect.dieMessage("the group just created is gone")
@@ -99,12 +106,14 @@ export const updateGroup = (actor: Actor, name: string, c: GroupChange) =>
       moderation: c.moderation ?? before.moderation,
       daily: c.dailyLimitMicros === undefined ? limits?.daily_limit_micros ?? null : c.dailyLimitMicros,
       weekly: c.weeklyLimitMicros === undefined ? limits?.weekly_limit_micros ?? null : c.weeklyLimitMicros,
-      monthly: c.monthlyLimitMicros === undefined ? limits?.monthly_limit_micros ?? null : c.monthlyLimitMicros
+      monthly: c.monthlyLimitMicros === undefined ? limits?.monthly_limit_micros ?? null : c.monthlyLimitMicros,
+      rpm: c.rpmLimit === undefined ? before.rpm_limit : c.rpmLimit,
+      tpm: c.tpmLimit === undefined ? before.tpm_limit : c.tpmLimit
     }
     yield* sql`UPDATE groups SET billing = ${next.billing}, allow_image_generation = ${next.allow ? 1 : 0},
         rate_multiplier_ppm = ${next.ppm}, models = ${next.models === null ? null : JSON.stringify(next.models)},
         moderation = ${next.moderation}, daily_limit_micros = ${next.daily}, weekly_limit_micros = ${next.weekly},
-        monthly_limit_micros = ${next.monthly}, updated_at = ${Date.now()}
+        monthly_limit_micros = ${next.monthly}, rpm_limit = ${next.rpm}, tpm_limit = ${next.tpm}, updated_at = ${Date.now()}
       WHERE name = ${name}`
     yield* recordAudit(actor, "group.update", name, { ...c })
     const row = yield* groupNamed(name)

@@ -1,6 +1,6 @@
 /**
  * API keys for operators: issue (the secret is returned once; only its SHA-256 is stored), list,
- * disable, enable, rotate, change quota / expiry / concurrency, delete (disabled and hidden: usage
+ * disable, enable, rotate, change quota / expiry / concurrency / minute limits, delete (disabled and hidden: usage
  * rows keep naming it). Keys the config file names belong to the file: they may be disabled (that
  * sticks across restarts), every other change is refused as `managed_by_config`.
  */
@@ -22,6 +22,9 @@ export interface NewKey {
   readonly quotaMicros?: Micros | undefined
   readonly expiresAt?: Date | undefined
   readonly concurrency?: number | undefined
+  /** Requests / tokens per minute on this key; absent: no limit of its own. */
+  readonly rpmLimit?: number | undefined
+  readonly tpmLimit?: number | undefined
 }
 
 const KeyRow = Schema.Struct({
@@ -35,6 +38,8 @@ const KeyRow = Schema.Struct({
   quota_used_micros: DbInt,
   expires_at: DbIntOrNull,
   concurrency: DbIntOrNull,
+  rpm_limit: DbIntOrNull,
+  tpm_limit: DbIntOrNull,
   source: Schema.String,
   created_at: DbInt,
   updated_at: DbInt,
@@ -51,7 +56,7 @@ export interface IssuedKey {
 
 // Last use comes from the settled usage (the (key_id, at) index), so a request costs no extra write.
 const SELECT = `SELECT k.id, k.prefix, k.user_name, k.group_name, k.status, k.disabled_by, k.quota_micros,
-    k.quota_used_micros, k.expires_at, k.concurrency, k.source, k.created_at, k.updated_at, k.deleted_at,
+    k.quota_used_micros, k.expires_at, k.concurrency, k.rpm_limit, k.tpm_limit, k.source, k.created_at, k.updated_at, k.deleted_at,
     (SELECT MAX(e.at) FROM usage_events e WHERE e.key_id = k.id) AS last_used_at
   FROM api_keys k`
 
@@ -121,9 +126,10 @@ export const createKey = (actor: Actor, k: NewKey) =>
     const now = Date.now()
     const status = liveStatus({ quota_micros: k.quotaMicros ?? null, quota_used_micros: 0, expires_at: k.expiresAt?.getTime() ?? null })
     const inserted = yield* sql`INSERT INTO api_keys (id, hash, prefix, user_name, group_name, status, disabled_by, quota_micros,
-        quota_used_micros, expires_at, concurrency, source, created_at, updated_at)
+        quota_used_micros, expires_at, concurrency, rpm_limit, tpm_limit, source, created_at, updated_at)
       VALUES (${id}, ${sha256Hex(key)}, ${keyPrefix(key)}, ${k.user}, ${k.group}, ${status}, NULL, ${k.quotaMicros ?? null}, 0,
-        ${k.expiresAt?.getTime() ?? null}, ${k.concurrency ?? null}, ${actor}, ${now}, ${now})
+        ${k.expiresAt?.getTime() ?? null}, ${k.concurrency ?? null}, ${k.rpmLimit ?? null}, ${k.tpmLimit ?? null}, ${actor},
+        ${now}, ${now})
       ON CONFLICT (id) DO NOTHING RETURNING id`
     if (inserted.length === 0) return yield* new AdminConflict({ message: `a key named '${id}' already exists`, code: "key_exists" })
     yield* recordAudit(actor, "key.create", id, {
@@ -131,7 +137,9 @@ export const createKey = (actor: Actor, k: NewKey) =>
       group: k.group,
       quota_micros: k.quotaMicros ?? null,
       expires_at: k.expiresAt?.toISOString() ?? null,
-      concurrency: k.concurrency ?? null
+      concurrency: k.concurrency ?? null,
+      rpm_limit: k.rpmLimit ?? null,
+      tpm_limit: k.tpmLimit ?? null
     })
     return { row: yield* keyNamed(id).pipe(Effect.catchTag("AdminNotFound", () => Effect.dieMessage("the key just created is gone"))), key } satisfies IssuedKey
   }), "creating the key failed")
@@ -182,6 +190,8 @@ export interface KeyChange {
   readonly quotaMicros?: Micros | null | undefined
   readonly expiresAt?: Date | null | undefined
   readonly concurrency?: number | null | undefined
+  readonly rpmLimit?: number | null | undefined
+  readonly tpmLimit?: number | null | undefined
 }
 
 export const updateKey = (actor: Actor, id: string, change: KeyChange) =>
@@ -193,16 +203,21 @@ export const updateKey = (actor: Actor, id: string, change: KeyChange) =>
       quota_micros: change.quotaMicros === undefined ? row.quota_micros : change.quotaMicros,
       quota_used_micros: row.quota_used_micros,
       expires_at: change.expiresAt === undefined ? row.expires_at : change.expiresAt?.getTime() ?? null,
-      concurrency: change.concurrency === undefined ? row.concurrency : change.concurrency
+      concurrency: change.concurrency === undefined ? row.concurrency : change.concurrency,
+      rpm_limit: change.rpmLimit === undefined ? row.rpm_limit : change.rpmLimit,
+      tpm_limit: change.tpmLimit === undefined ? row.tpm_limit : change.tpmLimit
     }
     // A raised quota or a later expiry brings a key back; a disabled key stays disabled.
     const status = row.status === "disabled" ? "disabled" : liveStatus(next)
     yield* sql`UPDATE api_keys SET quota_micros = ${next.quota_micros}, expires_at = ${next.expires_at},
-        concurrency = ${next.concurrency}, status = ${status}, updated_at = ${Date.now()} WHERE id = ${id}`
+        concurrency = ${next.concurrency}, rpm_limit = ${next.rpm_limit}, tpm_limit = ${next.tpm_limit}, status = ${status},
+        updated_at = ${Date.now()} WHERE id = ${id}`
     yield* recordAudit(actor, "key.update", id, {
       quota_micros: [row.quota_micros, next.quota_micros],
       expires_at: [row.expires_at, next.expires_at],
       concurrency: [row.concurrency, next.concurrency],
+      rpm_limit: [row.rpm_limit, next.rpm_limit],
+      tpm_limit: [row.tpm_limit, next.tpm_limit],
       status: [row.status, status]
     })
     return yield* keyNamed(id)

@@ -1,5 +1,5 @@
 /**
- * Users for operators: list, create, change concurrency, top up or set a balance. A balance change
+ * Users for operators: list, create, change concurrency and minute limits, top up or set a balance. A balance change
  * writes a ledger row (balance_topups, with the signed amount) and an audit row with the change.
  */
 import { randomBytes } from "node:crypto"
@@ -15,6 +15,8 @@ const UserRow = Schema.Struct({
   name: Schema.String,
   balance_micros: DbInt,
   concurrency: DbInt,
+  rpm_limit: DbIntOrNull,
+  tpm_limit: DbIntOrNull,
   in_config: DbFlag,
   disabled_at: DbIntOrNull,
   created_at: DbInt,
@@ -22,7 +24,7 @@ const UserRow = Schema.Struct({
 })
 export type UserRow = typeof UserRow.Type
 
-const COLUMNS = "name, balance_micros, concurrency, in_config, disabled_at, created_at, updated_at"
+const COLUMNS = "name, balance_micros, concurrency, rpm_limit, tpm_limit, in_config, disabled_at, created_at, updated_at"
 
 export const listUsers = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -44,6 +46,16 @@ export interface NewUser {
   readonly name: string
   readonly balanceMicros: Micros
   readonly concurrency: number
+  /** Requests / tokens per minute across the user's keys; absent: no limit. */
+  readonly rpmLimit?: number | undefined
+  readonly tpmLimit?: number | undefined
+}
+
+/** Each field: absent leaves it; for the minute limits null removes the limit. */
+export interface UserChange {
+  readonly concurrency?: number | undefined
+  readonly rpmLimit?: number | null | undefined
+  readonly tpmLimit?: number | null | undefined
 }
 
 export const createUser = (actor: Actor, u: NewUser) =>
@@ -52,22 +64,41 @@ export const createUser = (actor: Actor, u: NewUser) =>
     const at = Date.now()
     // The database owns a balance set here (balance_touched = 1): a config file naming the same user later does not reset it.
     const inserted = yield* sql`INSERT INTO users (name, balance_micros, config_balance_micros, balance_touched, concurrency,
-        in_config, created_at, updated_at)
-      VALUES (${u.name}, ${u.balanceMicros}, NULL, 1, ${u.concurrency}, 0, ${at}, ${at})
+        rpm_limit, tpm_limit, in_config, created_at, updated_at)
+      VALUES (${u.name}, ${u.balanceMicros}, NULL, 1, ${u.concurrency}, ${u.rpmLimit ?? null}, ${u.tpmLimit ?? null}, 0, ${at}, ${at})
       ON CONFLICT (name) DO NOTHING RETURNING name`
     if (inserted.length === 0) return yield* new AdminConflict({ message: `a user named '${u.name}' already exists`, code: "user_exists" })
-    yield* recordAudit(actor, "user.create", u.name, { balance_micros: u.balanceMicros, concurrency: u.concurrency })
+    yield* recordAudit(actor, "user.create", u.name, {
+      balance_micros: u.balanceMicros,
+      concurrency: u.concurrency,
+      rpm_limit: u.rpmLimit ?? null,
+      tpm_limit: u.tpmLimit ?? null
+    })
     return yield* userNamed(u.name).pipe(Effect.catchTag("AdminNotFound", () => Effect.dieMessage("the user just created is gone")))
   }), "creating the user failed")
 
-export const updateUser = (actor: Actor, name: string, change: { readonly concurrency?: number | undefined }) =>
+/**
+ * For a user the config file names, the file's concurrency and minute limits are applied again at
+ * the next start (store/sync.ts): a change here lasts until then.
+ */
+export const updateUser = (actor: Actor, name: string, change: UserChange) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const before = yield* userNamed(name)
-    if (change.concurrency !== undefined) {
-      yield* sql`UPDATE users SET concurrency = ${change.concurrency}, updated_at = ${Date.now()} WHERE name = ${name}`
+    const next = {
+      concurrency: change.concurrency ?? before.concurrency,
+      rpm_limit: change.rpmLimit === undefined ? before.rpm_limit : change.rpmLimit,
+      tpm_limit: change.tpmLimit === undefined ? before.tpm_limit : change.tpmLimit
     }
-    yield* recordAudit(actor, "user.update", name, { concurrency: [before.concurrency, change.concurrency ?? before.concurrency] })
+    if (change.concurrency !== undefined || change.rpmLimit !== undefined || change.tpmLimit !== undefined) {
+      yield* sql`UPDATE users SET concurrency = ${next.concurrency}, rpm_limit = ${next.rpm_limit}, tpm_limit = ${next.tpm_limit},
+          updated_at = ${Date.now()} WHERE name = ${name}`
+    }
+    yield* recordAudit(actor, "user.update", name, {
+      concurrency: [before.concurrency, next.concurrency],
+      rpm_limit: [before.rpm_limit, next.rpm_limit],
+      tpm_limit: [before.tpm_limit, next.tpm_limit]
+    })
     return yield* userNamed(name)
   }), "updating the user failed")
 
