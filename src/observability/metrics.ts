@@ -67,6 +67,11 @@ export const moderationFlagged = Metric.counter("modelgate_moderation_flagged_to
   incremental: true
 })
 
+export const unpricedRequests = Metric.counter("modelgate_unpriced_requests_total", {
+  description: "Settlements charged the fallback price (no configured or operator price, not in the price package), by model",
+  incremental: true
+})
+
 export const usageEstimated = Metric.counter("modelgate_usage_estimated_total", {
   description: "Settlements of streams the upstream never reported usage for (cut or abandoned), counted with a tokenizer, by group",
   incremental: true

@@ -13,12 +13,12 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
 import { AppConfig } from "../config/AppConfig.js"
-import type { Account, Micros, Principal } from "../domain/model.js"
-import { costMicros } from "../domain/pricing.js"
+import type { Account, Principal } from "../domain/model.js"
+import { charge } from "../domain/pricing.js"
 import type { SubscriptionFigures } from "../domain/subscription.js"
 import type { UsageSnapshot } from "../domain/usageReport.js"
 import { addFinalizer } from "../lib/scope.js"
-import type { DayRange, EligibilityFigures, Settlement } from "../services/quota/Quota.js"
+import type { Charged, DayRange, EligibilityFigures, Settlement } from "../services/quota/Quota.js"
 import { dialectOf, sqlitePragmas } from "./client.js"
 import { operatorAccounts } from "./accounts.js"
 import { reportOrphans } from "./orphans.js"
@@ -42,7 +42,7 @@ export interface StoreShape {
   readonly findPrincipal: (sha256: string) => Effect.Effect<Option.Option<Principal>, StoreError>
   readonly figures: (principal: Principal) => Effect.Effect<EligibilityFigures, StoreError>
   /** Exactly once per request id; resolves when the settlement is committed, with the cost charged (0 if seen before). */
-  readonly settle: (s: Settlement) => Effect.Effect<Micros, StoreError>
+  readonly settle: (s: Settlement) => Effect.Effect<Charged, StoreError>
   readonly track: (requestId: string, principal: Principal, model: string) => Effect.Effect<void, never, Scope.Scope>
   readonly snapshot: (principal: Principal, range: DayRange, now: Date) => Effect.Effect<UsageSnapshot, StoreError>
   /** Resolves when every settlement accepted so far is committed. */
@@ -231,7 +231,7 @@ const make = (options: StoreOptions) =>
         })
       })
 
-    const settle = (s: Settlement): Effect.Effect<Micros, StoreError> =>
+    const settle = (s: Settlement): Effect.Effect<Charged, StoreError> =>
       Effect.suspend(() => {
         if (closed) {
           return Effect.fail(new StoreError({ message: "the store has shut down; the settlement was not recorded" }))
@@ -239,10 +239,17 @@ const make = (options: StoreOptions) =>
         const entry = tracked.get(s.requestId)
         tracked.delete(s.requestId)
         hashOfKey.set(s.principal.key.id, s.principal.key.sha256)
-        const cost = costMicros(s.model, s.usage, s.principal.group.rateMultiplier, prices)
+        const { cost, priceFallback } = charge(s.model, s.usage, s.principal.group.rateMultiplier, prices)
         // The caller waits for the batch's commit; a plain callback, not a Deferred, per settlement.
-        return Effect.async<Micros, StoreError>((resume) => {
-          const item: SettleItem = { _tag: "Settle", settlement: s, cost, closesMarker: entry?.written === true, done: resume }
+        return Effect.async<Charged, StoreError>((resume) => {
+          const item: SettleItem = {
+            _tag: "Settle",
+            settlement: s,
+            cost,
+            priceFallback,
+            closesMarker: entry?.written === true,
+            done: resume
+          }
           inFlight.add(item, s.principal, cost, s.at.getTime())
           writer.enqueue(item)
         })

@@ -32,6 +32,8 @@ import { DbInt, decodeRowsEither } from "./rows.js"
 export interface BatchSettle {
   readonly settlement: Settlement
   readonly cost: Micros
+  /** The cost is the fallback price's (the model had no price); absent means priced. */
+  readonly priceFallback?: boolean
   /** Its open marker was written, so the settlement removes it. */
   readonly closesMarker: boolean
 }
@@ -138,7 +140,8 @@ const EVENT_COLUMNS = [
   "reasoning_tokens",
   "cost_micros",
   "charged_to",
-  "estimated"
+  "estimated",
+  "price_fallback"
 ]
 
 const insertOpen = inserter("usage_open", OPEN_COLUMNS, "ON CONFLICT (request_id) DO NOTHING")
@@ -153,11 +156,11 @@ export const eventSteps = (batch: Batch): Array<Step> => {
   }
   for (const part of chunks(batch.settles)) {
     const params: Array<Param> = []
-    for (const { cost, settlement: s } of part) {
+    for (const { cost, priceFallback, settlement: s } of part) {
       const { group, key, user } = s.principal
       const u = s.usage
       params.push(s.requestId, key.id, user.name, group.name, s.model, dayOf(s.at), s.at.getTime())
-      params.push(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheCreationTokens, u.reasoningTokens, cost, group.billing, s.estimated === true ? 1 : 0)
+      params.push(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheCreationTokens, u.reasoningTokens, cost, group.billing, s.estimated === true ? 1 : 0, priceFallback === true ? 1 : 0)
     }
     steps.push({
       rows: "fresh",

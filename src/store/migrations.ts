@@ -210,6 +210,13 @@ const minuteLimits: Migration = {
   ]
 }
 
+// 1 when the request was charged the fallback price: neither an override nor the price package knew its model.
+const priceFallback: Migration = {
+  version: 8,
+  name: "usage_events.price_fallback",
+  statements: [`ALTER TABLE usage_events ADD COLUMN price_fallback INTEGER NOT NULL DEFAULT 0`]
+}
+
 export const migrations: ReadonlyArray<Migration> = [
   initial,
   estimatedUsage,
@@ -217,5 +224,6 @@ export const migrations: ReadonlyArray<Migration> = [
   disabledUsers,
   operatorPrices,
   operatorAccounts,
-  minuteLimits
+  minuteLimits,
+  priceFallback
 ]

@@ -16,7 +16,7 @@
 import type { SqlClient, SqlError } from "@effect/sql"
 import { Cause, Deferred, Effect, Either, Exit, FiberId, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
-import type { Micros } from "../domain/model.js"
+import { type Charged, notCharged } from "../services/quota/Quota.js"
 import {
   type Batch,
   type BatchOutcome,
@@ -39,8 +39,8 @@ export type { Committed, OpenMarker }
 
 export interface SettleItem extends BatchSettle {
   readonly _tag: "Settle"
-  /** Called once, when the batch carrying it has committed (the cost charged, 0 for a repeat) or failed. */
-  readonly done: (result: Exit.Exit<Micros, StoreError>) => void
+  /** Called once, when the batch carrying it has committed (what it charged; nothing for a repeat) or failed. */
+  readonly done: (result: Exit.Exit<Charged, StoreError>) => void
 }
 
 /** A request that ended without settling: its written marker goes. */
@@ -230,8 +230,12 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
             Effect.sync(() => {
               options.onBatch(committed, settles, repeats)
               // Each settle resumes its waiting request.
-              for (const s of settles) s.done(Exit.succeed(fresh.has(s.settlement.requestId) ? s.cost : 0))
-              for (const s of repeats) s.done(Exit.succeed(0))
+              for (const s of settles) {
+                s.done(Exit.succeed(
+                  fresh.has(s.settlement.requestId) ? { cost: s.cost, priceFallback: s.priceFallback === true } : notCharged
+                ))
+              }
+              for (const s of repeats) s.done(Exit.succeed(notCharged))
               flushed()
             }),
           onFailure: (cause) => {

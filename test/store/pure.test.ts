@@ -6,7 +6,7 @@ import { Effect, Either, Exit, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 import { formatUsd, parseUsd } from "../../src/domain/money.js"
 import type { Principal } from "../../src/domain/model.js"
-import { costMicros, priceFor } from "../../src/domain/pricing.js"
+import { charge, costMicros, quoteFor } from "../../src/domain/pricing.js"
 import { addSpend, emptySpends, usedIn, windowEnd, windowStart } from "../../src/domain/subscription.js"
 import { emptyUsage } from "../../src/domain/usage.js"
 import { dayOf } from "../../src/domain/usageReport.js"
@@ -43,16 +43,35 @@ describe("DATABASE_URL", () => {
 })
 
 describe("pricing", () => {
-  it("prefers an exact override, then the longest prefix, then the bundled table", () => {
+  const u = { ...emptyUsage, inputTokens: 1000, outputTokens: 100 }
+
+  it("prices a model only the price package knows at the package's price", () => {
+    expect(quoteFor("gpt-5.4")).toMatchObject({ source: "package", name: "gpt-5.4" })
+    expect(charge("gpt-5.4", u, 1)).toEqual({ cost: 4_000, priceFallback: false }) // 1000 x 2.5 + 100 x 15
+    expect(charge("gpt-5.4-mini", u, 1)).toEqual({ cost: 1_200, priceFallback: false }) // 1000 x 0.75 + 100 x 4.5
+    expect(quoteFor("claude-haiku-4-5-20251001")).toMatchObject({ source: "package", name: "claude-haiku-4-5" })
+  })
+
+  it("lets an override (the config's or an operator's: one table) win over the package: an exact name, then the longest prefix", () => {
     const overrides = [
       { model: "gpt-5*", price: { input: 9, output: 9, cacheRead: 9, cacheWrite: 9 } },
       { model: "gpt-5.4", price: { input: 1, output: 1, cacheRead: 1, cacheWrite: 1 } }
     ]
-    expect(priceFor("gpt-5.4", overrides).input).toBe(1)
-    expect(priceFor("gpt-5.4-mini", overrides).input).toBe(9)
-    expect(priceFor("gpt-5.4-mini").input).toBe(0.25) // bundled: longest prefix gpt-5.4-mini* beats gpt-5*
-    expect(priceFor("claude-opus-4-7").output).toBe(25)
-    expect(priceFor("who-knows").input).toBe(3) // fallback: never free
+    expect(quoteFor("gpt-5.4", overrides)).toMatchObject({ source: "override", name: "gpt-5.4" })
+    expect(charge("gpt-5.4", u, 1, overrides)).toEqual({ cost: 1_100, priceFallback: false })
+    // A prefix override beats the package's exact entry for gpt-5.4-mini.
+    expect(quoteFor("gpt-5.4-mini", overrides)).toMatchObject({ source: "override", name: "gpt-5*" })
+    expect(charge("gpt-5.4-mini", u, 1, overrides).cost).toBe(9_900)
+    // Overrides naming other models leave the package's prices alone.
+    expect(quoteFor("claude-opus-4-7", overrides)).toMatchObject({ source: "package", name: "claude-opus-4-7" })
+  })
+
+  it("charges a model nobody prices the fallback price (never free), flagged", () => {
+    expect(quoteFor("who-knows")).toMatchObject({ source: "fallback" })
+    // 1000 x 3 + 100 x 15, x 2
+    expect(charge("who-knows", u, 2)).toEqual({ cost: 9_000, priceFallback: true })
+    expect(charge("who-knows", u, 2, [{ model: "who-*", price: { input: 1, output: 1, cacheRead: 1, cacheWrite: 1 } }]))
+      .toEqual({ cost: 2_200, priceFallback: false })
   })
 
   it("computes in exact decimals and rounds once, half up", () => {

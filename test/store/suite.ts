@@ -77,7 +77,9 @@ const settlement = (requestId: string, p: Principal, model: string, u: TokenUsag
   at
 })
 
-const settle = (rt: Runtime, s: Settlement) => run(rt, Effect.flatMap(Quota, (q) => q.settle(s)))
+/** What the settlement charged, in full; `settle` is its cost. */
+const settleCharged = (rt: Runtime, s: Settlement) => run(rt, Effect.flatMap(Quota, (q) => q.settle(s)))
+const settle = (rt: Runtime, s: Settlement) => settleCharged(rt, s).then((c) => c.cost)
 
 /** The typed failure of a check, or "ok". */
 const check = (rt: Runtime, p: Principal) =>
@@ -146,6 +148,7 @@ export const storeSuite = (makeBackend: () => Backend) => {
       expect(await one(rt, "SELECT COUNT(*) FROM usage_events")).toBe(1)
       expect(await one(rt, "SELECT cost_micros FROM usage_events WHERE request_id = 'r-old'")).toBe(42)
       expect(await one(rt, "SELECT estimated FROM usage_events WHERE request_id = 'r-old'")).toBe(0)
+      expect(await one(rt, "SELECT price_fallback FROM usage_events WHERE request_id = 'r-old'")).toBe(0)
     })
 
     it("stores keys hashed, never the key itself", async () => {
@@ -265,6 +268,28 @@ export const storeSuite = (makeBackend: () => Backend) => {
       expect(await one(rt, "SELECT estimated FROM usage_events WHERE request_id = 'r-estimated'")).toBe(1)
     })
 
+    it("flags a settlement charged the fallback price (no override, not in the price package), and only that one", async () => {
+      const rt = open(await fresh())
+      const p = await principal(rt, "sk-store-alice-paid")
+      const u = usage({ inputTokens: 1000, outputTokens: 100 })
+      expect(await settleCharged(rt, settlement("r-override", p, "house-model", u))).toEqual({ cost: 195, priceFallback: false })
+      // gpt-5.4 from the package: 1000 x 2.5 + 100 x 15 = 4_000; x 1.5
+      expect(await settleCharged(rt, settlement("r-package", p, "gpt-5.4", u))).toEqual({ cost: 6_000, priceFallback: false })
+      // the fallback price: 1000 x 3 + 100 x 15 = 4_500; x 1.5
+      expect(await settleCharged(rt, settlement("r-unknown", p, "who-knows-1", u))).toEqual({ cost: 6_750, priceFallback: true })
+      // A repeat charges nothing and flags nothing.
+      expect(await settleCharged(rt, settlement("r-unknown", p, "who-knows-1", u))).toEqual({ cost: 0, priceFallback: false })
+      const rows = await query<{ request_id: string; price_fallback: unknown; cost_micros: unknown }>(
+        rt,
+        "SELECT request_id, price_fallback, cost_micros FROM usage_events ORDER BY request_id"
+      )
+      expect(rows.map((r) => [r.request_id, num(r.price_fallback), num(r.cost_micros)])).toEqual([
+        ["r-override", 0, 195],
+        ["r-package", 0, 6_000],
+        ["r-unknown", 1, 6_750]
+      ])
+    })
+
     it("settles a request id exactly once, also when retried concurrently", async () => {
       const rt = open(await fresh())
       const p = await principal(rt, "sk-store-alice-paid")
@@ -273,7 +298,7 @@ export const storeSuite = (makeBackend: () => Backend) => {
       expect(await settle(rt, s)).toBe(expected)
       expect(await settle(rt, s)).toBe(0)
       const retries = await run(rt, Effect.all(Array.from({ length: 20 }, () => Effect.flatMap(Quota, (q) => q.settle({ ...s, requestId: "r-twice" }))), { concurrency: "unbounded" }))
-      expect(retries.filter((c) => c > 0)).toEqual([expected])
+      expect(retries.map((c) => c.cost).filter((c) => c > 0)).toEqual([expected])
       expect(await one(rt, "SELECT COUNT(*) FROM usage_events")).toBe(2)
       expect(await one(rt, "SELECT SUM(requests) FROM usage_daily")).toBe(2)
       expect(await one(rt, "SELECT balance_micros FROM users WHERE name = 'alice'")).toBe(100_000_000 - 2 * expected)
@@ -321,7 +346,7 @@ export const storeSuite = (makeBackend: () => Backend) => {
       const data = dataOf(storeConfig())
       const expected = all.reduce((acc, s) => acc + costMicros(s.model, s.usage, 1.5, data.prices), 0)
       const charged = await run(rt, Effect.forEach(all, (s) => Effect.flatMap(Quota, (q) => q.settle(s)), { concurrency: "unbounded" }))
-      expect(charged.reduce((a, b) => a + b, 0)).toBe(expected)
+      expect(charged.reduce((a, b) => a + b.cost, 0)).toBe(expected)
       expect(await one(rt, "SELECT balance_micros FROM users WHERE name = 'alice'")).toBe(100_000_000 - expected)
       expect(await one(rt, "SELECT quota_used_micros FROM api_keys WHERE id = 'alice-paid'")).toBe(expected)
       expect(await one(rt, "SELECT SUM(cost_micros) FROM usage_daily WHERE key_id = 'alice-paid'")).toBe(expected)
@@ -360,7 +385,7 @@ export const storeSuite = (makeBackend: () => Backend) => {
       // Enqueued, not awaited: the check runs before the writer's batch commits.
       const pending = rt.runPromise(Effect.flatMap(Quota, (q) => q.settle(settlement("r-inflight-2", p, "house-model", usage({ outputTokens: 20_000 })))))
       expect(await check(rt, p)).toMatchObject({ _tag: "InsufficientQuota", code: "key_quota_exhausted" })
-      expect(await pending).toBe(6_000)
+      expect((await pending).cost).toBe(6_000)
       expect(await check(rt, p)).toMatchObject({ _tag: "InsufficientQuota", code: "key_quota_exhausted" })
       expect(await one(rt, "SELECT quota_used_micros FROM api_keys WHERE id = 'alice-plain'")).toBe(12_000)
     })
@@ -566,7 +591,7 @@ export const sharedDatabaseSuite = (makeBackend: () => Backend) => {
         run(rt, Effect.forEach(Array.from({ length: 100 }, (_, i) => i), (i) =>
           Effect.flatMap(Quota, (q) => q.settle(settlement(`r-${tag}-${i}`, p, "gpt-5.4", usage({ inputTokens: 100 + i, outputTokens: 10 + i })))), { concurrency: "unbounded" }))
       const [ca, cb] = await Promise.all([batch(a, pa, "a"), batch(b, pb, "b")])
-      const expected = [...ca, ...cb].reduce((x, y) => x + y, 0)
+      const expected = [...ca, ...cb].reduce((x, y) => x + y.cost, 0)
       expect(await one(a, "SELECT balance_micros FROM users WHERE name = 'alice'")).toBe(100_000_000 - expected)
       expect(await one(a, "SELECT quota_used_micros FROM api_keys WHERE id = 'alice-paid'")).toBe(expected)
       expect(await one(a, "SELECT SUM(requests) FROM usage_daily")).toBe(200)

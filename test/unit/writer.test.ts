@@ -6,18 +6,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
 import { StoreError } from "../../src/domain/errors.js"
-import type { Micros } from "../../src/domain/model.js"
-import type { Settlement } from "../../src/services/quota/Quota.js"
+import type { Charged, Settlement } from "../../src/services/quota/Quota.js"
 import type { BatchOutcome } from "../../src/store/batch.js"
 import { type BatchRunner, makeWriter, type SettleItem } from "../../src/store/writer.js"
 
 const settlement = (requestId: string) => ({ requestId }) as unknown as Settlement
 
-/** Settles one request through the writer; resolves with what its batch answered. */
+/** Settles one request through the writer; resolves with the cost its batch answered. */
 const settle = (enqueue: (item: SettleItem) => void, requestId: string) =>
-  Effect.async<Micros, StoreError>((resume) => {
+  Effect.async<Charged, StoreError>((resume) => {
     enqueue({ _tag: "Settle", settlement: settlement(requestId), cost: 7, closesMarker: false, done: resume })
-  })
+  }).pipe(Effect.map((charged) => charged.cost))
 
 const succeeded = (requestIds: ReadonlyArray<string>): BatchOutcome => ({
   fresh: new Set(requestIds),

@@ -3,17 +3,18 @@
  * client's answer (it has been served), so it is logged with everything needed to reconcile it.
  */
 import { Effect } from "effect"
-import { costMicrosTotal, observe, taggedCounters, tokensTotal } from "../../observability/metrics.js"
+import { costMicrosTotal, observe, taggedCounters, tokensTotal, unpricedRequests } from "../../observability/metrics.js"
 import type { RequestFacts } from "../../observability/requestFacts.js"
 import type { QuotaShape, Settlement } from "../../services/quota/Quota.js"
 
 const tokensByModel = taggedCounters(tokensTotal, ["model"])
 const costByGroup = taggedCounters(costMicrosTotal, ["group"])
+const unpricedByModel = taggedCounters(unpricedRequests, ["model"])
 
 export const settleUsage = (
   quota: QuotaShape,
   settlement: Settlement,
-  /** The label for `modelgate_tokens_total` (bounded: see `metricModel` in handler.ts). */
+  /** The label for `modelgate_tokens_total` and `modelgate_unpriced_requests_total` (bounded: see `metricModel` in handler.ts). */
   metricModel: string = settlement.model,
   /** Where the access log reads the tokens and the cost. */
   facts?: RequestFacts
@@ -24,10 +25,11 @@ export const settleUsage = (
     facts.outputTokens = usage.outputTokens
   }
   return quota.settle(settlement).pipe(
-    Effect.map((cost) => {
+    Effect.map(({ cost, priceFallback }) => {
       if (facts !== undefined) facts.costMicros = cost
       observe(tokensByModel(metricModel), usage.inputTokens + usage.outputTokens)
       observe(costByGroup(principal.group.name), cost)
+      if (priceFallback) observe(unpricedByModel(metricModel), 1)
     }),
     Effect.catchAllCause((cause) =>
       Effect.logError("settlement failed; reconcile this request", cause).pipe(

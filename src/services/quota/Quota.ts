@@ -24,6 +24,18 @@ export interface Settlement {
   readonly at: Date
 }
 
+/** What a settlement charged. A repeat (the request id was settled before) charges nothing: `notCharged`. */
+export interface Charged {
+  readonly cost: Micros
+  /**
+   * The model had no price (no override, not in the price package): it was charged the fallback
+   * price. Stored with the usage event (`price_fallback`) and counted in `modelgate_unpriced_requests_total`.
+   */
+  readonly priceFallback: boolean
+}
+
+export const notCharged: Charged = { cost: 0, priceFallback: false }
+
 export interface DayRange {
   /** Inclusive YYYY-MM-DD (UTC). */
   readonly from: string
@@ -34,8 +46,8 @@ export type EligibilityError = InsufficientQuota | PermissionDenied | RateLimite
 
 export interface QuotaShape {
   readonly check: (principal: Principal) => Effect.Effect<void, EligibilityError>
-  /** Idempotent per request id: a second call with the same id changes nothing. Returns the cost charged. */
-  readonly settle: (s: Settlement) => Effect.Effect<Micros, StoreError>
+  /** Idempotent per request id: a second call with the same id changes nothing (and returns `notCharged`). */
+  readonly settle: (s: Settlement) => Effect.Effect<Charged, StoreError>
   readonly snapshot: (principal: Principal, range: DayRange, now: Date) => Effect.Effect<UsageSnapshot, StoreError>
   /**
    * Notes, for the current (request) scope, that this request may owe a settlement, so that a crash

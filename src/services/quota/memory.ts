@@ -6,12 +6,12 @@ import { Effect, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import type { GatewayData } from "../../config/resolve.js"
 import type { Micros, Principal } from "../../domain/model.js"
-import { costMicros } from "../../domain/pricing.js"
+import { charge } from "../../domain/pricing.js"
 import { addSpend, emptySpends, noLimits, type Subscription, type SubscriptionFigures, type WindowSpends } from "../../domain/subscription.js"
 import type { TokenUsage } from "../../domain/usage.js"
 import { addTotals, dayOf, type UsageTotals, zeroTotals } from "../../domain/usageReport.js"
 import { eligibility } from "./eligibility.js"
-import { Quota, type QuotaShape } from "./Quota.js"
+import { notCharged, Quota, type QuotaShape } from "./Quota.js"
 
 const totalsOf = (usage: TokenUsage, cost: Micros): UsageTotals => ({
   requests: 1,
@@ -53,10 +53,11 @@ const makeMemory = (data: GatewayData): QuotaShape => {
       ),
     settle: (s) =>
       Effect.sync(() => {
-        if (settled.has(s.requestId)) return 0
+        if (settled.has(s.requestId)) return notCharged
         settled.add(s.requestId)
         const { group, key, user } = s.principal
-        const cost = costMicros(s.model, s.usage, group.rateMultiplier, data.prices)
+        const charged = charge(s.model, s.usage, group.rateMultiplier, data.prices)
+        const cost = charged.cost
         if (group.billing === "subscription") {
           const entry = subscriptions.get(subId(user.name, group.name))
           if (entry !== undefined) entry.spends = addSpend(entry.spends, cost, s.at.getTime())
@@ -72,7 +73,7 @@ const makeMemory = (data: GatewayData): QuotaShape => {
         let models = days.get(day)
         if (!models) days.set(day, models = new Map())
         models.set(s.model, addTotals(models.get(s.model) ?? zeroTotals, t))
-        return cost
+        return charged
       }),
     snapshot: (p, range, now) =>
       Effect.sync(() => {

@@ -1,0 +1,116 @@
+// `npm run prices:update`: writes src/domain/genaiPrices.generated.ts from the installed
+// @pydantic/genai-prices (pinned in package.json), keeping only what the gateway reads: the
+// first-party providers of its platforms and, per model, its matcher and text-token prices.
+//
+// Why a snapshot and not an import: the package is one 830 KB JavaScript module (every provider,
+// descriptions, extractors). Imported, it costs every start ~40 ms and ~14 MB of RSS, and the bundle
+// 830 KB; the part we read is a few tens of KB. A test (test/unit/genaiPrices.test.ts) extracts
+// again from the installed package and fails when the snapshot differs, so upgrading is
+// `npm i -E -D @pydantic/genai-prices@<v> && npm run prices:update`, never a silent drift.
+import { findProvider, type ModelInfo, type Provider } from "@pydantic/genai-prices"
+import { readFileSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import type {
+  DatedPriceSet,
+  MatchLogic,
+  PackageData,
+  PackageModel,
+  PackagePrice,
+  PackagePriceSet,
+  PackageProvider
+} from "../src/domain/packagePrices.js"
+
+/** The providers whose prices apply to our platforms, in the package's order. */
+export const PROVIDERS = ["anthropic", "openai", "google"] as const
+const KEYS = ["input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok"] as const
+
+export const OUTPUT = fileURLToPath(new URL("../src/domain/genaiPrices.generated.ts", import.meta.url))
+
+const packageVersion = (): string => {
+  // The package exports no ./package.json: it sits two levels above its entry (dist/index.cjs).
+  const entry = createRequire(import.meta.url).resolve("@pydantic/genai-prices")
+  return (JSON.parse(readFileSync(join(dirname(entry), "..", "package.json"), "utf8")) as { version: string }).version
+}
+
+const price = (model: string, key: string, value: unknown): PackagePrice => {
+  if (typeof value === "number") return value
+  const tiered = value as { base: number; tiers: ReadonlyArray<{ start: number; price: number }> }
+  if (tiered.tiers.length !== 1) throw new Error(`${model}.${key}: ${tiered.tiers.length} tiers (one is supported)`)
+  return { base: tiered.base, tiers: tiered.tiers.map((t) => ({ start: t.start, price: t.price })) }
+}
+
+const priceSet = (model: string, prices: Record<string, unknown>): PackagePriceSet => {
+  const out: Record<string, PackagePrice> = {}
+  for (const key of KEYS) if (prices[key] !== undefined) out[key] = price(model, key, prices[key])
+  const starts = new Set(Object.values(out).flatMap((p) => (typeof p === "number" ? [] : p.tiers.map((t) => t.start))))
+  if (starts.size > 1) throw new Error(`${model}: tiers start at different counts (${[...starts].join(", ")})`)
+  return out
+}
+
+const model = (m: ModelInfo): PackageModel => {
+  if (!Array.isArray(m.prices)) return { id: m.id, match: m.match as MatchLogic, prices: priceSet(m.id, m.prices) }
+  const dated: Array<DatedPriceSet> = m.prices.map((c) => {
+    if (c.constraint !== undefined && c.constraint.type !== "start_date") {
+      throw new Error(`${m.id}: a ${c.constraint.type} price constraint (only start_date is supported)`)
+    }
+    const prices = priceSet(m.id, c.prices)
+    return c.constraint === undefined ? { prices } : { constraint: { type: "start_date", start_date: c.constraint.start_date }, prices }
+  })
+  return { id: m.id, match: m.match as MatchLogic, prices: dated }
+}
+
+const provider = (p: Provider): PackageProvider => {
+  if (p.model_match === undefined) throw new Error(`${p.id}: no model_match`)
+  const fallbacks = (p.fallback_model_providers ?? []).filter((id) => (PROVIDERS as ReadonlyArray<string>).includes(id))
+  return {
+    id: p.id,
+    model_match: p.model_match as MatchLogic,
+    ...(fallbacks.length > 0 ? { fallback_model_providers: fallbacks } : {}),
+    models: p.models.map(model)
+  }
+}
+
+/** What the snapshot holds, from the installed package. */
+export const extract = (): PackageData => ({
+  package: "@pydantic/genai-prices",
+  version: packageVersion(),
+  providers: PROVIDERS.map((id) => {
+    const p = findProvider({ providerId: id })
+    if (p === undefined) throw new Error(`@pydantic/genai-prices has no provider '${id}'`)
+    return provider(p)
+  })
+})
+
+/** The snapshot as a TypeScript module: one model per line, so an upgrade's diff reads model by model. */
+export const render = (data: PackageData): string => {
+  const providers = data.providers.map((p) => {
+    const head = [
+      `      id: ${JSON.stringify(p.id)},`,
+      `      model_match: ${JSON.stringify(p.model_match)},`,
+      ...(p.fallback_model_providers === undefined ? [] : [`      fallback_model_providers: ${JSON.stringify(p.fallback_model_providers)},`])
+    ]
+    const lines = p.models.map((m) => `        ${JSON.stringify(m)}`).join(",\n")
+    return `    {\n${head.join("\n")}\n      models: [\n${lines}\n      ]\n    }`
+  })
+  return `// Generated by \`npm run prices:update\` (scripts/genai-prices.ts) from ${data.package} ${data.version}
+// (MIT, https://github.com/pydantic/genai-prices). Do not edit: upgrade the package and run it again.
+import type { PackageData } from "./packagePrices.js"
+
+export const genaiPrices: PackageData = {
+  package: ${JSON.stringify(data.package)},
+  version: ${JSON.stringify(data.version)},
+  providers: [
+${providers.join(",\n")}
+  ]
+}
+`
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const data = extract()
+  writeFileSync(OUTPUT, render(data))
+  const models = data.providers.reduce((n, p) => n + p.models.length, 0)
+  process.stdout.write(`wrote ${OUTPUT}: ${data.package} ${data.version}, ${models} models\n`)
+}
