@@ -233,6 +233,27 @@ describe("per-minute rate limits over HTTP", () => {
     })
   })
 
+  it("a request that can never fit says so (x-should-retry: false): the openai SDK with its default retries gives up at once", async () => {
+    await withGateway({ keys: { "oa-key": { tpm_limit: 100 } } }, async (gw) => {
+      const tooBig = await ask(gw, OA_KEY, "y".repeat(404))
+      expectRefused(tooBig, "tokens_per_minute_exceeded")
+      expect(tooBig.headers.get("x-should-retry")).toBe("false")
+      // A request that merely has to wait may be retried.
+      expect((await ask(gw, OA_KEY, "y".repeat(320))).status).toBe(200) // 80 tokens
+      const wait = await ask(gw, OA_KEY, "y".repeat(160)) // 40 more: over for now
+      expectRefused(wait, "tokens_per_minute_exceeded")
+      expect(wait.headers.get("x-should-retry")).toBeNull()
+
+      // Default retries (2): without the header the SDK would wait retry-after (60 s) twice.
+      const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: OA_KEY })
+      const started = Date.now()
+      const error = await client.responses.create({ model: "gpt-5.4", input: "y".repeat(404) }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(OpenAI.RateLimitError)
+      expect((error as InstanceType<typeof OpenAI.RateLimitError>).code).toBe("tokens_per_minute_exceeded")
+      expect(Date.now() - started).toBeLessThan(5_000)
+    })
+  }, 30_000)
+
   it("tpm_limit counts what the upstream reports, not the estimate: a small text with large real usage uses the minute up", async () => {
     await withGateway({ keys: { "oa-key": { tpm_limit: 300 } } }, async (gw) => {
       // Two characters of text (an estimate of 1 token), but a long tool definition the upstream

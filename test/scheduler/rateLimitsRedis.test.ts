@@ -157,6 +157,26 @@ if (reachable) {
       }
     })
 
+    it("a request that can never fit is the refusal reported, even when another bucket would take longer to drain", async () => {
+      const prefix = freshPrefix()
+      const a = instance(prefix)
+      try {
+        // The key's bucket ends well over its 300 (a settlement above the estimate): 580 used.
+        const keyOnly = limited({ tpmLimit: 300 })
+        const first = await admitted(a, keyOnly, 10)
+        await a.runPromise(first.settle(580))
+        // The same key in a group allowing 50 tokens a minute, asking for 100: the key would
+        // make it wait 76 s, but the group can never take it, and that is what is said.
+        const inSmallGroup: Principal = { ...keyOnly, group: { ...keyOnly.group, name: "small", tpmLimit: 50 } }
+        const refusal = await refused(a, inSmallGroup, 100)
+        expect(refusal).toMatchObject({ code: "tokens_per_minute_exceeded", retryAfterSeconds: 60 })
+        expect(refusal.message).toMatch(/about 100 tokens.*this key's group/)
+        expect(refusal.headers?.["x-should-retry"]).toBe("false")
+      } finally {
+        await a.dispose()
+      }
+    })
+
     it("buckets drain on Redis's clock and expire once drained", async () => {
       const prefix = freshPrefix()
       const a = instance(prefix)

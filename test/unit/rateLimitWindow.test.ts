@@ -108,6 +108,20 @@ describe("decide", () => {
     expect(decision).toEqual({ _tag: "Refused", charge: big, retryAfterMillis: MINUTE_MS, after: [0, 0] })
   })
 
+  it("a charge that can never fit is the refusal reported, even when another limit's wait is as long or longer", () => {
+    const never = tokens(50, 100, "group", "g")
+    // The key's tokens are full to the brim: 100 more is a minute's wait too (a tie).
+    const tie = decide([tokens(100, 100, "key"), never], [100, 0])
+    expect(tie).toMatchObject({ _tag: "Refused", charge: never, retryAfterMillis: MINUTE_MS })
+    // A settlement above the estimate left the key's bucket well over its limit: 80 s to drain,
+    // but waiting cannot help the group's limit, so that is what the client must hear.
+    const longer = decide([tokens(300, 100, "key"), never], [580, 0])
+    expect(longer).toMatchObject({ _tag: "Refused", charge: never, retryAfterMillis: MINUTE_MS })
+    expect(decide([never, tokens(300, 100, "key")], [0, 580])).toMatchObject({ charge: never })
+    // Without one that can never fit, the longest wait (here over a minute) is reported.
+    expect(decide([tokens(300, 100, "key")], [580])).toMatchObject({ retryAfterMillis: 76_000 })
+  })
+
   it("a charge exactly the size of its limit fits an empty bucket", () => {
     expect(decide([tokens(100, 100)], [0])).toEqual({ _tag: "Admitted", after: [100] })
   })

@@ -29,7 +29,9 @@ const refusal = (charge: Charge, retryAfterMillis: number, headers: Record<strin
     code: charge.kind === "requests" ? "requests_per_minute_exceeded" : "tokens_per_minute_exceeded",
     message,
     retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMillis / 1000)),
-    headers
+    // Waiting cannot help a request bigger than the whole limit: without this the openai SDK
+    // honours `retry-after: 60` and retries it (twice by default), a minute apart, in vain.
+    headers: tooBig ? { ...headers, "x-should-retry": "false" } : headers
   })
 }
 

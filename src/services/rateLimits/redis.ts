@@ -32,7 +32,7 @@ end`
 const DECIDE = script(`${LEVEL}
 local n = #KEYS
 local levels = {}
-local refused, wait = 0, 0
+local refused, wait, never = 0, 0, false
 for i = 1, n do
   local limit, cost = tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i])
   levels[i] = level(KEYS[i], limit)
@@ -40,7 +40,9 @@ for i = 1, n do
   if over > 0 then
     local w = 60000
     if cost <= limit then w = math.ceil(over * 60000 / limit) end
-    if w > wait then refused, wait = i, w end
+    -- A charge that can never fit is reported before any wait (as window.ts).
+    local cannot = cost > limit
+    if refused == 0 or (cannot and not never) or (cannot == never and w > wait) then refused, wait, never = i, w, cannot end
   end
 end
 local out = { refused, wait }

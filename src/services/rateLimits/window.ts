@@ -62,7 +62,8 @@ export type Decision =
 /**
  * Whether every charge fits; when one does not, the refusal with the longest wait (by then, all
  * fit). `levels` are the buckets' levels before the charges. A charge bigger than its whole limit
- * can never fit: it is refused with a minute's wait and the caller says why.
+ * can never fit: it is the refusal reported (before any wait), with a minute's wait, and the caller
+ * says why.
  */
 export const decide = (charges: ReadonlyArray<Charge>, levels: ReadonlyArray<number>): Decision => {
   let refused: { charge: Charge; retryAfterMillis: number } | undefined
@@ -72,7 +73,14 @@ export const decide = (charges: ReadonlyArray<Charge>, levels: ReadonlyArray<num
     const over = level + charge.cost - charge.limit
     if (over <= 0) continue
     const retryAfterMillis = charge.cost > charge.limit ? MINUTE_MS : Math.ceil((over * MINUTE_MS) / charge.limit)
-    if (refused === undefined || retryAfterMillis > refused.retryAfterMillis) refused = { charge, retryAfterMillis }
+    // A charge that can never fit is the one to report, whatever the others' waits: the client
+    // must hear that waiting cannot help.
+    const never = charge.cost > charge.limit
+    if (
+      refused === undefined ||
+      (never && refused.charge.cost <= refused.charge.limit) ||
+      (never === (refused.charge.cost > refused.charge.limit) && retryAfterMillis > refused.retryAfterMillis)
+    ) refused = { charge, retryAfterMillis }
   }
   if (refused !== undefined) return { _tag: "Refused", ...refused, after: levels }
   return { _tag: "Admitted", after: charges.map((c, i) => (levels[i] ?? 0) + c.cost) }
