@@ -256,10 +256,12 @@ describe("per-minute rate limits over HTTP", () => {
 
   it("tpm_limit counts what the upstream reports, not the estimate: a small text with large real usage uses the minute up", async () => {
     await withGateway({ keys: { "oa-key": { tpm_limit: 300 } } }, async (gw) => {
-      // Two characters of text (an estimate of 1 token), but a long tool definition the upstream
-      // counts as input: the fake upstream reports several hundred tokens.
-      const tool = { type: "function", name: "lookup", description: "d".repeat(2_000), parameters: { type: "object", properties: {} } }
-      const first = await ask(gw, OA_KEY, "Hi", "gpt-5.4", { tools: [tool] })
+      // Two characters of text (an estimate of 1 token), but an image the estimate leaves out and
+      // the fake upstream counts as input: it reports several hundred tokens.
+      const image = { type: "input_image", image_url: `data:image/png;base64,${"A".repeat(2_000)}` }
+      const first = await ask(gw, OA_KEY, "Hi", "gpt-5.4", {
+        input: [{ role: "user", content: [{ type: "input_text", text: "Hi" }, image] }]
+      })
       expect(first.status).toBe(200)
       expect(first.headers.get("x-ratelimit-remaining-tokens")).toBe("299")
       const usage = (first.json as { usage: { total_tokens: number } }).usage

@@ -1,7 +1,7 @@
 /** src/endpoints/responses/policy.ts: model lists, model offers, moderation texts, image-generation intent. */
 import { describe, expect, it } from "@effect/vitest"
 import type { Account, Group } from "../../src/domain/model.js"
-import { listedModels, moderationTexts, offersModel, wantsImageGeneration } from "../../src/endpoints/responses/policy.js"
+import { listedModels, moderationTexts, offersModel, roughInputTokens, wantsImageGeneration } from "../../src/endpoints/responses/policy.js"
 
 const group = (overrides: Partial<Group> = {}): Group => ({
   name: "g",
@@ -102,5 +102,18 @@ describe("wantsImageGeneration", () => {
   })
   it.each(no.map((b) => [JSON.stringify(b), b] as const))("no intent: %s", (_name, body) => {
     expect(wantsImageGeneration(body)).toBe(false)
+  })
+})
+
+describe("roughInputTokens (the estimate a tokens-per-minute limit admits on)", () => {
+  it("counts the text the model reads and the tool definitions, at four characters a token", () => {
+    expect(roughInputTokens({ instructions: "a".repeat(40), input: "b".repeat(40) })).toBe(20)
+    const tools = [{ type: "function", name: "lookup", description: "d".repeat(400) }]
+    expect(roughInputTokens({ input: "hi", tools })).toBe(Math.ceil((2 + JSON.stringify(tools).length) / 4))
+  })
+
+  it("leaves out images: their base64 says nothing about their tokens", () => {
+    const image = { type: "input_image", image_url: `data:image/png;base64,${"A".repeat(100_000)}` }
+    expect(roughInputTokens({ input: [{ role: "user", content: [{ type: "input_text", text: "abcd" }, image] }] })).toBe(1)
   })
 })

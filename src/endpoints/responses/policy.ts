@@ -133,11 +133,15 @@ export const stripImageCalls = (response: Record<string, unknown>): boolean => {
 }
 
 /**
- * A quick count of the tokens a request's text will cost (characters / 4), for admitting it under a
- * tokens-per-minute limit; the settlement replaces it with what the upstream reports.
+ * A quick count of the tokens a request will cost (characters / 4 of its text and of its tool
+ * definitions, which models read too), for admitting it under a tokens-per-minute limit; the
+ * settlement replaces it with what the upstream reports. Images and files are left out: their
+ * base64 says nothing about their tokens.
  */
 export const roughInputTokens = (body: Record<string, unknown>): number => {
   let chars = 0
   for (const text of moderationTexts(body)) chars += text.length
+  const tools = body["tools"]
+  if (Array.isArray(tools) && tools.length > 0) chars += JSON.stringify(tools).length
   return Math.ceil(chars / 4)
 }
