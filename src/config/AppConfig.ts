@@ -64,6 +64,8 @@ export interface SettingsShape {
   readonly maxUpstreamBodyBytes: number
   /** The largest upstream SSE event (image results are large); a larger one ends the stream. */
   readonly maxSseEventBytes: number
+  /** A Responses WebSocket connection's maximum age; then `websocket_connection_limit_reached`. */
+  readonly websocketMaxAgeMillis: number
   /** Failover, cooldowns, sticky sessions, keep-alive, Redis leases (docs/scheduling.md). */
   readonly scheduling: SchedulingSettings
 }
@@ -83,6 +85,7 @@ export const defaultSettings: SettingsShape = {
   streamWriteTimeoutMillis: 30_000,
   maxUpstreamBodyBytes: 64 * 1024 * 1024,
   maxSseEventBytes: 64 * 1024 * 1024,
+  websocketMaxAgeMillis: 60 * 60_000,
   scheduling: defaultSchedulingSettings
 }
 
@@ -94,6 +97,10 @@ export class Settings extends Context.Tag("modelgate/Settings")<Settings, Settin
     Settings,
     Config.all({
       maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(defaultSettings.maxBodyBytes)),
+      websocketMaxAgeMillis: Config.number("WEBSOCKET_MAX_AGE_MINUTES").pipe(
+        Config.map((minutes) => minutes * 60_000),
+        Config.withDefault(defaultSettings.websocketMaxAgeMillis)
+      ),
       drainSeconds: Config.number("DRAIN_SECONDS").pipe(Config.withDefault(defaultSettings.drainSeconds)),
       slotWaitMillis: Config.integer("SLOT_WAIT_MS").pipe(Config.withDefault(defaultSettings.slotWaitMillis)),
       slotQueueLimit: Config.integer("SLOT_QUEUE_LIMIT").pipe(Config.withDefault(defaultSettings.slotQueueLimit)),

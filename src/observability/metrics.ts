@@ -76,3 +76,13 @@ export const usageEstimated = Metric.counter("modelgate_usage_estimated_total", 
   description: "Settlements of streams the upstream never reported usage for (cut or abandoned), counted with a tokenizer, by group",
   incremental: true
 })
+
+/** Responses WebSocket connections open now (a gauge kept as a counter that goes down too). */
+export const websocketConnections = Metric.gauge("modelgate_websocket_connections", {
+  description: "Responses WebSocket connections open now"
+})
+
+export const websocketTurns = Metric.counter("modelgate_websocket_turns_total", {
+  description: "Responses WebSocket turns by outcome (completed, failed, incomplete, refused, warm_up)",
+  incremental: true
+})

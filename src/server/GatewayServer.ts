@@ -106,7 +106,7 @@ export class GatewayServer extends Context.Tag("modelgate/GatewayServer")<Gatewa
       // request), or the platform's own NodeHttpServer when asked for.
       const listening = options.server === "platform"
         ? NodeHttpServer.layer(() => server, { port: options.port, host: options.host })
-        : LeanNodeServer.layer(() => server, { port: options.port, host: options.host, writeStallMillis: settings.streamWriteTimeoutMillis })
+        : LeanNodeServer.layer(() => server, { port: options.port, host: options.host, writeStallMillis: settings.streamWriteTimeoutMillis, maxWebSocketMessageBytes: settings.maxBodyBytes })
       return Layer.mergeAll(served, closing, Layer.effect(GatewayServer, addressOf)).pipe(Layer.provide(listening))
     }))
 

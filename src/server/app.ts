@@ -24,7 +24,8 @@ import { currentRequestFacts, newRequestFacts } from "../observability/requestFa
 import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
 import { recordRequest } from "../observability/metrics.js"
 import { writeStallFiberId } from "./leanNodeServer.js"
-import { makeRouter, refusal, routeName } from "./router.js"
+import { type GatewayApp, makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
+import { makeRouterWith, refusal, routeName } from "./router.js"
 
 /** The route as a span names it: one name for the responses aliases, none for unknown paths. */
 const routeTemplate = (path: string): string => {
@@ -54,11 +55,14 @@ export interface GatewayAppOptions {
  * once; it needs nothing more from the context than the request and its Scope.
  */
 export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(function*() {
-  const router = yield* makeRouter
+  // The WebSocket endpoint runs each turn through this very app, made below.
+  let self: GatewayApp | undefined
+  const responsesUpgrade = yield* makeResponsesWebSocket(() => self!)
+  const router = yield* makeRouterWith({ responsesUpgrade })
   const accessLog = yield* AccessLog
   const tracing = options.tracing === true
 
-  return Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>(
+  const app = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>(
     (fiber) => {
       const context = fiber.currentContext
       const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
@@ -137,6 +141,8 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
       )
     }
   )
+  self = app
+  return app
 })
 
 /** The gateway app without spans (mount it under your own middleware: README "Composing"). */

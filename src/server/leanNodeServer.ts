@@ -7,19 +7,19 @@
  * app runs, and writes a Stream body by running it with a Sink (~60 µs of setup per stream). This
  * one provides the request and its Scope in one context copy, writes a text body without waiting
  * for the socket's flush, and pulls a Stream body in the request's Scope (docs/performance.md).
- * What it leaves out: the platform's tracer middleware (no spans; GatewayServer picks
- * NodeHttpServer when TRACING=true), WebSocket upgrades (the gateway answers them 426) and the
+ * What it leaves out: the platform's tracer middleware (the app makes its own spans) and the
  * platform services NodeHttpServer's layer also provides (FileSystem, Path, Etag), which the
- * gateway does not use.
+ * gateway does not use. WebSocket upgrades are served as the platform's are (`request.upgrade`).
  *
  * Like NodeHttpServer: a client that goes away before its answer is complete interrupts the
  * request's fiber (as `HttpServerError.clientAbortFiberId`); the app runs uninterruptibly except
  * where it opts in (the router makes its handlers interruptible) and a Stream body's writing; the
  * request's Scope closes after the answer is written.
  */
-import type { IncomingMessage, Server, ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
-import { Readable } from "node:stream"
+import { type IncomingMessage, type Server, ServerResponse } from "node:http"
+import type { AddressInfo, Socket as NetSocket } from "node:net"
+import { type Duplex, Readable } from "node:stream"
+import { WebSocketServer } from "ws"
 import * as Cookies from "@effect/platform/Cookies"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Headers from "@effect/platform/Headers"
@@ -33,10 +33,10 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as Multipart from "@effect/platform/Multipart"
 import type * as Path from "@effect/platform/Path"
-import type * as Socket from "@effect/platform/Socket"
+import * as Socket from "@effect/platform/Socket"
 import * as UrlParams from "@effect/platform/UrlParams"
 import { NodeMultipart, NodeStream } from "@effect/platform-node"
-import { Cause, Context, Effect, FiberId, FiberRef, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
+import { Cause, Context, Effect, type Fiber, FiberId, FiberRef, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
 
 const requestError = (request: HttpServerRequest.HttpServerRequest) => (cause: unknown) =>
   new HttpServerError.RequestError({ request, reason: "Decode", cause })
@@ -51,7 +51,9 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     readonly source: IncomingMessage,
     readonly url: string = source.url ?? "/",
     private readonly headersOverride?: Headers.Headers,
-    private readonly remoteAddressOverride?: string
+    private readonly remoteAddressOverride?: string,
+    /** Set on a request that came as an HTTP upgrade: completes the WebSocket handshake. */
+    private readonly upgradeEffect?: Effect.Effect<Socket.Socket, HttpServerError.RequestError>
   ) {
     super()
   }
@@ -104,7 +106,8 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     return NodeMultipart.stream(this.source, this.source.headers)
   }
   get upgrade(): Effect.Effect<Socket.Socket, HttpServerError.RequestError> {
-    return Effect.fail(new HttpServerError.RequestError({ request: this, reason: "Decode", description: "not an upgradeable request" }))
+    return this.upgradeEffect ??
+      Effect.fail(new HttpServerError.RequestError({ request: this, reason: "Decode", description: "not an upgradeable request" }))
   }
 
   modify(options: { readonly url?: string; readonly headers?: Headers.Headers; readonly remoteAddress?: string }) {
@@ -112,7 +115,8 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
       this.source,
       options.url ?? this.url,
       options.headers ?? this.headersOverride,
-      options.remoteAddress ?? this.remoteAddressOverride
+      options.remoteAddress ?? this.remoteAddressOverride,
+      this.upgradeEffect
     )
   }
 
@@ -141,6 +145,8 @@ export interface LeanServerOptions {
    * connection is cut and the request interrupted as `writeStallFiberId`; 0 waits for ever.
    */
   readonly writeStallMillis?: number
+  /** The largest WebSocket message a client may send (the connection is closed with 1009 above it); 0: no limit. */
+  readonly maxWebSocketMessageBytes?: number
 }
 
 /**
@@ -239,13 +245,13 @@ const endAfterFailure = (res: ServerResponse, cause: Cause.Cause<unknown>) =>
  * (or the platform's answer for its failure) written, then the Scope closed with how it went.
  */
 const handler = <E, R>(app: HttpApp.Default<E, R>, stallMillis: number) =>
-  (request: NodeRequest, res: ServerResponse): Effect.Effect<void, never, Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope>> =>
+  (request: NodeRequest, res: () => ServerResponse): Effect.Effect<void, never, Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope>> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Scope.make(), (scope) => {
         const answered = Effect.flatMap(
           Effect.catchAllCause(app, (cause) => Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => Effect.succeed(response))),
-          (response) => write(request, res, response, scope, stallMillis)
-        ).pipe(Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : endAfterFailure(res, cause)))
+          (response) => write(request, res(), response, scope, stallMillis)
+        ).pipe(Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : endAfterFailure(res(), cause)))
         const inContext = FiberRef.update(FiberRef.currentContext, (context) => {
           const map = new Map(context.unsafeMap)
           map.set(HttpServerRequest.HttpServerRequest.key, request)
@@ -258,6 +264,47 @@ const handler = <E, R>(app: HttpApp.Default<E, R>, stallMillis: number) =>
         )
       })
     ).pipe(Effect.catchAllCause(() => Effect.void))
+
+/**
+ * Upgrade requests (WebSocket handshakes) go through the app like any other: the handler that
+ * wants the socket runs `request.upgrade`; one that answers instead (401, 426) writes an ordinary
+ * HTTP response on the raw socket. The answer object is made only when it is needed, so nothing is
+ * written over a socket the WebSocket has taken (as the platform's NodeHttpServer does).
+ */
+const upgradeHandler = <R>(
+  run: (effect: Effect.Effect<void, never, R>) => Fiber.RuntimeFiber<void, never>,
+  serveOne: (request: NodeRequest, res: () => ServerResponse) => Effect.Effect<void, never, R>,
+  maxPayload: number
+) => {
+  let wss: WebSocketServer | undefined
+  const server = () => (wss ??= new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false }))
+  const handle = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    let upgraded = false
+    let res: ServerResponse | undefined
+    const answer = () => {
+      if (res !== undefined) return res
+      res = new ServerResponse(req)
+      if (upgraded) res.end() // never written: the socket is the WebSocket's
+      else {
+        res.assignSocket(socket as NetSocket)
+        res.once("finish", () => socket.end())
+      }
+      return res
+    }
+    const upgrade = Socket.fromWebSocket(Effect.acquireRelease(
+      Effect.async<globalThis.WebSocket>((resume) =>
+        server().handleUpgrade(req, socket, head, (ws) => {
+          upgraded = true
+          resume(Effect.succeed(ws as unknown as globalThis.WebSocket))
+        })
+      ),
+      (ws) => Effect.sync(() => ws.close())
+    ))
+    const fiber = run(serveOne(new NodeRequest(req, req.url ?? "/", undefined, undefined, upgrade), answer))
+    socket.once("close", () => fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId))
+  }
+  return { handle, close: () => wss?.close() }
+}
 
 /**
  * The HttpServer on `server` listening as `options` says, closed with the Scope (it stops
@@ -291,13 +338,21 @@ export const make = (
             options.writeStallMillis ?? 0
           )
           const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-            const fiber = run(serveOne(new NodeRequest(req), res))
+            const fiber = run(serveOne(new NodeRequest(req), () => res))
             res.once("close", () => {
               if (!res.writableEnded) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
             })
           }
+          const onUpgrade = upgradeHandler(run, serveOne, options.maxWebSocketMessageBytes ?? 0)
           server.on("request", onRequest)
-          yield* Effect.addFinalizer(() => Effect.sync(() => void server.off("request", onRequest)))
+          server.on("upgrade", onUpgrade.handle)
+          yield* Effect.addFinalizer(() =>
+            Effect.sync(() => {
+              server.off("request", onRequest)
+              server.off("upgrade", onUpgrade.handle)
+              onUpgrade.close()
+            })
+          )
         }) as Effect.Effect<void, never, Scope.Scope>
     })
   })

@@ -6,7 +6,7 @@
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import { type Envelope, methodNotAllowed, RouteRefused, routeNotFound } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"
 import { makeModelsHandlers } from "../endpoints/models.js"
@@ -63,7 +63,10 @@ const websocketRefused = new RouteRefused({
   }
 })
 
-/** GET on a responses path: a WebSocket upgrade is told at once to use HTTP (426); anything else is a 405. */
+/**
+ * GET on a responses path without the WebSocket endpoint (a router mounted on its own): an upgrade
+ * is told at once to use HTTP (426); anything else is a 405.
+ */
 const upgradeAnswer = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
   Effect.fail(
     request.headers["upgrade"]?.toLowerCase() === "websocket"
@@ -71,8 +74,13 @@ const upgradeAnswer = Effect.flatMap(HttpServerRequest.HttpServerRequest, (reque
       : new RouteRefused({ envelope: methodNotAllowed(request.method, request.url.split("?")[0] ?? "", ["POST"]) })
   ))
 
+export interface RouterOptions {
+  /** GET on the responses paths: the WebSocket transport (the gateway app provides it). */
+  readonly responsesUpgrade?: HttpRouter.Route.Handler<GatewayError | RouteRefused, HttpServerRequest.HttpServerRequest | Scope.Scope>
+}
+
 /** The router, with every handler's services resolved once. */
-export const makeRouter = Effect.gen(function*() {
+export const makeRouterWith = (options: RouterOptions) => Effect.gen(function*() {
   const responses = yield* makeResponsesHandler
   const { antigravityModels, models } = yield* makeModelsHandlers
   const usage = yield* makeUsageHandler
@@ -94,9 +102,12 @@ export const makeRouter = Effect.gen(function*() {
     router = router.pipe(
       HttpRouter.post(path, responses),
       HttpRouter.post(`${path}/*`, responses),
-      HttpRouter.get(path, upgradeAnswer),
-      HttpRouter.get(`${path}/*`, upgradeAnswer)
+      HttpRouter.get(path, options.responsesUpgrade ?? upgradeAnswer),
+      HttpRouter.get(`${path}/*`, options.responsesUpgrade ?? upgradeAnswer)
     )
   }
   return router
 })
+
+/** The router without the WebSocket transport (GET upgrades on the responses paths get 426). */
+export const makeRouter = makeRouterWith({})

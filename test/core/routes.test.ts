@@ -85,12 +85,12 @@ describe("routes", () => {
   })
 
   it.each(["/v1/responses", "/responses", "/backend-api/codex/responses"])(
-    "a WebSocket upgrade on %s gets a quick 426 envelope",
+    "a WebSocket upgrade on %s with a bad key gets the 401 envelope before any upgrade",
     async (path) => {
       const raw = await rawRequest(gw.url, path, {
         method: "GET",
         headers: {
-          authorization: `Bearer ${KEY}`,
+          authorization: "Bearer sk-not-a-key",
           connection: "Upgrade",
           upgrade: "websocket",
           "sec-websocket-version": "13",
@@ -98,7 +98,7 @@ describe("routes", () => {
         }
       })
       expect(raw.elapsedMs).toBeLessThan(1_000)
-      expectEnvelope(rawAsAnswer(raw), { status: 426, type: "invalid_request_error", code: "websocket_not_supported" })
+      expectEnvelope(rawAsAnswer(raw), { status: 401, type: "authentication_error", code: "invalid_api_key" })
     }
   )
 

@@ -18,6 +18,8 @@ export interface LifecycleShape {
   readonly pastDrainDeadline: () => boolean
   /** Whether shutdown has begun (`beginShutdown` was called): the gateway is draining. */
   readonly shuttingDown: () => boolean
+  /** Completes when shutdown begins (long-lived connections finish what runs, then close). */
+  readonly shutdownBegun: Effect.Effect<void>
   /** Starts the drain clock (idempotent). */
   readonly beginShutdown: (drainSeconds: number) => Effect.Effect<void>
 }
@@ -63,7 +65,9 @@ export class DrainSignal {
 /** A Lifecycle whose drain deadline is `signal`; beginShutdown fires it after the drain time. */
 export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
   let started = false
+  const begun = new DrainSignal()
   return {
+    shutdownBegun: begun.await,
     drainDeadline: signal.await,
     onDrainDeadline: (callback) => signal.watch(callback),
     pastDrainDeadline: () => signal.isFired,
@@ -72,6 +76,7 @@ export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
       Effect.suspend(() => {
         if (started) return Effect.void
         started = true
+        begun.fire()
         return Effect.sleep(`${drainSeconds} seconds`).pipe(
           Effect.zipRight(Effect.sync(() => signal.fire())),
           Effect.forkDaemon,

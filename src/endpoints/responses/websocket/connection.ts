@@ -1,0 +1,209 @@
+/**
+ * One Responses WebSocket connection: client frames in, one turn at a time, events out as text
+ * frames. Each turn is an HTTP bridge (§4.4): the create body, expanded with the connection's
+ * transcript when it continues the last response, runs through the gateway as a streaming POST
+ * (`runTurn`), so authentication, policy, limits, slots, scheduling, failover and settlement are
+ * exactly the HTTP path's, and the SSE answer's events become frames in the same order with the
+ * same payloads.
+ *
+ * Everything the connection holds lives in its Scope: the writer, the turn worker, the timers. A
+ * client that closes (or drops) mid-turn interrupts the turn, whose own Scope then gives its slot
+ * back and settles what was produced.
+ */
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Socket from "@effect/platform/Socket"
+import { Effect, Fiber, Metric, Option, Queue, Schedule, type Scope, Stream } from "effect"
+import type { Envelope } from "../../../domain/envelope.js"
+import { websocketConnections, websocketTurns } from "../../../observability/metrics.js"
+import { Conversation, type ConversationLimits } from "./conversation.js"
+import { connectionLimitReached, errorEvent, parseClientFrame, previousResponseNotFound, SseFrames, warmUpEvents } from "./protocol.js"
+
+/** Runs one create body as a streaming POST through the gateway, in the turn's Scope. */
+export type TurnRunner = (body: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, Scope.Scope>
+
+export interface ConnectionOptions {
+  readonly runTurn: TurnRunner
+  readonly conversation: ConversationLimits
+  /** The connection's maximum age; then `websocket_connection_limit_reached` and a close. */
+  readonly maxAgeMillis: number
+  /** While a turn runs, a frame at least this often (Codex's idle timer ignores pings). */
+  readonly keepAliveMillis: number
+  /** Client frames waiting behind the running turn before more are refused. */
+  readonly queueLimit: number
+  /** Completes when the gateway begins shutting down. */
+  readonly shutdown: Effect.Effect<void>
+}
+
+type Work =
+  | { readonly _tag: "Frame"; readonly text: string }
+  | { readonly _tag: "Refuse"; readonly envelope: Envelope }
+  | { readonly _tag: "Close"; readonly code: number; readonly reason: string; readonly envelope?: Envelope }
+
+const KEEP_ALIVE = JSON.stringify({ type: "keepalive" })
+const decoder = new TextDecoder()
+
+/** The event type, read from the head of the frame without parsing it (the type comes first). */
+const TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]+)"/
+const typeOf = (frame: string): string | undefined => TYPE.exec(frame.slice(0, 80))?.[1]
+
+const turnCounter = (outcome: string) => Metric.tagged(websocketTurns, "outcome", outcome)
+
+export const serveConnection = (socket: Socket.Socket, options: ConnectionOptions): Effect.Effect<void, Socket.SocketError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const write = yield* socket.writer
+    const work = yield* Queue.unbounded<Work>()
+    const conversation = new Conversation(options.conversation)
+    const minutes = Math.round(options.maxAgeMillis / 60_000)
+    let lastSent = Date.now()
+    const send = (frame: string) =>
+      Effect.suspend(() => {
+        lastSent = Date.now()
+        return write(frame)
+      })
+
+    /** One turn: the bridge's answer as frames; the transcript kept when it completes. */
+    const bridge = (body: Record<string, unknown>, input: ReadonlyArray<unknown>) =>
+      Effect.scoped(Effect.gen(function*() {
+        const response = yield* options.runTurn(JSON.stringify(body))
+        if (response.body._tag !== "Stream") {
+          // An answer before any event (401, 429, 400...): the envelope as an error event.
+          const text = response.body._tag === "Uint8Array"
+            ? decoder.decode(response.body.body)
+            : response.body._tag === "Raw" && typeof response.body.body === "string"
+            ? response.body.body
+            : ""
+          conversation.failed()
+          yield* Metric.increment(turnCounter("refused"))
+          return yield* send(errorEvent(envelopeOfBody(response.status, text, response.headers)))
+        }
+        const frames = new SseFrames()
+        const output: Array<unknown> = []
+        let outcome = "incomplete"
+        const keepAlive = yield* Effect.forkScoped(
+          Effect.repeat(
+            Effect.suspend(() => Date.now() - lastSent >= options.keepAliveMillis ? send(KEEP_ALIVE) : Effect.void),
+            { schedule: Schedule.spaced(Math.max(1, Math.floor(options.keepAliveMillis / 2))) }
+          )
+        )
+        yield* response.body.stream.pipe(
+          Stream.mapError(() => "cut" as const),
+          Stream.runForEach((chunk) =>
+            Effect.forEach(frames.push(decoder.decode(chunk, { stream: true })), (frame) => {
+              const type = typeOf(frame)
+              if (type === "response.output_item.done") {
+                const item = (JSON.parse(frame) as { item?: unknown }).item
+                if (item !== undefined) output.push(item)
+              } else if (type === "response.completed") {
+                const id = (JSON.parse(frame) as { response?: { id?: unknown } }).response?.id
+                if (typeof id === "string") {
+                  conversation.completed(id, input, output, Date.now())
+                  outcome = "completed"
+                }
+              } else if (type === "response.failed" || type === "response.incomplete" || type === "error") {
+                conversation.failed()
+                outcome = type === "response.incomplete" ? "incomplete" : "failed"
+              }
+              return send(frame)
+            }, { discard: true })),
+          Effect.catchAll(() => Effect.void)
+        )
+        yield* Fiber.interrupt(keepAlive)
+        if (outcome !== "completed") conversation.failed()
+        yield* Metric.increment(turnCounter(outcome))
+      }))
+
+    const handle = (item: Work): Effect.Effect<boolean, Socket.SocketError> => {
+      if (item._tag === "Close") {
+        return Effect.as(
+          Effect.zipRight(
+            item.envelope === undefined ? Effect.void : send(errorEvent(item.envelope)),
+            write(new Socket.CloseEvent(item.code, item.reason))
+          ),
+          false
+        )
+      }
+      if (item._tag === "Refuse") return Effect.as(send(errorEvent(item.envelope)), true)
+      const frame = parseClientFrame(item.text)
+      if (frame._tag === "Ignore") return Effect.succeed(true)
+      if (frame._tag === "Refuse") return Effect.as(send(errorEvent(frame.envelope)), true)
+      const expansion = conversation.expand(frame.body, frame.previousResponseId, Date.now())
+      if (expansion._tag === "NotFound") {
+        conversation.failed()
+        return Effect.as(send(errorEvent(previousResponseNotFound(expansion.id))), true)
+      }
+      if (frame.warmUp) {
+        // Answered here: no upstream, no billing; its id is chainable with the input as transcript.
+        const warm = warmUpEvents(expansion.body)
+        conversation.completed(warm.id, expansion.input, [], Date.now())
+        return Effect.as(
+          Effect.zipRight(Effect.forEach(warm.frames, send, { discard: true }), Metric.increment(turnCounter("warm_up"))),
+          true
+        )
+      }
+      return Effect.as(bridge(expansion.body, expansion.input), true)
+    }
+
+    // The worker: one item at a time, in order, until a Close is handled.
+    const worker = yield* Effect.forkScoped(
+      Effect.iterate(true, { while: (open) => open, body: () => Effect.flatMap(Queue.take(work), handle) })
+    )
+
+    // Frames are queued synchronously, so they are handled in the order they came; one turn runs,
+    // `queueLimit` may wait behind it, and more is refused at once rather than held.
+    const onFrame = (data: string | Uint8Array): Effect.Effect<void, Socket.SocketError> | void => {
+      const waiting = Option.getOrElse(work.unsafeSize(), () => 0)
+      if (waiting >= options.queueLimit) return send(errorEvent(tooManyQueued(options.queueLimit)))
+      Queue.unsafeOffer(work, typeof data === "string" ? { _tag: "Frame", text: data } : { _tag: "Refuse", envelope: binaryRefused })
+    }
+
+    // Age and shutdown end the connection after the running turn (the drain deadline ends that one).
+    yield* Effect.forkScoped(Effect.zipRight(
+      Effect.sleep(options.maxAgeMillis),
+      Queue.offer(work, { _tag: "Close", code: 1000, reason: "connection limit reached", envelope: connectionLimitReached(minutes) })
+    ))
+    yield* Effect.forkScoped(Effect.zipRight(
+      options.shutdown,
+      Queue.offer(work, { _tag: "Close", code: 1001, reason: "server shutting down" })
+    ))
+
+    yield* Metric.modify(websocketConnections, 1)
+    yield* Effect.addFinalizer(() => Metric.modify(websocketConnections, -1))
+    // Reading ends when the client closes; the worker ends when it closed the socket itself.
+    yield* Effect.raceFirst(socket.runRaw(onFrame), Fiber.join(worker))
+  })
+
+const binaryRefused: Envelope = {
+  status: 400,
+  type: "invalid_request_error",
+  code: "invalid_message",
+  message: "Binary messages are not supported; send JSON text messages",
+  param: null
+}
+
+const tooManyQueued = (limit: number): Envelope => ({
+  status: 429,
+  type: "rate_limit_error",
+  code: "too_many_pending_messages",
+  message: `At most ${limit} messages may wait behind the running response on one connection`,
+  param: null
+})
+
+/** The envelope an HTTP answer carried, as an error event's content (its status and headers kept). */
+const envelopeOfBody = (status: number, text: string, headers: Readonly<Record<string, string>>): Envelope => {
+  let error: Record<string, unknown> = {}
+  try {
+    const parsed = JSON.parse(text) as { error?: Record<string, unknown> }
+    error = parsed.error ?? {}
+  } catch {
+    // not JSON: described by the status alone
+  }
+  const limits = Object.fromEntries(Object.entries(headers).filter(([k]) => k.startsWith("x-ratelimit-") || k === "retry-after"))
+  return {
+    status,
+    type: typeof error["type"] === "string" ? error["type"] : "api_error",
+    code: typeof error["code"] === "string" ? error["code"] : "upstream_error",
+    message: typeof error["message"] === "string" ? error["message"] : `The request failed with status ${status}`,
+    param: typeof error["param"] === "string" ? error["param"] : null,
+    ...(Object.keys(limits).length === 0 ? {} : { headers: limits })
+  }
+}

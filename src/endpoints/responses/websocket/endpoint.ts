@@ -1,0 +1,112 @@
+/**
+ * GET on a responses path with `Upgrade: websocket`: the Responses WebSocket transport (v2).
+ *
+ * The key is checked before the upgrade, as on HTTP (a bad key gets the 401 envelope); a group that
+ * does not allow the transport (`websocket: false`) gets 426, which makes Codex fall back to HTTP at
+ * once; a GET that is no upgrade gets 405. After the upgrade each `response.create` is a request of
+ * its own through `gateway` (the whole app: policy, limits, slots, scheduling, settlement, access
+ * log), sent with the handshake's headers (the key included, so a key disabled mid-connection is
+ * refused on its next turn). The answer, once the connection ends, is an empty 101 for the log.
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Effect, Scope } from "effect"
+import { Settings } from "../../../config/AppConfig.js"
+import { methodNotAllowed, RouteRefused } from "../../../domain/envelope.js"
+import type { GatewayError } from "../../../domain/errors.js"
+import { newRequestId } from "../../../domain/ids.js"
+import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
+import { Lifecycle } from "../../../services/lifecycle/Lifecycle.js"
+import { authenticate } from "../../kit/auth.js"
+import { pathOf } from "../../kit/request.js"
+import { serveConnection } from "./connection.js"
+
+/** The gateway app a turn runs through (built after the router that holds this endpoint). */
+export type GatewayApp = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  never,
+  HttpServerRequest.HttpServerRequest | Scope.Scope
+>
+
+export const websocketRefused = new RouteRefused({
+  envelope: {
+    status: 426,
+    type: "invalid_request_error",
+    code: "websocket_not_supported",
+    message: "The Responses WebSocket transport is not enabled for this key's group; use HTTP POST",
+    param: null,
+    noRetry: true
+  }
+})
+
+/** Handshake headers that describe the connection itself, not the requests made over it. */
+const CONNECTION_HEADERS = new Set([
+  "connection",
+  "upgrade",
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "sec-websocket-key",
+  "sec-websocket-version",
+  "sec-websocket-extensions",
+  "sec-websocket-protocol"
+])
+
+const SESSION_HEADERS = ["session_id", "session-id", "conversation_id", "conversation-id"]
+
+/** What each turn's POST carries: the handshake's headers, JSON, and a session id that keeps the connection on one account. */
+const turnHeaders = (handshake: Readonly<Record<string, string | undefined>>): Record<string, string> => {
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(handshake)) {
+    if (value !== undefined && !CONNECTION_HEADERS.has(name)) headers[name] = value
+  }
+  headers["content-type"] = "application/json"
+  if (!SESSION_HEADERS.some((name) => headers[name] !== undefined)) headers["session_id"] = `ws-${newRequestId()}`
+  return headers
+}
+
+const QUEUE_LIMIT = 8
+
+export const makeResponsesWebSocket = (gateway: () => GatewayApp) =>
+  Effect.gen(function*() {
+    const keys = yield* KeyRepo
+    const settings = yield* Settings
+    const lifecycle = yield* Lifecycle
+
+    const handler: Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      GatewayError | RouteRefused,
+      HttpServerRequest.HttpServerRequest | Scope.Scope
+    > = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (request.headers["upgrade"]?.toLowerCase() !== "websocket") {
+        return yield* new RouteRefused({ envelope: methodNotAllowed(request.method, pathOf(request.url), ["POST"]) })
+      }
+      const principal = yield* authenticate(keys, request, { allowExpired: false })
+      if ((principal.group as { readonly websocket?: boolean | undefined }).websocket === false) return yield* websocketRefused
+      const socket = yield* Effect.orDie(request.upgrade)
+      const headers = turnHeaders(request.headers)
+      const url = `http://gateway${request.url}`
+      yield* serveConnection(socket, {
+        runTurn: (body) =>
+          Effect.flatMap(Effect.scope, (scope) => {
+            const turn = HttpServerRequest.fromWeb(new Request(url, { method: "POST", headers, body }))
+            // Each turn is the root of a fiber of its own, as an HTTP request is (the app sets its
+            // request id and facts there); awaited, not joined, so they stay that turn's.
+            return Effect.fork(
+              gateway().pipe(
+                Effect.provideService(HttpServerRequest.HttpServerRequest, turn),
+                Effect.provideService(Scope.Scope, scope)
+              )
+            ).pipe(Effect.flatMap((fiber) => Effect.flatten(fiber.await)))
+          }),
+        conversation: { maxBytes: settings.maxBodyBytes, maxAgeMillis: settings.websocketMaxAgeMillis },
+        maxAgeMillis: settings.websocketMaxAgeMillis,
+        keepAliveMillis: settings.scheduling.keepAliveMillis,
+        queueLimit: QUEUE_LIMIT,
+        shutdown: lifecycle.shutdownBegun
+      }).pipe(Effect.scoped, Effect.catchAll(() => Effect.void))
+      return HttpServerResponse.empty({ status: 101 })
+    })
+    return handler
+  })

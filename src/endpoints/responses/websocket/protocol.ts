@@ -1,0 +1,163 @@
+/**
+ * The Responses WebSocket transport (v2) as plain functions: what a client frame asks for, the
+ * error event a client reads, the warm-up's answer, and the SSE-to-frame step of the bridge. No
+ * socket here; tested without one. ../../../../../shared/reference/responses-websocket.md is the
+ * protocol reference (sections cited as §n).
+ */
+import type { Envelope } from "../../../domain/envelope.js"
+import { newId } from "../../../domain/ids.js"
+
+/** What a client frame asks for. */
+export type ClientFrame =
+  /** `response.create` (or no `type`, as sub2api treats it): the create body without the WS-only fields. */
+  | {
+    readonly _tag: "Create"
+    readonly body: Record<string, unknown>
+    readonly previousResponseId: string | undefined
+    /** `generate: false`: a warm-up, answered without calling a model (§2.1). */
+    readonly warmUp: boolean
+  }
+  /** `response.processed` (later Codex): nothing to do. */
+  | { readonly _tag: "Ignore" }
+  | { readonly _tag: "Refuse"; readonly envelope: Envelope }
+
+const refuse = (code: string, message: string, param: string | null = null): ClientFrame => ({
+  _tag: "Refuse",
+  envelope: { status: 400, type: "invalid_request_error", code, message, param }
+})
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** Reads one text frame. Binary frames are refused by the caller (Codex never sends them). */
+export const parseClientFrame = (text: string): ClientFrame => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return refuse("invalid_json", "The message is not valid JSON")
+  }
+  if (!isRecord(parsed)) return refuse("invalid_json", "The message must be a JSON object")
+  const type = parsed["type"]
+  if (type === "response.processed") return { _tag: "Ignore" }
+  if (type === "response.append") {
+    return refuse(
+      "unsupported_message_type",
+      "response.append is Responses WebSocket v1; send response.create with previous_response_id (v2)",
+      "type"
+    )
+  }
+  if (type !== undefined && type !== "response.create") {
+    return refuse("unsupported_message_type", `Unsupported message type '${String(type)}'; send response.create`, "type")
+  }
+  if (parsed["stream_id"] !== undefined && parsed["stream_id"] !== null) {
+    return refuse("invalid_stream_id", "stream_id lanes are not supported: one response at a time per connection", "stream_id")
+  }
+  const previous = parsed["previous_response_id"]
+  if (previous !== undefined && previous !== null && typeof previous !== "string") {
+    return refuse("invalid_type", "previous_response_id must be a string", "previous_response_id")
+  }
+  if (parsed["background"] === true) {
+    return refuse("unsupported_parameter", "background is not supported over WebSocket", "background")
+  }
+  // The upstream gets a plain streaming create body (§4.4): the WS-only fields stay here.
+  const { type: _type, generate, previous_response_id: _previous, stream_id: _lane, ...body } = parsed
+  return {
+    _tag: "Create",
+    body: { ...body, stream: true },
+    previousResponseId: typeof previous === "string" && previous !== "" ? previous : undefined,
+    warmUp: generate === false
+  }
+}
+
+/** The in-band error event (§5.1): always with `status`, or Codex waits for its idle timeout. */
+export const errorEvent = (e: Envelope): string =>
+  JSON.stringify({
+    type: "error",
+    status: e.status,
+    error: { type: e.type, code: e.code, message: e.message, param: e.param },
+    ...(e.headers === undefined ? {} : { headers: e.headers })
+  })
+
+export const previousResponseNotFound = (id: string): Envelope => ({
+  status: 400,
+  type: "invalid_request_error",
+  code: "previous_response_not_found",
+  message: `Previous response with id '${id}' not found.`,
+  param: "previous_response_id"
+})
+
+/** The 60-minute (configurable) limit: Codex reconnects and sends the full input (§5.2). */
+export const connectionLimitReached = (minutes: number): Envelope => ({
+  status: 400,
+  type: "invalid_request_error",
+  code: "websocket_connection_limit_reached",
+  message: `Responses websocket connection limit reached (${minutes} minutes). Create a new websocket connection to continue.`,
+  param: null
+})
+
+/**
+ * A warm-up's answer (§3): `response.created` and `response.completed` for a chainable id with no
+ * output and no usage, with the request's own settings echoed.
+ */
+export const warmUpEvents = (body: Record<string, unknown>, now: Date = new Date()): { readonly id: string; readonly frames: ReadonlyArray<string> } => {
+  const id = newId("resp")
+  const response = (status: "in_progress" | "completed") => ({
+    id,
+    object: "response",
+    created_at: Math.floor(now.getTime() / 1000),
+    status,
+    error: null,
+    incomplete_details: null,
+    instructions: body["instructions"] ?? null,
+    model: body["model"] ?? null,
+    output: [],
+    parallel_tool_calls: body["parallel_tool_calls"] ?? true,
+    previous_response_id: null,
+    store: body["store"] ?? false,
+    tool_choice: body["tool_choice"] ?? "auto",
+    tools: Array.isArray(body["tools"]) ? body["tools"] : [],
+    usage: status === "completed"
+      ? {
+        input_tokens: 0,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 0,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 0
+      }
+      : null
+  })
+  return {
+    id,
+    frames: [
+      JSON.stringify({ type: "response.created", sequence_number: 0, response: response("in_progress") }),
+      JSON.stringify({ type: "response.completed", sequence_number: 1, response: response("completed") })
+    ]
+  }
+}
+
+/**
+ * Splits SSE text into its events' `data` payloads, keeping what is left of an unfinished event for
+ * the next read. Comments (keep-alives) and `event:` lines are dropped: a frame is the data alone (§3).
+ */
+export class SseFrames {
+  private pending = ""
+
+  push(text: string): Array<string> {
+    this.pending += text
+    const out: Array<string> = []
+    let end: number
+    while ((end = this.pending.indexOf("\n\n")) >= 0) {
+      const block = this.pending.slice(0, end)
+      this.pending = this.pending.slice(end + 2)
+      let data: string | undefined
+      for (const line of block.split("\n")) {
+        if (line.startsWith("data:")) {
+          const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5)
+          data = data === undefined ? value : `${data}\n${value}`
+        }
+      }
+      if (data !== undefined && data !== "[DONE]") out.push(data)
+    }
+    return out
+  }
+}
