@@ -135,6 +135,8 @@ export const GroupView = Schema.Struct({
   moderation: Schema.String,
   rpm_limit: PerMinuteOrNone,
   tpm_limit: PerMinuteOrNone,
+  /** The Responses WebSocket transport (GET upgrade) is allowed; false: the upgrade is answered 426. */
+  websocket: Schema.Boolean,
   in_config: Schema.Boolean
 })
 
@@ -153,7 +155,9 @@ export const NewGroupPayload = Schema.Struct({
   weekly_limit_usd: Schema.optionalWith(Limit, { default: () => null }),
   monthly_limit_usd: Schema.optionalWith(Limit, { default: () => null }),
   rpm_limit: Schema.optionalWith(Schema.NullOr(PerMinute), { default: () => null }),
-  tpm_limit: Schema.optionalWith(Schema.NullOr(PerMinute), { default: () => null })
+  tpm_limit: Schema.optionalWith(Schema.NullOr(PerMinute), { default: () => null }),
+  /** The Responses WebSocket transport; false: the upgrade is answered 426 and clients fall back to HTTP. */
+  websocket: Schema.optionalWith(Schema.Boolean, { default: () => true })
 })
 
 export const GroupChangePayload = Schema.Struct({
@@ -166,7 +170,8 @@ export const GroupChangePayload = Schema.Struct({
   weekly_limit_usd: Schema.optional(Limit),
   monthly_limit_usd: Schema.optional(Limit),
   rpm_limit: PerMinuteChange,
-  tpm_limit: PerMinuteChange
+  tpm_limit: PerMinuteChange,
+  websocket: Schema.optional(Schema.Boolean)
 })
 
 export const AccountView = Schema.Struct({

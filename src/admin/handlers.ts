@@ -129,7 +129,8 @@ const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
             weeklyLimitMicros: payload.weekly_limit_usd,
             monthlyLimitMicros: payload.monthly_limit_usd,
             rpmLimit: payload.rpm_limit,
-            tpmLimit: payload.tpm_limit
+            tpmLimit: payload.tpm_limit,
+            websocket: payload.websocket
           }),
           groupView
         ))
@@ -145,7 +146,8 @@ const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
             ...(payload.weekly_limit_usd === undefined ? {} : { weeklyLimitMicros: payload.weekly_limit_usd }),
             ...(payload.monthly_limit_usd === undefined ? {} : { monthlyLimitMicros: payload.monthly_limit_usd }),
             ...(payload.rpm_limit === undefined ? {} : { rpmLimit: payload.rpm_limit }),
-            ...(payload.tpm_limit === undefined ? {} : { tpmLimit: payload.tpm_limit })
+            ...(payload.tpm_limit === undefined ? {} : { tpmLimit: payload.tpm_limit }),
+            ...(payload.websocket === undefined ? {} : { websocket: payload.websocket })
           }),
           groupView
         ))

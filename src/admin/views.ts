@@ -116,5 +116,6 @@ export const groupView = (g: GroupRow) => ({
   moderation: g.moderation,
   rpm_limit: g.rpm_limit,
   tpm_limit: g.tpm_limit,
+  websocket: g.websocket,
   in_config: g.in_config
 })

@@ -63,7 +63,8 @@ export const resolveConfig = (
       models: g.models,
       moderation: g.moderation,
       rpmLimit: g.rpm_limit,
-      tpmLimit: g.tpm_limit
+      tpmLimit: g.tpm_limit,
+      websocket: g.websocket
     })
     windowLimits.set(g.name, {
       daily: limitMicros(g.daily_limit_usd),

@@ -38,7 +38,9 @@ export const GroupConfig = Schema.Struct({
   daily_limit_usd: Schema.optional(NonNegative),
   weekly_limit_usd: Schema.optional(NonNegative),
   monthly_limit_usd: Schema.optional(NonNegative),
-  ...MinuteLimitFields
+  ...MinuteLimitFields,
+  // The Responses WebSocket transport (GET upgrade, issue 19); false: the upgrade is answered 426 and clients fall back to HTTP.
+  websocket: Schema.optionalWith(Schema.Boolean, { default: () => true })
 })
 export type GroupConfig = typeof GroupConfig.Type
 

@@ -29,6 +29,11 @@ export interface Group extends MinuteLimits {
   readonly rateMultiplier: number
   readonly models: ReadonlyArray<string> | undefined
   readonly moderation: ModerationMode
+  /**
+   * The Responses WebSocket transport (issue 19) is allowed for the group's keys; false: the upgrade
+   * is answered 426 so clients fall back to HTTP. Absent: allowed.
+   */
+  readonly websocket?: boolean | undefined
 }
 
 export interface User extends MinuteLimits {

@@ -217,6 +217,13 @@ const priceFallback: Migration = {
   statements: [`ALTER TABLE usage_events ADD COLUMN price_fallback INTEGER NOT NULL DEFAULT 0`]
 }
 
+// Whether a group's keys may use the Responses WebSocket transport (issue 19); 1 (allowed) for every existing group.
+const groupWebsocket: Migration = {
+  version: 9,
+  name: "groups.websocket",
+  statements: [`ALTER TABLE groups ADD COLUMN websocket INTEGER NOT NULL DEFAULT 1`]
+}
+
 export const migrations: ReadonlyArray<Migration> = [
   initial,
   estimatedUsage,
@@ -225,5 +232,6 @@ export const migrations: ReadonlyArray<Migration> = [
   operatorPrices,
   operatorAccounts,
   minuteLimits,
-  priceFallback
+  priceFallback,
+  groupWebsocket
 ]

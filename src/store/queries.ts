@@ -42,7 +42,8 @@ const PrincipalRow = Schema.Struct({
   models: ModelList,
   moderation: ModerationMode,
   group_rpm_limit: DbIntOrNull,
-  group_tpm_limit: DbIntOrNull
+  group_tpm_limit: DbIntOrNull,
+  group_websocket: DbFlag
 })
 
 const toPrincipal = (r: typeof PrincipalRow.Type): Principal => ({
@@ -77,7 +78,8 @@ const toPrincipal = (r: typeof PrincipalRow.Type): Principal => ({
     models: r.models ?? undefined,
     moderation: r.moderation,
     rpmLimit: r.group_rpm_limit ?? undefined,
-    tpmLimit: r.group_tpm_limit ?? undefined
+    tpmLimit: r.group_tpm_limit ?? undefined,
+    websocket: r.group_websocket
   }
 })
 
@@ -89,7 +91,7 @@ const principalWhere = (column: "hash" | "id", value: string) =>
         u.concurrency AS user_concurrency, u.disabled_at AS user_disabled_at, u.rpm_limit AS user_rpm_limit,
         u.tpm_limit AS user_tpm_limit,
         g.platform, g.billing, g.allow_image_generation, g.rate_multiplier_ppm, g.models, g.moderation,
-        g.rpm_limit AS group_rpm_limit, g.tpm_limit AS group_tpm_limit
+        g.rpm_limit AS group_rpm_limit, g.tpm_limit AS group_tpm_limit, g.websocket AS group_websocket
       FROM api_keys k
       JOIN users u ON u.name = k.user_name
       JOIN groups g ON g.name = k.group_name

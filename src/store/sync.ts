@@ -77,15 +77,18 @@ export const syncConfig = (data: GatewayData, now: Date = new Date()) =>
       for (const g of byName(data.groups.values(), (g) => g.name)) {
         const limits = data.windowLimits.get(g.name)
         yield* sql`INSERT INTO groups (name, platform, billing, allow_image_generation, rate_multiplier_ppm, models,
-            moderation, daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, in_config, updated_at)
+            moderation, daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, websocket, in_config,
+            updated_at)
           VALUES (${g.name}, ${g.platform}, ${g.billing}, ${flag(g.allowImageGeneration)}, ${Number(ppm(g.rateMultiplier))},
             ${g.models === undefined ? null : JSON.stringify(g.models)}, ${g.moderation}, ${limits?.daily ?? null},
-            ${limits?.weekly ?? null}, ${limits?.monthly ?? null}, ${g.rpmLimit ?? null}, ${g.tpmLimit ?? null}, 1, ${at})
+            ${limits?.weekly ?? null}, ${limits?.monthly ?? null}, ${g.rpmLimit ?? null}, ${g.tpmLimit ?? null},
+            ${flag(g.websocket ?? true)}, 1, ${at})
           ON CONFLICT (name) DO UPDATE SET platform = excluded.platform, billing = excluded.billing,
             allow_image_generation = excluded.allow_image_generation, rate_multiplier_ppm = excluded.rate_multiplier_ppm,
             models = excluded.models, moderation = excluded.moderation, daily_limit_micros = excluded.daily_limit_micros,
             weekly_limit_micros = excluded.weekly_limit_micros, monthly_limit_micros = excluded.monthly_limit_micros,
-            rpm_limit = excluded.rpm_limit, tpm_limit = excluded.tpm_limit, in_config = 1, updated_at = excluded.updated_at`
+            rpm_limit = excluded.rpm_limit, tpm_limit = excluded.tpm_limit, websocket = excluded.websocket, in_config = 1,
+            updated_at = excluded.updated_at`
       }
       const groupRows = yield* decodeRows(Name)(yield* sql`SELECT name FROM groups WHERE in_config = 1 ORDER BY name`)
       for (const { name } of groupRows) {

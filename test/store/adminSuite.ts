@@ -310,6 +310,60 @@ export const adminSuite = (makeBackend: () => Backend) => {
       expect((await call(admin, "GET", "/admin/keys/from-file")).json).toMatchObject({ rpm_limit: null, tpm_limit: 7000 })
     })
 
+    it("websocket: a group added with it off, turned on and off again; shown (default true), audited, and in the principal", async () => {
+      const db = await backend.fresh()
+      const r = await start(db)
+      running.push(r)
+      const { admin } = r
+      const off = await call(admin, "POST", "/admin/groups", { name: "http-only", platform: "openai", websocket: false })
+      expect(off.status).toBe(201)
+      expect(off.json).toMatchObject({ name: "http-only", websocket: false, in_config: false })
+      const plain = await call(admin, "POST", "/admin/groups", { name: "ws-default", platform: "openai" })
+      expect(plain.json).toMatchObject({ name: "ws-default", websocket: true })
+      const groups = (await call(admin, "GET", "/admin/groups")).json as Array<{ name: string; websocket: boolean }>
+      expect(Object.fromEntries(groups.map((g) => [g.name, g.websocket])))
+        .toMatchObject({ oa: true, an: true, "team-sub": true, "http-only": false, "ws-default": true })
+      for (const bad of ["yes", 1, null]) {
+        expectEnvelope(await call(admin, "POST", "/admin/groups", { name: "bad-ws", platform: "openai", websocket: bad }), 400, "invalid_request")
+        expectEnvelope(await call(admin, "PATCH", "/admin/groups/http-only", { websocket: bad }), 400, "invalid_request")
+      }
+
+      const issued = await call(admin, "POST", "/admin/keys", { user: "erin", group: "http-only", name: "ws-key" })
+      expect(issued.status).toBe(201)
+      expect((await principalOf(db, issued.json.key))?.group.websocket).toBe(false)
+      expect((await principalOf(db, "sk-admin-config-key-0001"))?.group.websocket).toBe(true)
+
+      expect((await call(admin, "PATCH", "/admin/groups/http-only", { websocket: true })).json).toMatchObject({ websocket: true })
+      expect((await principalOf(db, issued.json.key))?.group.websocket).toBe(true)
+      // A change of something else leaves it.
+      expect((await call(admin, "PATCH", "/admin/groups/http-only", { rpm_limit: 10 })).json).toMatchObject({ websocket: true, rpm_limit: 10 })
+      expect((await call(admin, "PATCH", "/admin/groups/http-only", { websocket: false })).json).toMatchObject({ websocket: false, rpm_limit: 10 })
+      expect((await principalOf(db, issued.json.key))?.group.websocket).toBe(false)
+
+      const audit = await call(admin, "GET", "/admin/audit?target=http-only")
+      expect(audit.json.map((a: { action: string }) => a.action)).toEqual(["group.update", "group.update", "group.update", "group.create"])
+      expect(audit.json.map((a: { detail: unknown }) => a.detail)).toEqual([
+        { websocket: false },
+        { rpmLimit: 10 },
+        { websocket: true },
+        expect.objectContaining({ name: "http-only", websocket: false })
+      ])
+    })
+
+    it("websocket of a group the config file names is the file's (409); a start with the file's false turns it off", async () => {
+      const db = await backend.fresh()
+      const r = await start(db)
+      running.push(r)
+      const { admin } = r
+      expectEnvelope(await call(admin, "PATCH", "/admin/groups/oa", { websocket: false }), 409, "managed_by_config")
+      expect((await call(admin, "GET", "/admin/groups")).json.find((g: { name: string }) => g.name === "oa")).toMatchObject({ websocket: true })
+
+      const config = { ...adminGatewayConfig, groups: adminGatewayConfig.groups.map((g) => (g.name === "oa" ? { ...g, websocket: false } : g)) }
+      expect((await principalOf(db, "sk-admin-config-key-0001", config))?.group.websocket).toBe(false)
+      expect((await call(admin, "GET", "/admin/groups")).json.find((g: { name: string }) => g.name === "oa"))
+        .toMatchObject({ websocket: false, in_config: true })
+    })
+
     it("lists the upstream accounts with their health, takes one out and reinstates it (audited)", async () => {
       const { admin, gateway } = await fresh()
       const accounts = await call(admin, "GET", "/admin/accounts")

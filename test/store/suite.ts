@@ -222,6 +222,36 @@ export const storeSuite = (makeBackend: () => Backend) => {
         .toEqual([undefined, undefined, undefined, undefined, undefined])
     })
 
+    it("carries the file's websocket switch of a group into the principal (absent: allowed); turned back on at the next start", async () => {
+      const db = await fresh()
+      const config = storeConfig()
+      const off = { ...config, groups: config.groups.map((g) => (g.name === "paid" ? { ...g, websocket: false } : g)) }
+      const first = open(db, off)
+      expect((await principal(first, "sk-store-alice-paid")).group.websocket).toBe(false)
+      expect((await principal(first, "sk-store-alice-plain")).group.websocket).toBe(true)
+      expect(await one(first, "SELECT websocket FROM groups WHERE name = 'paid'")).toBe(0)
+      await first.dispose()
+
+      const second = open(db, config)
+      expect((await principal(second, "sk-store-alice-paid")).group.websocket).toBe(true)
+      expect(await one(second, "SELECT websocket FROM groups WHERE name = 'paid'")).toBe(1)
+    })
+
+    it("a group written before migration 9 allows the WebSocket transport once migrated", async () => {
+      const db = await fresh()
+      await Effect.runPromise(
+        Effect.gen(function*() {
+          yield* migrate(migrations.filter((m) => m.version < 9))
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`INSERT INTO groups (name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation,
+            in_config, updated_at) VALUES ('older', 'openai', 'balance', 0, 1000000, NULL, 'off', 0, 1)`
+        }).pipe(Effect.provide(sqlClientLayer(db.target)))
+      )
+      const rt = open(db)
+      await principal(rt, "sk-store-alice-paid")
+      expect(await one(rt, "SELECT websocket FROM groups WHERE name = 'older'")).toBe(1)
+    })
+
     it("applies balance_usd only while the balance is untouched", async () => {
       const db = await fresh()
       const first = open(db)

@@ -22,6 +22,7 @@ const GroupRow = Schema.Struct({
   moderation: Schema.String,
   rpm_limit: DbIntOrNull,
   tpm_limit: DbIntOrNull,
+  websocket: DbFlag,
   in_config: DbFlag
 })
 export type GroupRow = typeof GroupRow.Type
@@ -30,7 +31,7 @@ export const listGroups = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   return yield* decodeRows(GroupRow)(
     yield* sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, rpm_limit,
-        tpm_limit, in_config
+        tpm_limit, websocket, in_config
       FROM groups ORDER BY name`
   )
 }).pipe(orStoreError("listing groups failed"))
@@ -50,6 +51,8 @@ export interface NewGroup {
   /** Requests / tokens per minute across the group's keys; null: no limit. */
   readonly rpmLimit: number | null
   readonly tpmLimit: number | null
+  /** The Responses WebSocket transport is allowed for the group's keys; false: the upgrade is answered 426. */
+  readonly websocket: boolean
 }
 
 /** Each field: absent leaves it (`null` removes a list or a limit). The platform is fixed at creation. */
@@ -60,7 +63,7 @@ const groupNamed = (name: string) =>
     const sql = yield* SqlClient.SqlClient
     return (yield* decodeRows(GroupRow)(
       yield* sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, rpm_limit,
-          tpm_limit, in_config
+          tpm_limit, websocket, in_config
         FROM groups WHERE name = ${name}`
     ))[0]
   })
@@ -74,10 +77,10 @@ export const createGroup = (actor: Actor, g: NewGroup) =>
       return yield* new AdminConflict({ message: `a group named '${g.name}' already exists`, code: "group_exists" })
     }
     yield* sql`INSERT INTO groups (name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation,
-        daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, in_config, updated_at)
+        daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, websocket, in_config, updated_at)
       VALUES (${g.name}, ${g.platform}, ${g.billing}, ${g.allowImageGeneration ? 1 : 0}, ${Number(ppm(g.rateMultiplier))},
         ${g.models === null ? null : JSON.stringify(g.models)}, ${g.moderation}, ${g.dailyLimitMicros}, ${g.weeklyLimitMicros},
-        ${g.monthlyLimitMicros}, ${g.rpmLimit}, ${g.tpmLimit}, 0, ${Date.now()})`
+        ${g.monthlyLimitMicros}, ${g.rpmLimit}, ${g.tpmLimit}, ${g.websocket ? 1 : 0}, 0, ${Date.now()})`
     yield* recordAudit(actor, "group.create", g.name, { ...g })
     const row = yield* groupNamed(g.name)
     if (row === undefined) return yield* Effect.dieMessage("the group just created is gone")
@@ -108,12 +111,14 @@ export const updateGroup = (actor: Actor, name: string, c: GroupChange) =>
       weekly: c.weeklyLimitMicros === undefined ? limits?.weekly_limit_micros ?? null : c.weeklyLimitMicros,
       monthly: c.monthlyLimitMicros === undefined ? limits?.monthly_limit_micros ?? null : c.monthlyLimitMicros,
       rpm: c.rpmLimit === undefined ? before.rpm_limit : c.rpmLimit,
-      tpm: c.tpmLimit === undefined ? before.tpm_limit : c.tpmLimit
+      tpm: c.tpmLimit === undefined ? before.tpm_limit : c.tpmLimit,
+      websocket: c.websocket ?? before.websocket
     }
     yield* sql`UPDATE groups SET billing = ${next.billing}, allow_image_generation = ${next.allow ? 1 : 0},
         rate_multiplier_ppm = ${next.ppm}, models = ${next.models === null ? null : JSON.stringify(next.models)},
         moderation = ${next.moderation}, daily_limit_micros = ${next.daily}, weekly_limit_micros = ${next.weekly},
-        monthly_limit_micros = ${next.monthly}, rpm_limit = ${next.rpm}, tpm_limit = ${next.tpm}, updated_at = ${Date.now()}
+        monthly_limit_micros = ${next.monthly}, rpm_limit = ${next.rpm}, tpm_limit = ${next.tpm},
+        websocket = ${next.websocket ? 1 : 0}, updated_at = ${Date.now()}
       WHERE name = ${name}`
     yield* recordAudit(actor, "group.update", name, { ...c })
     const row = yield* groupNamed(name)
