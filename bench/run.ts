@@ -20,7 +20,8 @@
  * kinds mixed) through the gateway while its RSS is sampled; a check that clients hanging up
  * mid-request do not kill it; the long-lived streams scenario (bench/longStreams.ts: BENCH_STREAMS
  * paced streams held open, through the bare proxy, the gateway and the before gateway, one at a
- * time); `npm start` to first /health answer, three times. It also measures how much CPU other
+ * time); WebSocket turns beside HTTP SSE requests on the gateway (bench/websocket.ts, BENCH_WS_TURNS
+ * per row); `npm start` to first /health answer, three times. It also measures how much CPU other
  * processes used meanwhile (the noise on a shared machine). With a before gateway, a "before vs
  * after" table sets the gateway's CPU per request against it (bench/beforeAfter.ts, with budgets).
  *
@@ -61,6 +62,7 @@ import {
   waitHealthy
 } from "./harness.js"
 import { beforeAfterRows, beforeAfterTable } from "./beforeAfter.js"
+import { measureTurns, type TurnFigures, turnTable } from "./websocket.js"
 import { idleRss, longStreamsJson, longStreamsSettings, longStreamsTable, runLongStreams, streamTargets } from "./longStreams.js"
 import { f, fInt, mb, median, table } from "./report.js"
 import { cpuSeconds, envNumber, rssBytes, systemBusySeconds } from "./shared.js"
@@ -81,6 +83,8 @@ const HANGUP_CYCLES = 4
 const BEFORE_REF = beforeRefFrom(argv, process.env)
 const AFTER_REF = afterRefFrom(argv, process.env)
 const LONG_STREAMS = longStreamsSettings()
+/** WebSocket turns (and as many HTTP SSE requests) per platform for the transport table. */
+const WS_TURNS = envNumber("BENCH_WS_TURNS", 2000)
 
 /** Not a target: the bare proxy's CPU per JSON request on the machine the CPU targets were set on. */
 const REFERENCE_BARE_JSON_US = 110
@@ -388,6 +392,17 @@ const main = async (): Promise<void> => {
   const longTargets = streamTargets({ url: bare.info.url, pid: bare.child.pid! }, streamGateways)
   const longResults = await runLongStreams(fake.info.url, fake.info.events.responses, longTargets, LONG_STREAMS)
 
+  // WebSocket turns beside HTTP SSE requests on the same gateway (bench/websocket.ts).
+  log("websocket turns vs HTTP SSE")
+  const turnFigures: Array<TurnFigures> = []
+  if (survivedHangups) {
+    for (const platform of ["passthrough", "translated"] as const) {
+      for (const transport of ["http", "websocket"] as const) {
+        turnFigures.push(await measureTurns({ url: gatewayUrl, pid: gatewayPid }, platform, transport, WS_TURNS))
+      }
+    }
+  }
+
   // Stop everything but the load child, then time `npm start` on a quiet machine.
   await stopChild(gateway)
   if (before !== undefined) await stopChild(before.child)
@@ -624,6 +639,11 @@ const main = async (): Promise<void> => {
   out.push(longStreamsTable(longTargets, longResults))
   out.push("(CPU µs/event = the process's CPU over the window / SSE events the clients received; KB/stream = (RSS with the streams open - idle RSS) / open streams; 1st byte in ms)")
   out.push("")
+  if (turnFigures.length > 0) {
+    out.push(turnTable(turnFigures))
+    out.push(`(${WS_TURNS} turns per row, one run; \`npm run bench:ws\` for medians of several)`)
+    out.push("")
+  }
   out.push(table(["target", "limit", "measured", ""], checks.map((c) => [c.target, c.limit, c.value, c.pass ? "PASS" : "FAIL"]), 1))
   const issueChecks = checks.filter((c) => c.extra !== true)
   out.push(`${issueChecks.filter((c) => c.pass).length}/${issueChecks.length} targets met`)
@@ -680,6 +700,7 @@ const main = async (): Promise<void> => {
       ? null
       : { before: { ref: beforeCheckout.ref, commit: beforeCheckout.commit }, after: AFTER_REF ?? "checkout", scenarios: beforeAfter },
     longStreams: longStreamsJson(LONG_STREAMS, fake.info.events.responses, longResults),
+    websocketTurns: turnFigures,
     clientHangups: { survived: survivedHangups, cycles: HANGUP_CYCLES, served: hangupServed, crash },
     startup: { npmStartMs: startups, npmStartMedianMs: startupMedian, npmStartErrors: startupErrors, nodeImportTsxFirstMs: gatewayStartMs },
     targets: checks

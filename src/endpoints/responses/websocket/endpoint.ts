@@ -83,7 +83,7 @@ export const makeResponsesWebSocket = (gateway: () => GatewayApp) =>
         return yield* new RouteRefused({ envelope: methodNotAllowed(request.method, pathOf(request.url), ["POST"]) })
       }
       const principal = yield* authenticate(keys, request, { allowExpired: false })
-      if ((principal.group as { readonly websocket?: boolean | undefined }).websocket === false) return yield* websocketRefused
+      if (principal.group.websocket === false) return yield* websocketRefused
       const socket = yield* Effect.orDie(request.upgrade)
       const headers = turnHeaders(request.headers)
       const url = `http://gateway${request.url}`
