@@ -3,7 +3,7 @@
  * - the age limit: websocket_connection_limit_reached (error event, status 400) then close 1000,
  *   after the running turn when one runs;
  * - keep-alive frames (`{"type":"keepalive"}`) while a turn is silent (between slow upstream
- *   events), none once the turn ended;
+ *   events and while the upstream has not answered yet), none once the turn ended;
  * - one turn at a time: queued creates run in order after the running one; past 8 waiting, an
  *   error event 429 too_many_pending_messages;
  * - shutdown: idle connections close with 1001 at once, a running turn finishes first.
@@ -80,6 +80,24 @@ describe.each(SERVERS)("connection lifetime (%s server)", (server) => {
         expect(Math.max(...gaps)).toBeLessThan(200)
         // Idle between turns: nothing.
         expect(await client.quiet(250)).toBe(true)
+      } finally {
+        await client.close()
+      }
+    })
+
+    it("arrive while the upstream has not answered yet", async () => {
+      const client = await WsClient.withKey(gw, OA_KEY)
+      try {
+        gw.upstream.setFaults([{ _tag: "HangBeforeHeaders", ms: 700 }])
+        const sent = Date.now()
+        client.send({ type: "response.create", model, input: "think first" })
+        const { events, keepAlives } = await client.readTurn()
+        expect(events.at(-1)?.type).toBe("response.completed")
+        // The 700 ms before the upstream's headers were not silent.
+        expect(keepAlives).toBeGreaterThanOrEqual(5)
+        const times = [sent, ...client.received.map((f) => f.at)]
+        const gaps = times.slice(1).map((t, i) => t - (times[i] ?? t))
+        expect(Math.max(...gaps)).toBeLessThan(200)
       } finally {
         await client.close()
       }

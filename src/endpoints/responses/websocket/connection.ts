@@ -64,8 +64,18 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
     /** One turn: the bridge's answer as frames; the transcript kept when it completes. */
     const bridge = (body: Record<string, unknown>, input: ReadonlyArray<unknown>) =>
       Effect.scoped(Effect.gen(function*() {
+        // Keep-alives from the request on, as Codex's idle timer runs: the answer's headers wait for
+        // the upstream's first byte (up to the first-byte timeout, per failover attempt).
+        lastSent = Date.now()
+        const keepAlive = yield* Effect.forkScoped(
+          Effect.repeat(
+            Effect.suspend(() => Date.now() - lastSent >= options.keepAliveMillis ? send(KEEP_ALIVE) : Effect.void),
+            { schedule: Schedule.spaced(Math.max(1, Math.floor(options.keepAliveMillis / 2))) }
+          )
+        )
         const response = yield* options.runTurn(JSON.stringify(body))
         if (response.body._tag !== "Stream") {
+          yield* Fiber.interrupt(keepAlive)
           // An answer before any event (401, 429, 400...): the envelope as an error event.
           const text = response.body._tag === "Uint8Array"
             ? decoder.decode(response.body.body)
@@ -79,12 +89,6 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
         const frames = new SseFrames()
         const output: Array<unknown> = []
         let outcome = "incomplete"
-        const keepAlive = yield* Effect.forkScoped(
-          Effect.repeat(
-            Effect.suspend(() => Date.now() - lastSent >= options.keepAliveMillis ? send(KEEP_ALIVE) : Effect.void),
-            { schedule: Schedule.spaced(Math.max(1, Math.floor(options.keepAliveMillis / 2))) }
-          )
-        )
         yield* response.body.stream.pipe(
           Stream.mapError(() => "cut" as const),
           Stream.runForEach((chunk) =>
