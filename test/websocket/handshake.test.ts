@@ -2,9 +2,13 @@
  * The Responses WebSocket handshake on both HttpServers (lean and the platform's NodeHttpServer):
  * the key is checked before the upgrade (a bad or missing key gets the HTTP 401 envelope, no 101), a
  * group with `websocket: false` gets 426 websocket_not_supported (Codex falls back to HTTP), a GET
- * that is no upgrade gets 405, and an accepted handshake selects no subprotocol on any of the six
- * responses paths.
+ * that is no upgrade gets 405 (so does one with `Upgrade: websocket` but no `upgrade` token in
+ * `Connection`, which the server does not hand over), an accepted handshake selects no subprotocol
+ * on the responses paths, and a handshake the WebSocket library would refuse (bad Sec-WebSocket-Key,
+ * -Version or -Protocol) is answered with a 400 envelope (invalid_websocket_handshake) and leaves
+ * nothing running that would hold up the gateway's shutdown.
  */
+import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { call, expectEnvelope, rawAsAnswer } from "../core/helpers.js"
 import { fakeUpstreamConfig } from "../support/gateway.js"
@@ -75,5 +79,82 @@ describe.each(SERVERS)("the handshake (%s server)", (server) => {
       expect(events.at(-1)?.type).toBe("response.completed")
       await client.close()
     })
+  }
+})
+
+/** Writes `request` on a fresh TCP connection; resolves with what came back once the server closed it or after `waitMs`. */
+const rawExchange = (url: string, request: string, waitMs = 1_500): Promise<string> =>
+  new Promise((resolve) => {
+    const { hostname, port } = new URL(url)
+    const socket = connect(Number(port), hostname, () => socket.write(request))
+    let answer = ""
+    socket.on("data", (d: Buffer) => {
+      answer += d.toString("utf8")
+    })
+    socket.on("error", () => undefined)
+    const timer = setTimeout(() => socket.destroy(), waitMs)
+    socket.on("close", () => {
+      clearTimeout(timer)
+      resolve(answer)
+    })
+  })
+
+const handshake = (headers: Record<string, string>): string =>
+  `GET /v1/responses HTTP/1.1\r\nHost: gateway\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`
+
+const GOOD_KEY = "dGhlIHNhbXBsZSBub25jZQ=="
+
+describe.each(SERVERS)("broken handshakes (%s server)", (server) => {
+  it("Upgrade: websocket without Connection: upgrade is a plain GET: 405 envelope, not a 500", async () => {
+    const gw = await startWsGateway({ server })
+    try {
+      const answer = await rawExchange(gw.url, handshake({
+        Upgrade: "websocket",
+        Connection: "close",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": GOOD_KEY,
+        Authorization: `Bearer ${OA_KEY}`
+      }))
+      expect(answer).toMatch(/^HTTP\/1\.1 405 /)
+      const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as { error: { code: string } }
+      expect(body.error.code).toBe("method_not_allowed")
+    } finally {
+      await gw.close()
+    }
+  })
+
+  for (const [name, headers] of [
+    ["a malformed Sec-WebSocket-Key", { "Sec-WebSocket-Key": "not-a-key" }],
+    ["no Sec-WebSocket-Key", {}],
+    ["an unknown Sec-WebSocket-Version", { "Sec-WebSocket-Key": GOOD_KEY, "Sec-WebSocket-Version": "7" }],
+    ["a Sec-WebSocket-Protocol that is no token", { "Sec-WebSocket-Key": GOOD_KEY, "Sec-WebSocket-Protocol": "responses_websockets=2026-02-06" }],
+    ["a Sec-WebSocket-Protocol offered twice", { "Sec-WebSocket-Key": GOOD_KEY, "Sec-WebSocket-Protocol": "a, a" }]
+  ] as const) {
+    it(`${name}: a 400 envelope, and the gateway still shuts down promptly`, async () => {
+      const gw = await startWsGateway({ server })
+      let closed = false
+      try {
+        const answer = await rawExchange(gw.url, handshake({
+          Upgrade: "websocket",
+          Connection: "Upgrade",
+          "Sec-WebSocket-Version": "13",
+          ...headers,
+          Authorization: `Bearer ${OA_KEY}`
+        }))
+        expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+        const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as { error: Record<string, unknown> }
+        expect(body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_websocket_handshake", param: null })
+        // Still serving.
+        const client = await WsClient.withKey(gw, OA_KEY)
+        expect((await client.turn({ model: "gpt-5.4", input: "hi" })).at(-1)?.type).toBe("response.completed")
+        await client.close()
+        const started = Date.now()
+        await gw.close()
+        closed = true
+        expect(Date.now() - started).toBeLessThan(8_000)
+      } finally {
+        if (!closed) await gw.close()
+      }
+    }, 15_000)
   }
 })

@@ -12,7 +12,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Scope } from "effect"
 import { Settings } from "../../../config/AppConfig.js"
-import { methodNotAllowed, RouteRefused } from "../../../domain/envelope.js"
+import { type Envelope, methodNotAllowed, RouteRefused } from "../../../domain/envelope.js"
 import type { GatewayError } from "../../../domain/errors.js"
 import { newRequestId } from "../../../domain/ids.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
@@ -67,6 +67,48 @@ const turnHeaders = (handshake: Readonly<Record<string, string | undefined>>): R
 
 const QUEUE_LIMIT = 8
 
+/**
+ * A WebSocket handshake as Node's HTTP parser takes one (`Upgrade: websocket` with an `upgrade`
+ * token in `Connection`); without the token the request is a plain GET (405), as the server does
+ * not hand over the socket for it.
+ */
+const isWebSocketUpgrade = (headers: Readonly<Record<string, string | undefined>>): boolean =>
+  headers["upgrade"]?.toLowerCase() === "websocket" &&
+  (headers["connection"] ?? "").split(",").some((token) => token.trim().toLowerCase() === "upgrade")
+
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/**
+ * What the WebSocket library (ws, under both servers) would refuse in a handshake, refused here
+ * first. A handshake ws refuses it answers itself (a text/plain 400) and never completes
+ * `request.upgrade`, whose wait cannot be interrupted: the request's fiber is then left waiting for
+ * ever, and under the platform's NodeHttpServer (which does not interrupt a request whose socket
+ * was ended) it also holds up the server's shutdown.
+ */
+const handshakeProblem = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
+  if (!WEBSOCKET_KEY.test(headers["sec-websocket-key"] ?? "")) return "Missing or invalid Sec-WebSocket-Key header"
+  const version = Number(headers["sec-websocket-version"])
+  if (version !== 13 && version !== 8) return "Missing or invalid Sec-WebSocket-Version header (13)"
+  const protocols = headers["sec-websocket-protocol"]
+  if (protocols !== undefined) {
+    const names = protocols.split(",").map((name) => name.replace(/^[ \t]+|[ \t]+$/g, ""))
+    if (names.some((name) => !TOKEN.test(name)) || new Set(names).size !== names.length) {
+      return "Invalid Sec-WebSocket-Protocol header"
+    }
+  }
+  return undefined
+}
+
+const handshakeRefused = (message: string): Envelope => ({
+  status: 400,
+  type: "invalid_request_error",
+  code: "invalid_websocket_handshake",
+  message,
+  param: null,
+  noRetry: true
+})
+
 export const makeResponsesWebSocket = (gateway: () => GatewayApp) =>
   Effect.gen(function*() {
     const keys = yield* KeyRepo
@@ -79,11 +121,13 @@ export const makeResponsesWebSocket = (gateway: () => GatewayApp) =>
       HttpServerRequest.HttpServerRequest | Scope.Scope
     > = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      if (request.headers["upgrade"]?.toLowerCase() !== "websocket") {
+      if (!isWebSocketUpgrade(request.headers)) {
         return yield* new RouteRefused({ envelope: methodNotAllowed(request.method, pathOf(request.url), ["POST"]) })
       }
       const principal = yield* authenticate(keys, request, { allowExpired: false })
       if (principal.group.websocket === false) return yield* websocketRefused
+      const problem = handshakeProblem(request.headers)
+      if (problem !== undefined) return yield* new RouteRefused({ envelope: handshakeRefused(problem) })
       const socket = yield* Effect.orDie(request.upgrade)
       const headers = turnHeaders(request.headers)
       const url = `http://gateway${request.url}`
