@@ -60,6 +60,14 @@ const turnHeaders = (handshake: Readonly<Record<string, string | undefined>>): R
   for (const [name, value] of Object.entries(handshake)) {
     if (value !== undefined && !CONNECTION_HEADERS.has(name)) headers[name] = value
   }
+  // The transport's own version (`OpenAI-Beta: responses_websockets=…`) describes this connection;
+  // a turn goes upstream as an HTTP request, with the client's other betas only.
+  const beta = headers["openai-beta"]
+  if (beta !== undefined) {
+    const kept = beta.split(",").map((b) => b.trim()).filter((b) => b !== "" && !b.toLowerCase().startsWith("responses_websockets="))
+    if (kept.length === 0) delete headers["openai-beta"]
+    else headers["openai-beta"] = kept.join(", ")
+  }
   headers["content-type"] = "application/json"
   if (!SESSION_HEADERS.some((name) => headers[name] !== undefined)) headers["session_id"] = `ws-${newRequestId()}`
   return headers
