@@ -301,7 +301,11 @@ const upgradeHandler = <R>(
       (ws) => Effect.sync(() => ws.close())
     ))
     const fiber = run(serveOne(new NodeRequest(req, req.url ?? "/", undefined, undefined, upgrade), answer))
-    socket.once("close", () => fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId))
+    // A socket closed after its last write (an answer sent, a WebSocket closing handshake) ended as
+    // it should: the request ends on its own. Only one the client dropped interrupts it (a 499).
+    socket.once("close", () => {
+      if (!socket.writableEnded) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
+    })
   }
   return { handle, close: () => wss?.close() }
 }
