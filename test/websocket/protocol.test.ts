@@ -185,3 +185,35 @@ describe.each(SERVERS)("Responses WebSocket messages (%s server)", (server) => {
     })
   })
 })
+
+describe.each(SERVERS)("message size (%s server)", (server) => {
+  let gw: WsGateway
+  beforeAll(async () => {
+    gw = await startWsGateway({ server, settings: { maxBodyBytes: 32 * 1024 } })
+  })
+  afterAll(() => gw.close())
+
+  it("a message under MAX_BODY_BYTES is served; one over it never reaches the upstream", async () => {
+    const { key, model } = PLATFORMS[0]
+    const client = await WsClient.withKey(gw, key)
+    try {
+      const ok = await client.turn({ model, input: "x".repeat(24 * 1024) })
+      expect(ok.at(-1)?.type).toBe("response.completed")
+      const requestsBefore = gw.upstream.requests.length
+      client.send({ type: "response.create", model, input: "x".repeat(40 * 1024) })
+      const frame = await client.next(3_000)
+      if (server === "lean") {
+        // The lean server's WebSocket refuses it as a frame: close 1009 (message too big).
+        expect(frame).toBeUndefined()
+        expect(client.closeInfo?.code).toBe(1009)
+      } else {
+        // NodeHttpServer's WebSocket takes up to 100 MiB: the turn's body is refused as over HTTP.
+        expect(frame?.json).toMatchObject({ type: "error", status: 413, error: { code: "request_too_large" } })
+        expect(client.closeInfo).toBeUndefined()
+      }
+      expect(gw.upstream.requests.length).toBe(requestsBefore)
+    } finally {
+      await client.close()
+    }
+  })
+})
