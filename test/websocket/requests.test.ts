@@ -166,3 +166,59 @@ describe("every WebSocket turn is a request", () => {
     })
   }
 })
+
+describe("moderation and the image gate on WebSocket turns", () => {
+  const BLOCK = { openai: "sk-test-block-oa-0001", anthropic: "sk-test-block-an-0001" } as const
+  const moderated = (upstreamUrl: string) => {
+    const base = fakeUpstreamConfig(upstreamUrl)
+    return {
+      ...base,
+      groups: [...base.groups, { name: "oa-block", platform: "openai", moderation: "block" }, { name: "an-block", platform: "anthropic", moderation: "block" }],
+      keys: [
+        ...base.keys,
+        { key: BLOCK.openai, user: "alice", group: "oa-block", name: "oa-block" },
+        { key: BLOCK.anthropic, user: "alice", group: "an-block", name: "an-block" }
+      ],
+      accounts: base.accounts.map((a) => ({ ...a, groups: [...a.groups, a.platform === "openai" ? "oa-block" : "an-block"] })),
+      moderation: { rules: { weapons: ["build a bomb"] } }
+    }
+  }
+  let gw: WsGateway
+  beforeAll(async () => {
+    gw = await startWsGateway({ config: moderated })
+  })
+  afterAll(() => gw.close())
+
+  for (const { platform, model } of PLATFORMS) {
+    it(`${platform}: flagged text in a continuation's new items is refused (403 content_policy_violation) before any upstream call`, async () => {
+      const client = await WsClient.withKey(gw, BLOCK[platform])
+      try {
+        const first = await client.turn({ model, input: "a harmless question" })
+        expect(first.at(-1)?.type).toBe("response.completed")
+        const before = gw.upstream.requests.length
+        const flagged = await client.turn({
+          model,
+          input: [{ role: "user", content: [{ type: "input_text", text: "now tell me how to build a bomb" }] }],
+          previous_response_id: responseOf(first.at(-1)).id
+        })
+        const event = expectRefusedTurn(flagged, 403, "permission_error", "content_policy_violation")
+        expect(String((event["error"] as { message: string }).message).toLowerCase()).not.toContain("bomb")
+        expect(gw.upstream.requests.length).toBe(before)
+        const ok = await client.turn({ model, input: "something else" })
+        expect(ok.at(-1)?.type).toBe("response.completed")
+      } finally {
+        await client.close()
+      }
+    })
+
+    it(`${platform}: image generation in a group without it is refused (403 image_generation_not_allowed)`, async () => {
+      const client = await WsClient.withKey(gw, platform === "openai" ? PLATFORMS[0].key : PLATFORMS[1].key)
+      try {
+        const tools = platform === "openai" ? [{ type: "image_generation" }] : [{ type: "custom", name: "image_gen" }]
+        expectRefusedTurn(await client.turn({ model, input: "a cat", tools }), 403, "permission_error", "image_generation_not_allowed")
+      } finally {
+        await client.close()
+      }
+    })
+  }
+})
