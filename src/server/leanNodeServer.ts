@@ -277,7 +277,13 @@ const upgradeHandler = <R>(
   maxPayload: number
 ) => {
   let wss: WebSocketServer | undefined
-  const server = () => (wss ??= new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false }))
+  const server = () => (wss ??= new WebSocketServer({
+    noServer: true,
+    maxPayload,
+    perMessageDeflate: false,
+    // No subprotocol is selected, whatever the client offers (Codex offers none).
+    handleProtocols: () => false
+  }))
   const handle = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     let upgraded = false
     let res: ServerResponse | undefined

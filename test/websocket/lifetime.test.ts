@@ -130,7 +130,7 @@ describe.each(SERVERS)("connection lifetime (%s server)", (server) => {
       }
     })
 
-    it("past 8 waiting messages: error event 429 too_many_pending_messages, the rest still answered", async () => {
+    it("past 8 waiting messages: error event 429 too_many_pending_messages in its turn, never inside another turn's frames", async () => {
       const client = await WsClient.withKey(gw, OA_KEY)
       try {
         gw.upstream.setFaults([{ _tag: "SlowEvents", delayMs: 100 }])
@@ -142,15 +142,18 @@ describe.each(SERVERS)("connection lifetime (%s server)", (server) => {
         }
         for (let i = 0; i < 9; i++) client.send({ type: "response.create", model, input: `queued ${i}` })
         await sleep(100)
-        const refused = client.received.filter((f) => f.json?.type === "error")
-        expect(refused).toHaveLength(1)
-        expect(refused[0]?.json).toMatchObject({
+        // Nothing interrupts the running turn's frames.
+        expect(client.received.filter((f) => f.json?.type === "error")).toHaveLength(0)
+        // The running turn and the 8 queued ones are all answered, then the refusal.
+        await waitForCount(client, "response.completed", 9)
+        await waitForCount(client, "error", 1)
+        const terminals = client.received.filter((f) => f.json?.type === "response.completed" || f.json?.type === "error")
+        expect(terminals.map((f) => f.json?.type)).toEqual([...Array(9).fill("response.completed"), "error"])
+        expect(terminals.at(-1)?.json).toMatchObject({
           type: "error",
           status: 429,
           error: { type: "rate_limit_error", code: "too_many_pending_messages" }
         })
-        // The running turn and the 8 queued ones are all answered.
-        await waitForCount(client, "response.completed", 9)
       } finally {
         await client.close()
       }

@@ -53,7 +53,6 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
     const write = yield* socket.writer
     const work = yield* Queue.unbounded<Work>()
     const conversation = new Conversation(options.conversation)
-    const minutes = Math.round(options.maxAgeMillis / 60_000)
     let lastSent = Date.now()
     const send = (frame: string) =>
       Effect.suspend(() => {
@@ -89,6 +88,7 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
         const frames = new SseFrames()
         const output: Array<unknown> = []
         let outcome = "incomplete"
+        let ended = false
         yield* response.body.stream.pipe(
           Stream.mapError(() => "cut" as const),
           Stream.runForEach((chunk) =>
@@ -106,13 +106,18 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
               } else if (type === "response.failed" || type === "response.incomplete" || type === "error") {
                 conversation.failed()
                 outcome = type === "response.incomplete" ? "incomplete" : "failed"
+                ended = true
               }
+              if (type === "response.completed") ended = true
               return send(frame)
             }, { discard: true })),
           Effect.catchAll(() => Effect.void)
         )
         yield* Fiber.interrupt(keepAlive)
         if (outcome !== "completed") conversation.failed()
+        // The gateway's streams always end with a terminal event; should one not, the client must
+        // still hear that the turn is over, or Codex waits for its idle timeout.
+        if (!ended) yield* send(errorEvent(streamEnded))
         yield* Metric.increment(turnCounter(outcome))
       }))
 
@@ -153,17 +158,23 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
     )
 
     // Frames are queued synchronously, so they are handled in the order they came; one turn runs,
-    // `queueLimit` may wait behind it, and more is refused at once rather than held.
+    // `queueLimit` creates may wait behind it, and one more is answered, in its turn, with a 429
+    // (never in the middle of another turn's frames). A client that keeps on regardless is closed.
     const onFrame = (data: string | Uint8Array): Effect.Effect<void, Socket.SocketError> | void => {
       const waiting = Option.getOrElse(work.unsafeSize(), () => 0)
-      if (waiting >= options.queueLimit) return send(errorEvent(tooManyQueued(options.queueLimit)))
-      Queue.unsafeOffer(work, typeof data === "string" ? { _tag: "Frame", text: data } : { _tag: "Refuse", envelope: binaryRefused })
+      if (waiting >= options.queueLimit * 4) {
+        Queue.unsafeOffer(work, { _tag: "Close", code: 1008, reason: "too many messages waiting" })
+        return
+      }
+      if (typeof data !== "string") Queue.unsafeOffer(work, { _tag: "Refuse", envelope: binaryRefused })
+      else if (waiting >= options.queueLimit) Queue.unsafeOffer(work, { _tag: "Refuse", envelope: tooManyQueued(options.queueLimit) })
+      else Queue.unsafeOffer(work, { _tag: "Frame", text: data })
     }
 
     // Age and shutdown end the connection after the running turn (the drain deadline ends that one).
     yield* Effect.forkScoped(Effect.zipRight(
       Effect.sleep(options.maxAgeMillis),
-      Queue.offer(work, { _tag: "Close", code: 1000, reason: "connection limit reached", envelope: connectionLimitReached(minutes) })
+      Queue.offer(work, { _tag: "Close", code: 1000, reason: "connection limit reached", envelope: connectionLimitReached(options.maxAgeMillis) })
     ))
     yield* Effect.forkScoped(Effect.zipRight(
       options.shutdown,
@@ -175,6 +186,14 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
     // Reading ends when the client closes; the worker ends when it closed the socket itself.
     yield* Effect.raceFirst(socket.runRaw(onFrame), Fiber.join(worker))
   })
+
+const streamEnded: Envelope = {
+  status: 502,
+  type: "api_error",
+  code: "upstream_stream_ended",
+  message: "The response ended without a terminal event",
+  param: null
+}
 
 const binaryRefused: Envelope = {
   status: 400,

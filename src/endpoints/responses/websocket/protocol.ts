@@ -87,13 +87,16 @@ export const previousResponseNotFound = (id: string): Envelope => ({
 })
 
 /** The 60-minute (configurable) limit: Codex reconnects and sends the full input (§5.2). */
-export const connectionLimitReached = (minutes: number): Envelope => ({
-  status: 400,
-  type: "invalid_request_error",
-  code: "websocket_connection_limit_reached",
-  message: `Responses websocket connection limit reached (${minutes} minutes). Create a new websocket connection to continue.`,
-  param: null
-})
+export const connectionLimitReached = (maxAgeMillis: number): Envelope => {
+  const age = maxAgeMillis >= 60_000 ? `${Math.round(maxAgeMillis / 60_000)} minutes` : `${Math.max(1, Math.round(maxAgeMillis / 1000))} seconds`
+  return {
+    status: 400,
+    type: "invalid_request_error",
+    code: "websocket_connection_limit_reached",
+    message: `Responses websocket connection limit reached (${age}). Create a new websocket connection to continue.`,
+    param: null
+  }
+}
 
 /**
  * A warm-up's answer (§3): `response.created` and `response.completed` for a chainable id with no
