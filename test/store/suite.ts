@@ -566,6 +566,24 @@ export const storeSuite = (makeBackend: () => Backend) => {
       expect(await one(rt, "SELECT COUNT(*) FROM usage_open")).toBe(0)
     })
 
+    it("writes the marker of a request that starts after an idle spell (the tick sleeps while nothing is open)", async () => {
+      const rt = open(await fresh(), storeConfig(), { openMarkerDelayMillis: 100 })
+      const p = await principal(rt, "sk-store-alice-paid")
+      await run(rt, Effect.scoped(Effect.gen(function*() {
+        const quota = yield* Quota
+        const sql = yield* SqlClient.SqlClient
+        yield* quota.track("r-before", p, "gpt-5.4")
+        yield* quota.settle(settlement("r-before", p, "gpt-5.4", usage({ outputTokens: 5 })))
+        yield* Effect.sleep("300 millis") // nothing open: the tick stops
+        yield* quota.track("r-after", p, "gpt-5.4")
+        yield* Effect.sleep("400 millis") // and starts again for this one
+        const rows = yield* sql<{ request_id: string }>`SELECT request_id FROM usage_open`
+        expect(rows.map((r) => r.request_id)).toEqual(["r-after"])
+      })))
+      await run(rt, Effect.flatMap(Store, (s) => s.flush))
+      expect(await one(rt, "SELECT COUNT(*) FROM usage_open")).toBe(0)
+    })
+
     it("keeps an open marker until settled or ended, and reports markers left by a crash", async () => {
       const db = await fresh()
       const rt = open(db, storeConfig(), { openMarkerDelayMillis: 0 })

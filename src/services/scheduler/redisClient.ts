@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto"
 import { Effect, type Scope } from "effect"
-import { Redis } from "ioredis"
+import type { Redis } from "ioredis"
 import { StoreError } from "../../domain/errors.js"
 
 const CONNECT_TIMEOUT_MS = 3_000
@@ -36,6 +36,11 @@ export const openConnection = (url: string, role: string): Effect.Effect<Redis, 
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
+        // Loaded on first use, i.e. only with REDIS_URL (it is external to the bundle, so this
+        // splits nothing). Imported at start it allocated ~4 MB and kept ~0.9 MB of heap for nothing
+        // without Redis, and its allocation often kept V8's memory reducer from giving back the
+        // young generation 8 s after start (docs/performance.md, "Where the memory goes").
+        const { Redis } = await import("ioredis")
         const client = new Redis(url, {
           lazyConnect: true,
           enableOfflineQueue: false,
