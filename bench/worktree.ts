@@ -12,7 +12,7 @@
  * No `npm install` in the worktree: its node_modules is a symlink to this checkout's. That is
  * enough for both esbuild (it resolves packages by walking up from the importing file, finds
  * <worktree>/node_modules and follows the link) and Node at run time (the bundle's external
- * packages, better-sqlite3 and the like, resolve the same way from <worktree>/.build/). Packages
+ * packages, pg, ioredis and the like, resolve the same way from <worktree>/.build/). Packages
  * are this checkout's versions, so a ref whose package-lock.json differs is measured with these.
  *
  * The worktree is removed on exit (`git worktree remove --force`, then `git worktree prune`),

@@ -14,6 +14,14 @@ import { spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
+// The store uses Node 24's built-in SQLite (node:sqlite). `npm start` runs on the Node 24 that
+// `npm ci` installs into node_modules (the `node` dev dependency); a bare `node scripts/start.mjs`
+// on an older system Node would otherwise fail later, on a missing built-in module.
+if (Number(process.versions.node.split(".")[0]) < 24) {
+  process.stderr.write(`modelgate: Node 24 or newer is required (this is ${process.version}); run it through \`npm start\`, which uses node_modules/.bin/node\n`)
+  process.exit(1)
+}
+
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const outDir = join(root, ".build")
 const bundle = join(outDir, "main.mjs")
@@ -21,12 +29,12 @@ const inputs = ["src", "package-lock.json", "package.json", "tsconfig.json", "sc
 // Worker threads' entry files, plain JavaScript run as they are: the bundle starts them from beside itself.
 const workers = ["src/store/writerThread.worker.mjs"]
 
-// Loaded from node_modules instead of bundled: native addons (found at run time through
-// `bindings` / node-gyp-build), ioredis (reads its package.json through __dirname, which a bundle
-// does not have) and pg (only loaded with a postgres:// DATABASE_URL). Never list a package that
+// Loaded from node_modules instead of bundled: native addons (msgpackr-extract's optional one,
+// found at run time through node-gyp-build), ioredis (reads its package.json through __dirname,
+// which a bundle does not have) and pg (only loaded with a postgres:// DATABASE_URL). Never list a package that
 // imports effect: it would get a second copy of effect next to the bundled one.
 // gpt-tokenizer is loaded on first use only (estimating a cut stream), and its data is large: it stays out of the bundle.
-const external = ["better-sqlite3", "msgpackr-extract", "pg", "pg-native", "ioredis", "gpt-tokenizer"]
+const external = ["msgpackr-extract", "pg", "pg-native", "ioredis", "gpt-tokenizer"]
 
 /** Newest mtime under `path` (directories count too, so a deleted file also triggers a rebuild). */
 const newest = (path) => {
@@ -122,7 +130,7 @@ const build = async () => {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node24",
     external,
     // Bundled CommonJS dependencies (ws, undici, ...) call require(); ESM has none.
     banner: { js: "import { createRequire as __modelgateRequire } from \"node:module\"; const require = __modelgateRequire(import.meta.url);" },

@@ -9,7 +9,6 @@
  * long a change made elsewhere (the CLI, another instance) takes to be seen.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { StoreError } from "../domain/errors.js"
 import { AppConfig } from "../config/AppConfig.js"
@@ -20,6 +19,7 @@ import type { UsageSnapshot } from "../domain/usageReport.js"
 import { addFinalizer } from "../lib/scope.js"
 import type { Charged, DayRange, EligibilityFigures, Settlement } from "../services/quota/Quota.js"
 import { dialectOf, sqlitePragmas } from "./client.js"
+import * as SqliteClient from "./sqliteClient.js"
 import { operatorAccounts } from "./accounts.js"
 import { reportOrphans } from "./orphans.js"
 import { balanceOf, keyFigures, priceOverrides, principalByHash, subscriptionOf } from "./queries.js"

@@ -1,13 +1,14 @@
 /**
- * The SqlClient for a target. SQLite is the embedded default; the PostgreSQL driver is imported only
- * when the target asks for it, so a SQLite start never pays for loading pg.
+ * The SqlClient for a target. SQLite is the embedded default (Node's built-in node:sqlite, through
+ * sqliteClient.ts); the PostgreSQL driver is imported only when the target asks for it, so a SQLite
+ * start never pays for loading pg.
  */
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { SqlClient } from "@effect/sql"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Context, Effect, Layer } from "effect"
 import { StoreError } from "../domain/errors.js"
+import * as SqliteClient from "./sqliteClient.js"
 import { type DatabaseTarget, describeTarget } from "./target.js"
 
 export type Dialect = "sqlite" | "pg"

@@ -1,5 +1,5 @@
 /**
- * Decoding database rows into typed values. The two drivers differ: better-sqlite3 returns numbers,
+ * Decoding database rows into typed values. The two drivers differ: node:sqlite returns numbers,
  * pg returns BIGINT and SUM() as strings; both are accepted here so queries stay dialect-free.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
@@ -8,7 +8,7 @@ import { StoreError } from "../domain/errors.js"
 /** An integer column: a JS number (SQLite) or a decimal string (PostgreSQL BIGINT / NUMERIC). */
 export const DbInt = Schema.Union(Schema.Number, Schema.NumberFromString)
 export const DbIntOrNull = Schema.NullOr(DbInt)
-/** A 0/1 INTEGER flag (booleans are not portable: better-sqlite3 refuses them). */
+/** A 0/1 INTEGER flag (booleans are not portable: SQLite has no boolean type). */
 export const DbFlag = Schema.transform(DbInt, Schema.Boolean, {
   strict: true,
   decode: (n) => n !== 0,

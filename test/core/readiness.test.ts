@@ -125,7 +125,7 @@ describe("/readyz with no database (the in-memory services)", () => {
 
 describe("/readyz when the database goes away", () => {
   it("SQLite: a closed connection is 503 database unreachable; /health stays 200", async () => {
-    // The gateway's SqlClient, in a scope this test closes (better-sqlite3's close()).
+    // The gateway's SqlClient, in a scope this test closes (closing the node:sqlite database).
     const scope = await Effect.runPromise(Scope.make())
     const client = await Effect.runPromise(Layer.buildWithScope(sqlClientLayer(sqliteTarget(sqliteFile())), scope))
     const gw = await startGateway({
