@@ -14,6 +14,9 @@
  *   larger integer as a number (an error rather than a rounded value).
  * - One connection, shared: a statement outside a transaction waits while a transaction (or a
  *   `reserve`d connection) holds it.
+ * Differences to keep in mind: rows are null-prototype objects; a JS boolean binds as 1/0
+ * (better-sqlite3 refused it); a SQL text with several statements runs only the first
+ * (better-sqlite3 refused it), so migrations stay one statement per string.
  * Not carried over, because nothing here uses them: `SafeIntegers`, `transformResultNames` /
  * `transformQueryNames`, streaming queries, export/backup/loadExtension.
  */
