@@ -3,7 +3,7 @@
  * streams may finish until the drain deadline, when this fires and they end with response.failed.
  * From the moment shutdown begins the gateway is draining: /readyz says so (`shuttingDown`).
  */
-import { Context, Deferred, Effect, FiberId, Layer } from "effect"
+import { Context, Deferred, Effect, Layer } from "effect"
 
 export interface LifecycleShape {
   /** Completes when running streams must end now. */
@@ -26,7 +26,7 @@ export interface LifecycleShape {
 
 /** A one-shot signal, to await as an Effect or to watch with a callback. */
 export class DrainSignal {
-  private readonly deferred = Deferred.unsafeMake<void>(FiberId.none)
+  private readonly deferred = Deferred.makeUnsafe<void>()
   private readonly callbacks = new Set<() => void>()
   private fired = false
 
@@ -58,7 +58,7 @@ export class DrainSignal {
     this.fired = true
     for (const callback of this.callbacks) callback()
     this.callbacks.clear()
-    Deferred.unsafeDone(this.deferred, Effect.void)
+    Deferred.doneUnsafe(this.deferred, Effect.void)
   }
 }
 
@@ -78,14 +78,14 @@ export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
         started = true
         begun.fire()
         return Effect.sleep(`${drainSeconds} seconds`).pipe(
-          Effect.zipRight(Effect.sync(() => signal.fire())),
-          Effect.forkDaemon,
+          Effect.andThen(Effect.sync(() => signal.fire())),
+          Effect.forkDetach,
           Effect.asVoid
         )
       })
   }
 }
 
-export class Lifecycle extends Context.Tag("modelgate/Lifecycle")<Lifecycle, LifecycleShape>() {
+export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("modelgate/Lifecycle") {
   static readonly layer = Layer.sync(Lifecycle, () => lifecycleOf(new DrainSignal()))
 }

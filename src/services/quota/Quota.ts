@@ -67,4 +67,4 @@ export interface EligibilityFigures {
   readonly subscription?: SubscriptionFigures | undefined
 }
 
-export class Quota extends Context.Tag("modelgate/Quota")<Quota, QuotaShape>() {}
+export class Quota extends Context.Service<Quota, QuotaShape>()("modelgate/Quota") {}

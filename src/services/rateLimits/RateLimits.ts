@@ -34,4 +34,4 @@ export interface RateLimitsShape {
   ) => Effect.Effect<Admission, RateLimited | StoreError>
 }
 
-export class RateLimits extends Context.Tag("modelgate/RateLimits")<RateLimits, RateLimitsShape>() {}
+export class RateLimits extends Context.Service<RateLimits, RateLimitsShape>()("modelgate/RateLimits") {}

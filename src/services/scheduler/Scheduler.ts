@@ -116,4 +116,4 @@ export const testSchedulerOptions = (options: SchedulerTestOptions = {}): Schedu
   scheduling: { ...defaultSchedulingSettings, ...options.scheduling }
 })
 
-export class Scheduler extends Context.Tag("modelgate/Scheduler")<Scheduler, SchedulerShape>() {}
+export class Scheduler extends Context.Service<Scheduler, SchedulerShape>()("modelgate/Scheduler") {}

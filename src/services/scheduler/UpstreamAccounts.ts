@@ -12,4 +12,4 @@ export interface UpstreamAccountsShape {
   readonly current: () => ReadonlyArray<Account>
 }
 
-export class UpstreamAccounts extends Context.Tag("modelgate/UpstreamAccounts")<UpstreamAccounts, UpstreamAccountsShape>() {}
+export class UpstreamAccounts extends Context.Service<UpstreamAccounts, UpstreamAccountsShape>()("modelgate/UpstreamAccounts") {}

@@ -109,7 +109,7 @@ export const makeScheduler = (
   const accountSlot = slotTicket("the upstream accounts")
 
   const report: SchedulerShape["report"] = (account, outcome, session) => {
-    if (outcome._tag === "Success") return Effect.catchAll(store.clearFailures(account.name), bestEffort("a success"))
+    if (outcome._tag === "Success") return Effect.catch(store.clearFailures(account.name), bestEffort("a success"))
     const verdict = verdictFor(outcome, policy, Date.now())
     const log = { account: account.name, status: outcome.status }
     let record: Effect.Effect<void, StoreError>
@@ -118,16 +118,16 @@ export const makeScheduler = (
         return Effect.void
       case "CoolDown":
         record = store.coolDown(account.name, verdict.millis, verdict.reason).pipe(
-          Effect.zipRight(countCooldown(account.name, verdict.reason)),
-          Effect.zipRight(Effect.logWarning("upstream account cooling down").pipe(
+          Effect.andThen(countCooldown(account.name, verdict.reason)),
+          Effect.andThen(Effect.logWarning("upstream account cooling down").pipe(
             Effect.annotateLogs({ ...log, reason: verdict.reason, seconds: Math.ceil(verdict.millis / 1000) })
           ))
         )
         break
       case "TakeOut":
         record = store.disable(account.name, fingerprintOf(account), verdict.reason).pipe(
-          Effect.zipRight(countCooldown(account.name, verdict.reason)),
-          Effect.zipRight(Effect.logError("upstream account taken out until an operator acts (new credentials or reinstate)").pipe(
+          Effect.andThen(countCooldown(account.name, verdict.reason)),
+          Effect.andThen(Effect.logError("upstream account taken out until an operator acts (new credentials or reinstate)").pipe(
             Effect.annotateLogs({ ...log, reason: verdict.reason })
           ))
         )
@@ -143,7 +143,7 @@ export const makeScheduler = (
           (cooled) =>
             cooled
               ? countCooldown(account.name, verdict.reason).pipe(
-                Effect.zipRight(Effect.logWarning("upstream account cooling down after repeated failures").pipe(
+                Effect.andThen(Effect.logWarning("upstream account cooling down after repeated failures").pipe(
                   Effect.annotateLogs({ ...log, reason: verdict.reason, seconds: policy.serverErrorSeconds })
                 ))
               )
@@ -153,7 +153,7 @@ export const makeScheduler = (
     }
     // A session is not left pinned to an account that just failed it: the next pick rebinds.
     const unbind = session === undefined ? Effect.void : store.unbind(session, account.name)
-    return record.pipe(Effect.zipRight(unbind), Effect.catchAll(bestEffort("an upstream failure")))
+    return record.pipe(Effect.andThen(unbind), Effect.catch(bestEffort("an upstream failure")))
   }
 
   return {
@@ -163,7 +163,7 @@ export const makeScheduler = (
       return store.view(all.map((a) => a.name), undefined).pipe(
         Effect.map((view) => all.filter((a, i) => view.accounts[i]?.disabled !== fingerprintOf(a))),
         // Listing models does not need the shared store: when it is away, list what is configured.
-        Effect.catchAll((e) => Effect.as(bestEffort("nothing; listing configured accounts")(e), all))
+        Effect.catch((e) => Effect.as(bestEffort("nothing; listing configured accounts")(e), all))
       )
     },
 

@@ -10,14 +10,13 @@
  * is a Stream pulled from what undici delivers (every read since the last pull as one Chunk), and
  * closing the request's scope before the body ended aborts the upstream request.
  */
-import { Chunk, Effect, Option, Redacted, Stream } from "effect"
+import { Cause, Effect, Redacted, Stream } from "effect"
 import type { Dispatcher } from "undici"
 import { Agent } from "undici"
 import type { SettingsShape } from "../../config/AppConfig.js"
 import { UpstreamFailed } from "../../domain/errors.js"
 import { openaiAccountHeaders } from "../../domain/forwardHeaders.js"
 import type { Account } from "../../domain/model.js"
-import { addFinalizer } from "../../lib/scope.js"
 import { type UpstreamRequest, type UpstreamResponse, type UpstreamShape, wholeBody } from "./Upstream.js"
 
 const ANTHROPIC_VERSION = "2023-06-01"
@@ -95,9 +94,10 @@ const noop = (): void => {}
  */
 const HIGH_WATER_BYTES = 64 * 1024
 
-type Pull = Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<UpstreamFailed>>
+type Batch = readonly [Uint8Array, ...Array<Uint8Array>]
+type Pull = Effect.Effect<Batch, UpstreamFailed | Cause.Done>
 
-const END: Pull = Effect.fail(Option.none())
+const END: Pull = Cause.done()
 
 /**
  * One upstream request and its answer. It hands the answer over once (`answer`): whole for a JSON
@@ -154,7 +154,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (open) this.ending = new UpstreamFailed({ status: 0, code: "upstream_unreachable", message: ABORTED.message })
     const waiting = this.waiting
     this.waiting = undefined
-    if (waiting !== undefined && this.ending !== "open" && this.ending !== "ended") waiting(Effect.fail(Option.some(this.ending)))
+    if (waiting !== undefined && this.ending !== "open" && this.ending !== "ended") waiting(Effect.fail(this.ending))
     if (open) this.controller?.abort(ABORTED)
   }
 
@@ -188,7 +188,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const waiting = this.waiting
     if (waiting !== undefined) {
       this.waiting = undefined
-      return waiting(Effect.succeed(Chunk.of(chunk)))
+      return waiting(Effect.succeed([chunk]))
     }
     if (!this.stream && this.heldBytes + chunk.byteLength > this.bodyLimit()) {
       // An error answer keeps its first bytes (its message) and drops the rest as it comes; an
@@ -230,7 +230,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** The next reads as one Chunk; at the end, None; on a transport failure, that failure. */
   private readonly pull: Pull = Effect.suspend(() => {
     if (this.held.length > 0) {
-      const chunk = Chunk.unsafeFromArray(this.held)
+      const chunk = this.held as unknown as Batch
       this.held = []
       this.heldBytes = 0
       if (this.paused) {
@@ -239,7 +239,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       }
       return Effect.succeed(chunk)
     }
-    return this.ended() ?? Effect.async<Chunk.Chunk<Uint8Array>, Option.Option<UpstreamFailed>>((resume) => {
+    return this.ended() ?? Effect.callback<Batch, UpstreamFailed | Cause.Done>((resume) => {
       this.waiting = resume
       return Effect.sync(() => {
         this.waiting = undefined
@@ -249,7 +249,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   private ended(): Pull | undefined {
     if (this.ending === "open") return undefined
-    return this.ending === "ended" ? END : Effect.fail(Option.some(this.ending))
+    return this.ending === "ended" ? END : Effect.fail(this.ending)
   }
 
   /** The body ended or failed: a waiting pull hears it. */
@@ -274,7 +274,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private streamed(): UpstreamResponse {
-    return { status: this.status, headers: this.headers, headersAt: this.headersAt, body: Stream.repeatEffectChunkOption(this.pull) }
+    return { status: this.status, headers: this.headers, headersAt: this.headersAt, body: Stream.fromPull(Effect.succeed(this.pull)) }
   }
 }
 
@@ -324,14 +324,14 @@ export const makeHttpUpstream = (
               )
             }
             const exchange = new Exchange(req.stream, settings.maxUpstreamBodyBytes, onDrainDeadline)
-            const call = Effect.async<UpstreamResponse, UpstreamFailed>((resume) => {
+            const call = Effect.callback<UpstreamResponse, UpstreamFailed>((resume) => {
               exchange.start(agent, target, req, resume)
               // A client that leaves before the answer came aborts the upstream request.
               return Effect.sync(() => exchange.abandon())
             })
             // A JSON answer is whole when `send` ends; a stream's body outlives it, until the
             // request's scope ends it (aborting it if it is still open).
-            return req.stream ? Effect.zipRight(addFinalizer(() => Effect.sync(() => exchange.abandon())), call) : call
+            return req.stream ? Effect.andThen(Effect.addFinalizer(() => Effect.sync(() => exchange.abandon())), call) : call
           })
       }
     })

@@ -10,13 +10,15 @@ import { makeHttpUpstream } from "./http.js"
 import { simulatorUpstream } from "./simulator.js"
 import { Upstream } from "./Upstream.js"
 
-export const layer = Layer.scoped(
+export const layer = Layer.effect(
   Upstream,
-  Effect.map(
-    Effect.flatMap(Effect.zip(Settings, Lifecycle), ([settings, lifecycle]) => makeHttpUpstream(settings, lifecycle.onDrainDeadline)),
-    (http) =>
-    Upstream.of({
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const lifecycle = yield* Lifecycle
+    const http = yield* makeHttpUpstream(settings, lifecycle.onDrainDeadline)
+    return Upstream.of({
       send: (account, request) =>
         account.kind === "simulator" ? simulatorUpstream.send(account, request) : http.send(account, request)
-    }))
+    })
+  })
 )
