@@ -8,16 +8,14 @@
  * a key whose status flipped (quota used up) is dropped from the lookup cache. The TTL bounds how
  * long a change made elsewhere (the CLI, another instance) takes to be seen.
  */
-import { SqlClient } from "@effect/sql"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
+import { Clock, Config, Context, Duration, Effect, Latch, Layer, Option, Schedule, type Scope } from "effect"
+import { SqlClient } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
 import { AppConfig } from "../config/AppConfig.js"
 import type { Account, Principal } from "../domain/model.js"
 import { charge } from "../domain/pricing.js"
 import type { SubscriptionFigures } from "../domain/subscription.js"
 import type { UsageSnapshot } from "../domain/usageReport.js"
-import { addFinalizer } from "../lib/scope.js"
 import type { Charged, DayRange, EligibilityFigures, Settlement } from "../services/quota/Quota.js"
 import { dialectOf, sqlitePragmas } from "./client.js"
 import { operatorAccounts } from "./accounts.js"
@@ -36,6 +34,7 @@ import {
   runOnThread,
   type SettleItem
 } from "./writer.js"
+import { SqliteClient } from "./sqliteClient.js"
 import { startWriterThread } from "./writerThread.js"
 
 export interface StoreShape {
@@ -100,7 +99,7 @@ export const defaultStoreOptions: StoreOptions = {
  */
 const batchRunner = (sql: SqlClient.SqlClient, options: StoreOptions): Effect.Effect<BatchRunner, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const sqlite = yield* Effect.serviceOption(SqliteClient.SqliteClient)
+    const sqlite = yield* Effect.serviceOption(SqliteClient)
     if (!options.writerThread || Option.isNone(sqlite) || sqlite.value.config.filename === ":memory:") {
       return runOnConnection(sql)
     }
@@ -111,6 +110,9 @@ const batchRunner = (sql: SqlClient.SqlClient, options: StoreOptions): Effect.Ef
 const make = (options: StoreOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Time is the fiber's Clock (a TestClock in tests): cache TTLs, open markers, orphan cut-offs.
+    const clock = yield* Clock.Clock
+    const now = () => clock.currentTimeMillisUnsafe()
     // Reloaded when an operator changes something (forgetCached), so a price set through the admin API applies at once.
     let prices = yield* priceOverrides.pipe(orStoreError("loading prices failed"))
     const { data } = yield* AppConfig
@@ -120,7 +122,7 @@ const make = (options: StoreOptions) =>
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.provideService(effect, SqlClient.SqlClient, sql)
     const cache = <K, V>(message: string, lookup: (k: K) => Effect.Effect<V, unknown, SqlClient.SqlClient>) =>
-      new TtlCache((k: K) => withSql(lookup(k)).pipe(orStoreError(message)), options.cacheTtlMillis, options.cacheCapacity)
+      new TtlCache((k: K) => withSql(lookup(k)).pipe(orStoreError(message)), options.cacheTtlMillis, options.cacheCapacity, now)
 
     const principals = cache("looking up an API key failed", principalByHash)
     const keys = cache("reading a key's quota failed", keyFigures)
@@ -160,7 +162,7 @@ const make = (options: StoreOptions) =>
     const tracked = new Map<string, { readonly marker: OpenMarker; written: boolean }>()
     const dueMarkers = () => {
       const due: Array<OpenMarker> = []
-      const before = Date.now() - options.openMarkerDelayMillis
+      const before = now() - options.openMarkerDelayMillis
       for (const entry of tracked.values()) {
         if (!entry.written && entry.marker.at <= before) {
           entry.written = true
@@ -179,33 +181,33 @@ const make = (options: StoreOptions) =>
     // closes it): an idle gateway does not wake 20 times a second. Polling at idle made ~0.7 MB/s
     // of garbage, which grew RSS by ~1 MB/s after start until V8's memory reducer ran, and counts
     // against the low allocation rate that reducer waits for (docs/performance.md, "Where the memory goes").
-    const markersPending = yield* Effect.makeLatch(false)
+    const markersPending = yield* Latch.make(false)
     const markerTick = Effect.sync(() => {
-      const before = Date.now() - options.openMarkerDelayMillis
+      const before = now() - options.openMarkerDelayMillis
       let unwritten = false
       for (const entry of tracked.values()) {
         if (entry.written) continue
         if (entry.marker.at <= before) return writer.enqueue({ _tag: "Tick" })
         unwritten = true
       }
-      if (!unwritten) markersPending.unsafeClose()
+      if (!unwritten) markersPending.closeUnsafe()
     })
     yield* markersPending.await.pipe(
-      Effect.zipRight(Effect.sleep(Duration.millis(Math.max(10, options.openMarkerDelayMillis / 2)))),
-      Effect.zipRight(markerTick),
+      Effect.andThen(Effect.sleep(Duration.millis(Math.max(10, options.openMarkerDelayMillis / 2)))),
+      Effect.andThen(markerTick),
       Effect.forever,
       Effect.forkScoped
     )
 
     if (options.reportOrphans) {
       // SQLite belongs to one process: anything open from before this start is an orphan.
-      const startedAt = Date.now()
+      const startedAt = now()
       const firstCutoff = dialectOf(sql) === "sqlite" ? startedAt : startedAt - options.orphanAfterMillis
       yield* withSql(reportOrphans(firstCutoff)).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("could not check for unsettled requests", cause))
+        Effect.catchCause((cause) => Effect.logWarning("could not check for unsettled requests", cause))
       )
-      yield* withSql(Effect.suspend(() => reportOrphans(Date.now() - options.orphanAfterMillis))).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("could not check for unsettled requests", cause)),
+      yield* withSql(Effect.suspend(() => reportOrphans(now() - options.orphanAfterMillis))).pipe(
+        Effect.catchCause((cause) => Effect.logWarning("could not check for unsettled requests", cause)),
         Effect.repeat(Schedule.spaced(Duration.millis(Math.max(60_000, options.orphanAfterMillis / 6)))),
         Effect.delay(Duration.millis(Math.max(60_000, options.orphanAfterMillis / 6))),
         Effect.forkScoped
@@ -253,7 +255,7 @@ const make = (options: StoreOptions) =>
         hashOfKey.set(s.principal.key.id, s.principal.key.sha256)
         const { cost, priceFallback } = charge(s.model, s.usage, s.principal.group.rateMultiplier, prices)
         // The caller waits for the batch's commit; a plain callback, not a Deferred, per settlement.
-        return Effect.async<Charged, StoreError>((resume) => {
+        return Effect.callback<Charged, StoreError>((resume) => {
           const item: SettleItem = {
             _tag: "Settle",
             settlement: s,
@@ -270,9 +272,9 @@ const make = (options: StoreOptions) =>
     const track = (requestId: string, p: Principal, model: string) =>
       Effect.suspend(() => {
         if (closed) return Effect.void
-        tracked.set(requestId, { marker: { requestId, keyId: p.key.id, model, at: Date.now() }, written: false })
-        markersPending.unsafeOpen()
-        return addFinalizer(() =>
+        tracked.set(requestId, { marker: { requestId, keyId: p.key.id, model, at: now() }, written: false })
+        markersPending.openUnsafe()
+        return Effect.addFinalizer(() =>
           Effect.sync(() => {
             // Still here: the request ended without a settlement (an error, a refusal), nothing is owed.
             const entry = tracked.get(requestId)
@@ -290,7 +292,7 @@ const make = (options: StoreOptions) =>
       // A report reads what is committed: settlements still in flight (this key's, or another key's
       // of the same user, which moved the balance) are written first.
       snapshot: (p, range, now) =>
-        Effect.zipRight(
+        Effect.andThen(
           Effect.suspend(() => (inFlight.size > 0 ? writer.flush : Effect.void)),
           withSql(loadSnapshot(p, range, now)).pipe(orStoreError("reading usage failed"))
         ),
@@ -301,12 +303,12 @@ const make = (options: StoreOptions) =>
         balances.clear()
         subscriptions.clear()
       }).pipe(
-        Effect.zipRight(withSql(Effect.all([priceOverrides, operatorAccounts]))),
+        Effect.andThen(withSql(Effect.all([priceOverrides, operatorAccounts]))),
         Effect.map(([loadedPrices, added]) => {
           prices = loadedPrices
           accounts = withOperators(added)
         }),
-        Effect.catchAllCause((cause) => Effect.logWarning("could not reload prices and accounts; the ones loaded before stay", cause))
+        Effect.catchCause((cause) => Effect.logWarning("could not reload prices and accounts; the ones loaded before stay", cause))
       ),
       accounts: () => accounts
     } satisfies StoreShape
@@ -314,13 +316,13 @@ const make = (options: StoreOptions) =>
 
 /** Environment overrides: STORE_CACHE_TTL_MS, STORE_MAX_BATCH. */
 const optionsFromEnv = Config.all({
-  cacheTtlMillis: Config.integer("STORE_CACHE_TTL_MS").pipe(Config.withDefault(defaultStoreOptions.cacheTtlMillis)),
-  maxBatch: Config.integer("STORE_MAX_BATCH").pipe(Config.withDefault(defaultStoreOptions.maxBatch))
+  cacheTtlMillis: Config.Int("STORE_CACHE_TTL_MS").pipe(Config.withDefault(defaultStoreOptions.cacheTtlMillis)),
+  maxBatch: Config.Int("STORE_MAX_BATCH").pipe(Config.withDefault(defaultStoreOptions.maxBatch))
 }).pipe(Effect.map((env): StoreOptions => ({ ...defaultStoreOptions, ...env })))
 
-export class Store extends Context.Tag("modelgate/Store")<Store, StoreShape>() {
+export class Store extends Context.Service<Store, StoreShape>()("modelgate/Store") {
   /** Over the provided SqlClient (already migrated), options from the environment. */
-  static readonly layer = Layer.scoped(
+  static readonly layer = Layer.effect(
     Store,
     Effect.flatMap(
       optionsFromEnv.pipe(Effect.mapError((cause) => new StoreError({ message: "invalid store settings", cause }))),
@@ -328,5 +330,5 @@ export class Store extends Context.Tag("modelgate/Store")<Store, StoreShape>() {
     )
   )
   static readonly layerWith = (options: Partial<StoreOptions>) =>
-    Layer.scoped(Store, make({ ...defaultStoreOptions, ...options }))
+    Layer.effect(Store, make({ ...defaultStoreOptions, ...options }))
 }

@@ -28,7 +28,7 @@ export class Inbox<A> {
   }
 
   /** Resolves once there is something to take; at once if there is. */
-  readonly waitForItems: Effect.Effect<void> = Effect.async<void>((resume) => {
+  readonly waitForItems: Effect.Effect<void> = Effect.callback<void>((resume) => {
     if (this.items.length > 0) return resume(Effect.void)
     this.wake = () => resume(Effect.void)
     return Effect.sync(() => {
@@ -42,7 +42,7 @@ export class Inbox<A> {
    * turns in a row bring nothing or at `max` items. One async step, whatever the turns.
    */
   gather(max: number, maxTurns: number, quietTurns: number): Effect.Effect<Array<A>> {
-    return Effect.async<Array<A>>((resume) => {
+    return Effect.callback<Array<A>>((resume) => {
       const items = this.take(max)
       let turn = 0
       let quiet = 0

@@ -3,7 +3,7 @@
  * between the upstream answer and settlement. Each is logged once, as an error naming the request
  * id, so an operator can reconcile it against the upstream's own records.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import { DbInt, decodeRows } from "./rows.js"
 

@@ -6,7 +6,7 @@
  * Balances: `balance_usd` is an initial balance. It is applied while the user's balance is
  * untouched; after the first settlement or top-up the database owns it (top-ups via the CLI).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import type { GatewayData } from "../config/resolve.js"
 import { StoreError } from "../domain/errors.js"

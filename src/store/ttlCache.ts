@@ -20,21 +20,23 @@ export class TtlCache<K, V, E> {
   constructor(
     private readonly lookup: (key: K) => Effect.Effect<V, E>,
     private readonly ttlMillis: number,
-    private readonly capacity: number
+    private readonly capacity: number,
+    /** The current time in ms: the store passes its Clock's, so a TestClock expires entries. */
+    private readonly now: () => number = Date.now
   ) {}
 
   /** The value, from the cache while fresh, else from the lookup (and then cached). */
   get(key: K): Effect.Effect<V, E> {
     const hit = this.peek(key)
     if (hit !== undefined) return Effect.succeed(hit.value)
-    return Effect.tap(this.lookup(key), (value) => this.set(key, value))
+    return Effect.tap(this.lookup(key), (value) => Effect.sync(() => this.set(key, value)))
   }
 
   /** The fresh entry, if there is one; never looks up. */
   peek(key: K): { readonly value: V } | undefined {
     const entry = this.entries.get(key)
     if (entry === undefined) return undefined
-    if (entry.expiresAt > Date.now()) return entry
+    if (entry.expiresAt > this.now()) return entry
     this.entries.delete(key)
     return undefined
   }
@@ -42,7 +44,7 @@ export class TtlCache<K, V, E> {
   set(key: K, value: V): void {
     // Re-inserting moves the key to the end; the first key is then the oldest written.
     this.entries.delete(key)
-    this.entries.set(key, { value, expiresAt: Date.now() + this.ttlMillis })
+    this.entries.set(key, { value, expiresAt: this.now() + this.ttlMillis })
     if (this.entries.size > this.capacity) {
       const oldest = this.entries.keys().next()
       if (oldest.done !== true) this.entries.delete(oldest.value)

@@ -13,8 +13,8 @@
  * only those move balances, windows, key quotas and rollups, in the same transaction. A retried
  * batch (or a retried settle) therefore cannot charge twice, and a batch either lands whole or not at all.
  */
-import type { SqlClient, SqlError } from "@effect/sql"
-import { Cause, Deferred, Effect, Either, Exit, FiberId, Schedule, type Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Result, Schedule, type Scope } from "effect"
+import type { SqlClient, SqlError } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
 import { type Charged, notCharged } from "../services/quota/Quota.js"
 import {
@@ -101,9 +101,9 @@ const inTransaction = <A, E>(
       const run: Run = (step) => conn.execute(textFor(step.text, dialect), step.params, undefined)
       const rollback = Effect.ignore(conn.execute("ROLLBACK", [], undefined))
       const commit = Effect.tapError(conn.execute("COMMIT", [], undefined), () => rollback)
-      return Effect.zipRight(conn.execute("BEGIN", [], undefined), Effect.exit(body(run))).pipe(
+      return Effect.andThen(conn.execute("BEGIN", [], undefined), Effect.exit(body(run))).pipe(
         Effect.flatMap((exit): Effect.Effect<A, E | SqlError.SqlError> =>
-          Exit.isFailure(exit) ? Effect.zipRight(rollback, exit) : Effect.as(commit, exit.value)
+          Exit.isFailure(exit) ? Effect.andThen(rollback, exit) : Effect.as(commit, exit.value)
         )
       )
     })
@@ -116,14 +116,14 @@ export const runOnConnection = (sql: SqlClient.SqlClient): BatchRunner => (batch
       const fresh = new Set<string>()
       for (const step of eventSteps(batch)) {
         const rows = yield* run(step)
-        if (step.rows === "fresh") yield* freshIds(rows, fresh)
+        if (step.rows === "fresh") yield* Effect.fromResult(freshIds(rows, fresh))
       }
       const results: Array<readonly [Step, ReadonlyArray<unknown>]> = []
-      for (const step of totalSteps(batch, fresh, Date.now())) {
+      for (const step of totalSteps(batch, fresh, yield* Clock.currentTimeMillis)) {
         const rows = yield* run(step)
         if (step.rows !== undefined) results.push([step, rows])
       }
-      return { fresh, committed: yield* committedOf(results) }
+      return { fresh, committed: yield* Effect.fromResult(committedOf(results)) }
     })).pipe(orStoreError("writing settlements failed"))
 
 /**
@@ -134,8 +134,9 @@ export const runOnConnection = (sql: SqlClient.SqlClient): BatchRunner => (batch
 export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
   Effect.suspend(() => {
     const events = eventSteps(batch)
-    const attempt = (fresh: ReadonlySet<string>, left: number): Effect.Effect<BatchOutcome, StoreError> => {
-      const steps = [...events, ...totalSteps(batch, fresh, Date.now())]
+    const attempt = (fresh: ReadonlySet<string>, left: number): Effect.Effect<BatchOutcome, StoreError> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const steps = [...events, ...totalSteps(batch, fresh, now)]
       const statements = steps.map((step) => ({
         sql: step.text,
         params: step.params,
@@ -151,7 +152,7 @@ export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
           const actual = new Set<string>()
           for (const rows of reply.fresh) {
             const added = freshIds(rows, actual)
-            if (Either.isLeft(added)) return Effect.fail(added.left)
+            if (Result.isFailure(added)) return Effect.fail(added.failure)
           }
           return attempt(actual, left - 1)
         }
@@ -160,12 +161,12 @@ export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
           const rows = reply.rows[i]
           if (step.rows !== undefined && rows !== undefined && rows !== null) results.push([step, rows])
         })
-        return Either.match(committedOf(results), {
-          onLeft: (error) => Effect.fail(error),
-          onRight: (committed) => Effect.succeed({ fresh, committed })
+        return Result.match(committedOf(results), {
+          onFailure: (error) => Effect.fail(error),
+          onSuccess: (committed) => Effect.succeed({ fresh, committed })
         })
       })
-    }
+      })
     return attempt(new Set(batch.settles.map((s) => s.settlement.requestId)), 2)
   })
 
@@ -173,9 +174,9 @@ export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
  * Transient failures (a dropped connection, a busy file) are retried; exactly-once makes that safe.
  * Five attempts, 25, 50, 100 and 200 ms apart; the schedule is only built once the first has failed.
  */
-const retryPolicy = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+const retryPolicy = Schedule.max([Schedule.exponential("50 millis"), Schedule.recurs(3)])
 const withRetries = <A>(attempt: Effect.Effect<A, StoreError>): Effect.Effect<A, StoreError> =>
-  Effect.catchAll(attempt, () => Effect.retry(Effect.delay(attempt, "25 millis"), retryPolicy))
+  Effect.catch(attempt, () => Effect.retry(Effect.delay(attempt, "25 millis"), retryPolicy))
 
 /**
  * Most event-loop turns spent gathering one batch: bounds the latency added under load. Gathering
@@ -220,7 +221,7 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
         for (const s of repeats) s.done(failed)
       }
       const flushed = () => {
-        for (const f of flushes) Deferred.unsafeDone(f.done, Exit.void)
+        for (const f of flushes) Deferred.doneUnsafe(f.done, Exit.void)
       }
       const write = Effect.suspend(() => {
         const opens = options.dueMarkers()
@@ -239,9 +240,9 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
               flushed()
             }),
           onFailure: (cause) => {
-            const failure = Cause.failureOption(cause)
+            const failure = Cause.findErrorOption(cause)
             if (failure._tag === "None") return Effect.failCause(cause)
-            return Effect.zipRight(
+            return Effect.andThen(
               settles.length === 0 ? Effect.logWarning("recording open requests failed", failure.value) : Effect.void,
               Effect.sync(() => {
                 failAll(failure.value)
@@ -253,8 +254,8 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
       })
       // A bug here must not stop the writer (every later settlement would wait forever). A settle
       // already resumed ignores a second answer.
-      return Effect.catchAllCause(write, (cause) =>
-        Effect.zipRight(
+      return Effect.catchCause(write, (cause) =>
+        Effect.andThen(
           Effect.logError("the settlement writer failed on a batch", cause),
           Effect.sync(() => {
             failAll(new StoreError({ message: "internal error while writing settlements" }))
@@ -266,7 +267,7 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
     // Only the wait for a first item is interruptible: once items are out of the inbox, their
     // batch is gathered and written, also during shutdown, because their callers are waiting.
     const nextBatch = Effect.uninterruptibleMask((restore) =>
-      Effect.zipRight(
+      Effect.andThen(
         restore(inbox.waitForItems),
         Effect.flatMap(inbox.gather(options.maxBatch, MAX_GATHER_TURNS, QUIET_TURNS), process)
       )
@@ -274,7 +275,7 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
     yield* nextBatch.pipe(Effect.forever, Effect.forkScoped)
 
     const flush = Effect.suspend(() => {
-      const done = Deferred.unsafeMake<void>(FiberId.none)
+      const done = Deferred.makeUnsafe<void>()
       inbox.offer({ _tag: "Flush", done })
       return Deferred.await(done)
     })

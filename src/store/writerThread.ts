@@ -71,7 +71,7 @@ class Thread {
   constructor(private readonly options: ThreadOptions) {}
 
   readonly run: WriterThread["run"] = (statements, expectedFresh) =>
-    Effect.async((resume) => {
+    Effect.callback((resume) => {
       const id = ++this.nextId
       const worker = this.started()
       this.waiting.set(id, resume)

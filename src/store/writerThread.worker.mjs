@@ -7,32 +7,31 @@
  * Plain JavaScript on purpose: the same file runs from src/ under tsx and vitest, from dist/ and
  * beside the bundle, with no loader in the thread.
  */
-import { createRequire } from "node:module"
+import { DatabaseSync } from "node:sqlite"
 import { parentPort, workerData } from "node:worker_threads"
 
 /** @typedef {import("./writerThread.js").ThreadBatch} ThreadBatch */
 /** @typedef {import("./writerThread.js").ThreadReply} ThreadReply */
 /** @typedef {import("./writerThread.js").ThreadOptions} ThreadOptions */
 
-/** @type {typeof import("better-sqlite3")} */
-const Database = createRequire(import.meta.url)("better-sqlite3")
 const options = /** @type {ThreadOptions} */ (workerData)
-const db = new Database(options.filename)
+const db = new DatabaseSync(options.filename)
 for (const pragma of options.pragmas) db.exec(pragma)
 
 // Prepared once per SQL text: a batch's statements repeat (only a multi-row insert's row count varies).
 const PREPARED_MAX = 200
-/** @type {Map<string, import("better-sqlite3").Statement<Array<unknown>>>} */
+/** @type {Map<string, { statement: import("node:sqlite").StatementSync, reader: boolean }>} */
 const prepared = new Map()
 /** @param {string} sql */
 const prepare = (sql) => {
-  let statement = prepared.get(sql)
-  if (statement === undefined) {
+  let entry = prepared.get(sql)
+  if (entry === undefined) {
     if (prepared.size >= PREPARED_MAX) prepared.clear()
-    statement = db.prepare(sql)
-    prepared.set(sql, statement)
+    const statement = db.prepare(sql)
+    entry = { statement, reader: statement.columns().length > 0 }
+    prepared.set(sql, entry)
   }
-  return statement
+  return entry
 }
 
 class Mismatch {
@@ -42,30 +41,42 @@ class Mismatch {
   }
 }
 
-/** BEGIN IMMEDIATE: the write lock is taken up front (waiting up to the busy timeout), not mid-batch. */
-const write = db.transaction(/** @param {ThreadBatch} batch */ (batch) => {
-  /** @type {Array<Array<unknown> | null>} */
-  const rows = []
-  /** @type {Array<Array<unknown>>} */
-  const fresh = []
-  let freshCount = 0
-  for (const s of batch.statements) {
-    const statement = prepare(s.sql)
-    if (statement.reader) {
-      const returned = statement.all(...s.params)
-      rows.push(s.rows ? returned : null)
-      if (s.fresh) {
-        fresh.push(returned)
-        freshCount += returned.length
+/**
+ * One transaction. BEGIN IMMEDIATE: the write lock is taken up front (waiting up to the busy
+ * timeout), not mid-batch. Any throw rolls the whole batch back.
+ * @param {ThreadBatch} batch
+ */
+const write = (batch) => {
+  db.exec("BEGIN IMMEDIATE")
+  try {
+    /** @type {Array<Array<unknown> | null>} */
+    const rows = []
+    /** @type {Array<Array<unknown>>} */
+    const fresh = []
+    let freshCount = 0
+    for (const s of batch.statements) {
+      const { reader, statement } = prepare(s.sql)
+      const params = /** @type {Array<import("node:sqlite").SQLInputValue>} */ (s.params)
+      if (reader) {
+        const returned = statement.all(...params)
+        rows.push(s.rows ? returned : null)
+        if (s.fresh) {
+          fresh.push(returned)
+          freshCount += returned.length
+        }
+      } else {
+        statement.run(...params)
+        rows.push(null)
       }
-    } else {
-      statement.run(...s.params)
-      rows.push(null)
     }
+    if (freshCount !== batch.expectedFresh) throw new Mismatch(fresh)
+    db.exec("COMMIT")
+    return rows
+  } catch (error) {
+    if (db.isTransaction) db.exec("ROLLBACK")
+    throw error
   }
-  if (freshCount !== batch.expectedFresh) throw new Mismatch(fresh) // rolls the transaction back
-  return rows
-}).immediate
+}
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort)
 port.on("message", (/** @type {ThreadBatch | "close"} */ message) => {

@@ -5,7 +5,7 @@
  * names are the file's: changing or removing them here is refused as `managed_by_config` (an
  * operator can still take one out of rotation, which is scheduler state).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Config, Effect, Option, Schema } from "effect"
 import { defaultBaseUrl } from "../../config/resolve.js"
 import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminErrors.js"
@@ -42,7 +42,7 @@ const Existing = Schema.Struct({
   kind: Schema.String,
   base_url: Schema.String,
   secret_env: Schema.NullOr(Schema.String),
-  groups: Schema.parseJson(Schema.Array(Schema.String)),
+  groups: Schema.fromJsonString(Schema.Array(Schema.String)),
   priority: Schema.Number,
   concurrency: Schema.Number,
   model_mapping: Schema.NullOr(Schema.String),
@@ -81,7 +81,7 @@ const validate = (platform: string, kind: string, groups: ReadonlyArray<string>,
       if (apiKeyEnv === null) {
         return yield* new AdminInvalid({ message: "an http account needs api_key_env", code: "missing_api_key_env", param: "api_key_env" })
       }
-      const value = yield* Effect.orElseSucceed(Config.option(Config.string(apiKeyEnv)), () => Option.none<string>())
+      const value = yield* Effect.orElseSucceed(Config.option(Config.String(apiKeyEnv)), () => Option.none<string>())
       if (Option.isNone(value) || value.value === "") {
         return yield* new AdminInvalid({
           message: `environment variable ${apiKeyEnv} is not set in this gateway's environment`,

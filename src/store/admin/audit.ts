@@ -3,7 +3,7 @@
  * transaction as the change, so a change without its row cannot exist.
  */
 import { randomBytes } from "node:crypto"
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import { DbInt, decodeRows, orStoreError } from "../rows.js"
 

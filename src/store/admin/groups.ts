@@ -3,7 +3,7 @@
  * re-applies them at every start): changing them here is refused as `managed_by_config`. A change
  * reaches requests with the next key lookup (the principal carries its group).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import { AdminConflict, AdminNotFound } from "../../domain/adminErrors.js"
 import type { Micros } from "../../domain/model.js"
@@ -18,7 +18,7 @@ const GroupRow = Schema.Struct({
   billing: Schema.String,
   allow_image_generation: DbFlag,
   rate_multiplier_ppm: DbInt,
-  models: Schema.NullOr(Schema.parseJson(Schema.Array(Schema.String))),
+  models: Schema.NullOr(Schema.fromJsonString(Schema.Array(Schema.String))),
   moderation: Schema.String,
   rpm_limit: DbIntOrNull,
   tpm_limit: DbIntOrNull,
@@ -83,7 +83,7 @@ export const createGroup = (actor: Actor, g: NewGroup) =>
         ${g.monthlyLimitMicros}, ${g.rpmLimit}, ${g.tpmLimit}, ${g.websocket ? 1 : 0}, 0, ${Date.now()})`
     yield* recordAudit(actor, "group.create", g.name, { ...g })
     const row = yield* groupNamed(g.name)
-    if (row === undefined) return yield* Effect.dieMessage("the group just created is gone")
+    if (row === undefined) return yield* Effect.die(new Error("the group just created is gone"))
     return row
   }), "adding the group failed")
 
@@ -122,6 +122,6 @@ export const updateGroup = (actor: Actor, name: string, c: GroupChange) =>
       WHERE name = ${name}`
     yield* recordAudit(actor, "group.update", name, { ...c })
     const row = yield* groupNamed(name)
-    if (row === undefined) return yield* Effect.dieMessage("the group just changed is gone")
+    if (row === undefined) return yield* Effect.die(new Error("the group just changed is gone"))
     return row
   }), "changing the group failed")

@@ -5,7 +5,7 @@
  * sticks across restarts), every other change is refused as `managed_by_config`.
  */
 import { randomBytes } from "node:crypto"
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import { keyPrefix, sha256Hex } from "../../config/resolve.js"
 import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminErrors.js"
@@ -141,7 +141,7 @@ export const createKey = (actor: Actor, k: NewKey) =>
       rpm_limit: k.rpmLimit ?? null,
       tpm_limit: k.tpmLimit ?? null
     })
-    return { row: yield* keyNamed(id).pipe(Effect.catchTag("AdminNotFound", () => Effect.dieMessage("the key just created is gone"))), key } satisfies IssuedKey
+    return { row: yield* keyNamed(id).pipe(Effect.catchTag("AdminNotFound", () => Effect.die(new Error("the key just created is gone")))), key } satisfies IssuedKey
   }), "creating the key failed")
 
 /** Disabled by an operator stays disabled across restarts, even for a key the config file lists. */

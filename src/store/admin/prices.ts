@@ -5,7 +5,7 @@
  * every start): setting or removing one here is refused as `managed_by_config`. A change applies
  * to settlements from then on; usage already settled keeps the cost it was charged.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminErrors.js"
 import { picoPerToken } from "../../domain/pricing.js"
@@ -80,7 +80,7 @@ export const putPrice = (actor: Actor, model: string, p: NewPrice) =>
       cache_write_pico: [before?.cache_write_pico ?? null, pico.cacheWrite]
     })
     const after = yield* priceNamed(model)
-    if (after === undefined) return yield* Effect.dieMessage("the price just written is gone")
+    if (after === undefined) return yield* Effect.die(new Error("the price just written is gone"))
     return after
   }), "setting the price failed")
 

@@ -4,7 +4,7 @@
  * re-applies them at every start): changing them here is refused as `managed_by_config`. Window
  * spend is never touched.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminErrors.js"
 import { SubscriptionStatus } from "../../domain/config.js"
@@ -83,6 +83,6 @@ export const putSubscription = (actor: Actor, user: string, group: string, chang
       expires_at: [before?.expires_at ?? null, expiresAt]
     })
     const after = (yield* decodeRows(SubscriptionRow)(yield* sql`${sql.unsafe(SELECT)} WHERE user_name = ${user} AND group_name = ${group}`))[0]
-    if (after === undefined) return yield* Effect.dieMessage("the subscription just written is gone")
+    if (after === undefined) return yield* Effect.die(new Error("the subscription just written is gone"))
     return after
   }), "changing the subscription failed")

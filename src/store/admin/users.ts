@@ -3,7 +3,7 @@
  * writes a ledger row (balance_topups, with the signed amount) and an audit row with the change.
  */
 import { randomBytes } from "node:crypto"
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import { AdminConflict, AdminNotFound } from "../../domain/adminErrors.js"
 import type { Micros } from "../../domain/model.js"
@@ -74,7 +74,7 @@ export const createUser = (actor: Actor, u: NewUser) =>
       rpm_limit: u.rpmLimit ?? null,
       tpm_limit: u.tpmLimit ?? null
     })
-    return yield* userNamed(u.name).pipe(Effect.catchTag("AdminNotFound", () => Effect.dieMessage("the user just created is gone")))
+    return yield* userNamed(u.name).pipe(Effect.catchTag("AdminNotFound", () => Effect.die(new Error("the user just created is gone"))))
   }), "creating the user failed")
 
 /**
