@@ -3,7 +3,7 @@
  * shape), the Responses `usage` object, and a JSON answer as an object or a typed failure.
  * Pure and total: nothing here throws, whatever the upstream sent.
  */
-import { Either, Predicate, Schema } from "effect"
+import { Effect, Option, Predicate, Result, Schema, SchemaTransformation } from "effect"
 import { emptyUsage, type TokenUsage } from "./usage.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -11,9 +11,8 @@ import { emptyUsage, type TokenUsage } from "./usage.js"
 // ---------------------------------------------------------------------------------------------
 
 /** A string field of an error body; absent, null or of another type reads as absent. */
-const ErrorText = Schema.optionalWith(
-  Schema.UndefinedOr(Schema.String).annotations({ decodingFallback: () => Either.right(undefined) }),
-  { exact: true }
+const ErrorText = Schema.optionalKey(
+  Schema.UndefinedOr(Schema.String).pipe(Schema.catchDecoding(() => Effect.succeed(Option.some(undefined))))
 )
 
 /** The error object of both shapes. Anthropic's has no code (read if some proxy adds one). */
@@ -32,7 +31,7 @@ export interface UpstreamErrorInfo {
   readonly type?: string
 }
 
-const decodeErrorBody = Schema.decodeEither(Schema.parseJson(Schema.Union(AnthropicErrorBody, OpenAIErrorBody)))
+const decodeErrorBody = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Union([AnthropicErrorBody, OpenAIErrorBody])))
 
 /**
  * The message, code and type of an upstream error body, from its text. Anything else (not JSON,
@@ -41,8 +40,8 @@ const decodeErrorBody = Schema.decodeEither(Schema.parseJson(Schema.Union(Anthro
  */
 export const decodeUpstreamError = (text: string): UpstreamErrorInfo => {
   const decoded = decodeErrorBody(text)
-  if (Either.isLeft(decoded)) return {}
-  const { error } = decoded.right
+  if (Result.isFailure(decoded)) return {}
+  const { error } = decoded.success
   return {
     ...(error.message !== undefined ? { message: error.message } : {}),
     ...(error.code !== undefined ? { code: error.code } : {}),
@@ -55,16 +54,18 @@ export const decodeUpstreamError = (text: string): UpstreamErrorInfo => {
 // ---------------------------------------------------------------------------------------------
 
 /** A token count as billed: a finite positive number, floored; anything else is 0. */
-const TokenCount = Schema.transform(Schema.Unknown, Schema.Number, {
-  strict: true,
-  decode: (v) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0),
-  encode: (n) => n
-})
-const count = Schema.optionalWith(TokenCount, { exact: true })
+const TokenCount = Schema.Unknown.pipe(Schema.decodeTo(
+  Schema.Number,
+  SchemaTransformation.transform({
+    decode: (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0),
+    encode: (n: number): unknown => n
+  })
+))
+const count = Schema.optionalKey(TokenCount)
 
 /** A details object; one that is not an object counts as empty (all zeros). */
-const details = <A extends object, I>(struct: Schema.Schema<A, I>, empty: A) =>
-  Schema.optionalWith(struct.annotations({ decodingFallback: () => Either.right(empty) }), { exact: true })
+const details = <S extends Schema.Constraint>(struct: S, empty: S["Type"]) =>
+  Schema.optionalKey(Schema.catchDecoding<S>(() => Effect.succeed(Option.some(empty)))(struct))
 
 /** The `usage` object as sent; a missing count is 0 (see ResponsesUsage). */
 const ResponsesUsageWire = Schema.Struct({
@@ -75,7 +76,7 @@ const ResponsesUsageWire = Schema.Struct({
 })
 
 /** The domain usage, checked against usage.ts's interface. */
-const TokenUsageSchema: Schema.Schema<TokenUsage> = Schema.Struct({
+const TokenUsageSchema: Schema.Codec<TokenUsage> = Schema.Struct({
   inputTokens: Schema.Number,
   outputTokens: Schema.Number,
   cacheReadTokens: Schema.Number,
@@ -88,44 +89,43 @@ const TokenUsageSchema: Schema.Schema<TokenUsage> = Schema.Struct({
  * count a non-negative integer, 0 where it is missing or unreadable. Fails only on a value that
  * is not an object.
  */
-export const ResponsesUsage = Schema.transform(ResponsesUsageWire, TokenUsageSchema, {
-  strict: true,
-  decode: (u) => ({
+export const ResponsesUsage = ResponsesUsageWire.pipe(Schema.decodeTo(TokenUsageSchema, SchemaTransformation.transform({
+  decode: (u: typeof ResponsesUsageWire.Type): TokenUsage => ({
     inputTokens: u.input_tokens ?? 0,
     outputTokens: u.output_tokens ?? 0,
     cacheReadTokens: u.input_tokens_details?.cached_tokens ?? 0,
     cacheCreationTokens: u.input_tokens_details?.cache_write_tokens ?? 0,
     reasoningTokens: u.output_tokens_details?.reasoning_tokens ?? 0
   }),
-  encode: (u) => ({
+  encode: (u: TokenUsage): typeof ResponsesUsageWire.Type => ({
     input_tokens: u.inputTokens,
     output_tokens: u.outputTokens,
     input_tokens_details: { cached_tokens: u.cacheReadTokens, cache_write_tokens: u.cacheCreationTokens },
     output_tokens_details: { reasoning_tokens: u.reasoningTokens }
   })
-})
+})))
 
-const decodeResponsesUsage = Schema.decodeUnknownEither(ResponsesUsage)
+const decodeResponsesUsage = Schema.decodeUnknownResult(ResponsesUsage)
 
 /**
  * Reads an OpenAI Responses `usage` object (as found on response.completed / JSON bodies): counts
  * are non-negative integers (floored), unreadable or missing ones 0, a non-object is emptyUsage.
  */
-export const fromResponsesUsage = (u: unknown): TokenUsage => Either.getOrElse(decodeResponsesUsage(u), () => emptyUsage)
+export const fromResponsesUsage = (u: unknown): TokenUsage => Result.getOrElse(decodeResponsesUsage(u), () => emptyUsage)
 
 // ---------------------------------------------------------------------------------------------
 // Any JSON answer
 // ---------------------------------------------------------------------------------------------
 
-const decodeJson = Schema.decodeEither(Schema.parseJson())
+const decodeJson = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Unknown))
 
 /**
  * An upstream's JSON answer as an object, or why it is not one (for a typed upstream failure
  * rather than a defect): not JSON at all (empty, cut off, HTML...), or JSON but not an object.
  */
-export const parseUpstreamJson = (text: string): Either.Either<Record<string, unknown>, string> => {
-  if (text.trim() === "") return Either.left("Upstream answer was empty")
+export const parseUpstreamJson = (text: string): Result.Result<Record<string, unknown>, string> => {
+  if (text.trim() === "") return Result.fail("Upstream answer was empty")
   const json = decodeJson(text)
-  if (Either.isLeft(json)) return Either.left("Upstream answer was not JSON")
-  return Predicate.isRecord(json.right) ? Either.right(json.right) : Either.left("Upstream answer was not a JSON object")
+  if (Result.isFailure(json)) return Result.fail("Upstream answer was not JSON")
+  return Predicate.isObject(json.success) ? Result.succeed(json.success) : Result.fail("Upstream answer was not a JSON object")
 }
