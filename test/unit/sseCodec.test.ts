@@ -1,6 +1,6 @@
 /** src/domain/sse.ts: frames come out whole however the bytes were split, with \n or \r\n line ends. */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import fc from "fast-check"
 import { encodeEvent, keepAliveComment, SseDecoder, sseFrames } from "../../src/domain/sse.js"
 
@@ -103,7 +103,7 @@ describe("sseFrames", () => {
       const bytes = encoder.encode(`${wire}data: {"last":true}`)
       const chunks = cut(bytes, [1, 2, 3, 50, 51, 200, 201, 202, bytes.length - 3])
       const frames = yield* Stream.fromIterable(chunks).pipe(sseFrames, Stream.runCollect)
-      const list = Chunk.toReadonlyArray(frames)
+      const list = frames
       expect(list.map((f) => f.data).filter((d) => d !== "")).toEqual([...events.map((e) => JSON.stringify(e)), "{\"last\":true}"])
     }))
 })
