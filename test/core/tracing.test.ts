@@ -91,7 +91,7 @@ const startTraced = async (upstream: FakeUpstream, receiverUrl: string, tracing:
       Layer.provide(Layer.mergeAll(AppConfig.layer(data, "test"), Settings.layer({})))
     )
   )
-  const url = (await runtime.runPromise(GatewayServer)).url
+  const url = (await runtime.runPromise(GatewayServer.asEffect())).url
   return { url, runtime }
 }
 
