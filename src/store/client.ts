@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
 import * as SqliteClient from "./sqliteClient.js"
@@ -50,11 +50,43 @@ const sqlite = (target: Extract<DatabaseTarget, { _tag: "Sqlite" }>): Layer.Laye
     })
   ), openFailed(target))
 
+/**
+ * BIGINT columns (money in micro-dollars, epoch milliseconds) read as JS numbers, as on SQLite:
+ * @effect/sql-pg 4 reads them as bigint by default. A value beyond 2^53 fails rather than rounds.
+ */
+const int8AsNumber = (Types: typeof import("@effect/sql-pg/PgTypes")) => {
+  const registry = Types.makeRegistry()
+  const bytes = new Uint8Array(8)
+  const view = new DataView(bytes.buffer)
+  registry.register<number | bigint>(Types.OID.int8, {
+    decode: (b) => {
+      const n = new DataView(b.buffer, b.byteOffset, b.byteLength).getBigInt64(0)
+      const value = Number(n)
+      return Number.isSafeInteger(value)
+        ? Result.succeed(value)
+        : Result.fail(new Types.CodecError({ message: `int8 ${n} is beyond JavaScript's safe integers` }))
+    },
+    encode: (value) => {
+      if (typeof value === "number" && !Number.isSafeInteger(value)) {
+        return Result.fail(new Types.CodecError({ message: `int8 expects an integer, received ${value}` }))
+      }
+      view.setBigInt64(0, BigInt(value))
+      return Result.succeed(bytes.slice())
+    }
+  })
+  return registry
+}
+
 const postgres = (target: Extract<DatabaseTarget, { _tag: "Postgres" }>): Layer.Layer<SqlClient.SqlClient, StoreError> =>
   mapLayerError(
     Layer.unwrap(
-      Effect.tryPromise({ try: () => import("@effect/sql-pg/PgClient"), catch: openFailed(target) }).pipe(
-        Effect.map((Pg) => Pg.layer({ url: target.url, applicationName: "modelgate", maxConnections: 10 }))
+      Effect.tryPromise({
+        try: () => Promise.all([import("@effect/sql-pg/PgClient"), import("@effect/sql-pg/PgTypes")]),
+        catch: openFailed(target)
+      }).pipe(
+        Effect.map(([Pg, Types]) =>
+          Pg.layer({ url: target.url, applicationName: "modelgate", maxConnections: 10, types: int8AsNumber(Types) })
+        )
       )
     ),
     openFailed(target)

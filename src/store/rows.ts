@@ -1,12 +1,23 @@
 /**
  * Decoding database rows into typed values. The two drivers differ: node:sqlite returns numbers,
- * pg returns BIGINT and SUM() as strings; both are accepted here so queries stay dialect-free.
+ * pg returns BIGINT as bigint and SUM() as strings; all are accepted here so queries stay dialect-free.
  */
 import { Effect, Result, Schema, SchemaTransformation } from "effect"
 import { StoreError } from "../domain/errors.js"
 
-/** An integer column: a JS number (SQLite) or a decimal string (PostgreSQL BIGINT / NUMERIC). */
-export const DbInt = Schema.Union([Schema.Number, Schema.NumberFromString])
+/** A PostgreSQL BIGINT as @effect/sql-pg 4 reads it (a bigint): money and instants are far below 2^53. */
+const NumberFromBigInt = Schema.BigInt.pipe(
+  Schema.decodeTo(
+    Schema.Number,
+    SchemaTransformation.transform({ decode: (n: bigint) => Number(n), encode: (n: number) => BigInt(n) })
+  )
+)
+
+/**
+ * An integer column: a JS number (SQLite; PostgreSQL INTEGER), a bigint (PostgreSQL BIGINT) or a
+ * decimal string (PostgreSQL NUMERIC, what SUM() of a BIGINT is).
+ */
+export const DbInt = Schema.Union([Schema.Number, NumberFromBigInt, Schema.NumberFromString])
 export const DbIntOrNull = Schema.NullOr(DbInt)
 /** A 0/1 INTEGER flag (booleans are not portable across the drivers). */
 export const DbFlag = DbInt.pipe(

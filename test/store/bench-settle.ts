@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
-import { Effect, Either, Option } from "effect"
+import { Effect, Option, Result } from "effect"
 import { sha256Hex } from "../../src/config/resolve.js"
 import { emptyUsage } from "../../src/domain/usage.js"
 import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
@@ -31,7 +31,7 @@ const config = {
   keys: [{ key: "sk-bench-0000000001", user: "u", group: "g", name: "bench" }],
   accounts: [{ name: "sim", platform: "openai", kind: "simulator", groups: ["g"], concurrency: 1000 }]
 }
-const target = (name: string) => Either.getOrThrow(parseDatabaseUrl(`sqlite:${join(dir, name)}`))
+const target = (name: string) => Result.getOrThrow(parseDatabaseUrl(`sqlite:${join(dir, name)}`))
 
 const settleLoop = async (name: string, concurrency: number, withTrack: boolean) => {
   const db = { url: "", target: target(`${name}.db`) }
@@ -47,7 +47,7 @@ const settleLoop = async (name: string, concurrency: number, withTrack: boolean)
         usage: { ...emptyUsage, inputTokens: 1200, outputTokens: 300 },
         at: new Date()
       })
-      return withTrack ? Effect.scoped(Effect.zipRight(quota.track(`${name}-${i}`, principal, "gpt-5.4"), settle)) : settle
+      return withTrack ? Effect.scoped(Effect.andThen(quota.track(`${name}-${i}`, principal, "gpt-5.4"), settle)) : settle
     }
     const started = performance.now()
     const cpu = process.cpuUsage()

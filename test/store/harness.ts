@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SqlClient } from "@effect/sql"
-import { Effect, Either, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import { SqlClient } from "effect/sql"
+import { Effect, Layer, ManagedRuntime, References, Result } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import type { GatewayData } from "../../src/config/resolve.js"
 import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
@@ -35,7 +35,7 @@ export interface Backend {
   readonly cleanup: () => Promise<void>
 }
 
-const targetOf = (url: string) => Either.getOrThrowWith(parseDatabaseUrl(url), (m) => new Error(m))
+const targetOf = (url: string) => Result.getOrThrowWith(parseDatabaseUrl(url), (m) => new Error(m))
 
 export const sqliteBackend = (): Backend => {
   const dir = mkdtempSync(join(tmpdir(), "modelgate-store-"))
@@ -90,7 +90,7 @@ export const openStore = (
   db: TestDatabase,
   data: GatewayData,
   options: Partial<StoreOptions> = {},
-  logger: Layer.Layer<never> = Logger.minimumLogLevel(LogLevel.Warning)
+  logger: Layer.Layer<never> = Layer.succeed(References.MinimumLogLevel, "Warning")
 ): ManagedRuntime.ManagedRuntime<StoreServices, unknown> => {
   const base = Layer.provideMerge(configSyncLayer, databaseLayer(db.target))
   const store = Layer.provideMerge(Store.layerWith({ reportOrphans: false, ...options }), base)

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import Database from "better-sqlite3"
+import { DatabaseSync as Database } from "node:sqlite"
 import { Cause, Effect, Exit, Option } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { sqlitePragmas } from "../../src/store/client.js"
@@ -22,7 +22,7 @@ let n = 0
 const freshDb = () => {
   const filename = join(dir, `w${++n}.db`)
   const db = new Database(filename)
-  db.pragma("journal_mode = WAL")
+  db.exec("PRAGMA journal_mode = WAL")
   db.exec("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL CHECK (n >= 0))")
   return { filename, db }
 }
@@ -50,7 +50,7 @@ const valueOf = <A>(exit: Exit.Exit<A, unknown>): A => {
 }
 const errorOf = (exit: Exit.Exit<unknown, unknown>): unknown => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure")
-  return Option.getOrNull(Cause.failureOption(exit.cause))
+  return Option.getOrNull(Cause.findErrorOption(exit.cause))
 }
 
 describe("SQLite writer thread", () => {

@@ -14,7 +14,7 @@ describe("settlement writer inbox", () => {
     const inbox = new Inbox<number>()
     const fiber = Effect.runFork(inbox.waitForItems)
     await nextTurn()
-    expect(fiber.unsafePoll()).toBeNull() // nothing queued: still waiting
+    expect(fiber.pollUnsafe()).toBeUndefined() // nothing queued: still waiting
     inbox.offer(1)
     await Effect.runPromise(Fiber.join(fiber))
     expect(inbox.take(10)).toEqual([1])
