@@ -87,9 +87,9 @@ export const StoreErrorWire = inEnvelope(StoreError, 503, (e) => ({
 // Values
 
 /** A USD amount, at most 6 decimals, never negative: a JSON number or a decimal string, to micro-dollars. */
-export const Usd = Schema.Union([Schema.Number, Schema.String]).pipe(
+export const Usd = Schema.Union([Schema.Finite, Schema.String]).pipe(
   Schema.decodeTo(
-    Schema.Number,
+    Schema.Finite,
     SchemaTransformation.transformEffect<number, number | string>({
       decode: (input) =>
         Result.match(parseUsd(String(input), "the amount"), {
@@ -110,7 +110,7 @@ const PerMinute = Schema.Int.check(Schema.isGreaterThan(0)).annotate({ descripti
 /** In a view: null when there is no limit. */
 const PerMinuteOrNone = Schema.NullOr(Schema.Int)
 /** On a change: absent leaves it, null removes the limit. */
-const PerMinuteChange = Schema.optional(Schema.NullOr(PerMinute))
+const PerMinuteChange = Schema.optionalKey(Schema.NullOr(PerMinute))
 const Instant = Schema.String.check(
   Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || "must be an ISO 8601 date-time, like 2026-12-31T00:00:00Z")
 ).annotate({ description: "ISO 8601 date-time" })
@@ -120,7 +120,7 @@ export const Day = Schema.String.check(
 
 export const UserView = Schema.Struct({
   name: Schema.String,
-  balance_usd: Schema.Number,
+  balance_usd: Schema.Finite,
   concurrency: Schema.Int,
   rpm_limit: PerMinuteOrNone,
   tpm_limit: PerMinuteOrNone,
@@ -137,7 +137,7 @@ export const GroupView = Schema.Struct({
   platform: Schema.String,
   billing: Schema.String,
   allow_image_generation: Schema.Boolean,
-  rate_multiplier: Schema.Number,
+  rate_multiplier: Schema.Finite,
   /** null: the platform's default models. */
   models: Schema.NullOr(Schema.Array(Schema.String)),
   moderation: Schema.String,
@@ -150,14 +150,14 @@ export const GroupView = Schema.Struct({
 
 const Limit = Schema.NullOr(Usd)
 
-/** Absent (or undefined): `value`. */
+/** Absent: `value` (JSON has no undefined; null is refused unless the schema takes it). */
 const withDefault = <S extends Schema.Top & { readonly "DecodingServices": never }>(value: S["Type"]) =>
-  Schema.withDecodingDefaultType<S>(Effect.succeed(value))
+  Schema.withDecodingDefaultTypeKey<S>(Effect.succeed(value))
 
 const Platform = Schema.Literals(["openai", "anthropic", "antigravity"])
 const Billing = Schema.Literals(["balance", "subscription"])
 const Moderation = Schema.Literals(["off", "observe", "block"])
-const Multiplier = Schema.Number.check(Schema.isFinite(), Schema.isBetween({ minimum: 0, maximum: 1000 }))
+const Multiplier = Schema.Finite.check(Schema.isFinite(), Schema.isBetween({ minimum: 0, maximum: 1000 }))
 const Models = Schema.NullOr(Schema.Array(Schema.String.check(Schema.isMinLength(1))))
 
 export const NewGroupPayload = Schema.Struct({
@@ -179,17 +179,17 @@ export const NewGroupPayload = Schema.Struct({
 })
 
 export const GroupChangePayload = Schema.Struct({
-  billing: Schema.optional(Billing),
-  allow_image_generation: Schema.optional(Schema.Boolean),
-  rate_multiplier: Schema.optional(Multiplier),
-  models: Schema.optional(Models),
-  moderation: Schema.optional(Moderation),
-  daily_limit_usd: Schema.optional(Limit),
-  weekly_limit_usd: Schema.optional(Limit),
-  monthly_limit_usd: Schema.optional(Limit),
+  billing: Schema.optionalKey(Billing),
+  allow_image_generation: Schema.optionalKey(Schema.Boolean),
+  rate_multiplier: Schema.optionalKey(Multiplier),
+  models: Schema.optionalKey(Models),
+  moderation: Schema.optionalKey(Moderation),
+  daily_limit_usd: Schema.optionalKey(Limit),
+  weekly_limit_usd: Schema.optionalKey(Limit),
+  monthly_limit_usd: Schema.optionalKey(Limit),
   rpm_limit: PerMinuteChange,
   tpm_limit: PerMinuteChange,
-  websocket: Schema.optional(Schema.Boolean)
+  websocket: Schema.optionalKey(Schema.Boolean)
 })
 
 export const AccountView = Schema.Struct({
@@ -222,21 +222,21 @@ export const NewAccountPayload = Schema.Struct({
   name: Name,
   platform: Platform,
   kind: Schema.Literals(["http", "simulator"]).pipe(withDefault("http")),
-  base_url: Schema.optional(BaseUrl),
-  api_key_env: Schema.optional(EnvName),
+  base_url: Schema.optionalKey(BaseUrl),
+  api_key_env: Schema.optionalKey(EnvName),
   groups: AccountGroups,
   priority: Priority.pipe(withDefault(0)),
   concurrency: PositiveInt.pipe(withDefault(10)),
-  model_mapping: Schema.optional(ModelMapping)
+  model_mapping: Schema.optionalKey(ModelMapping)
 })
 
 export const AccountChangePayload = Schema.Struct({
-  base_url: Schema.optional(BaseUrl),
-  api_key_env: Schema.optional(EnvName),
-  groups: Schema.optional(AccountGroups),
-  priority: Schema.optional(Priority),
-  concurrency: Schema.optional(PositiveInt),
-  model_mapping: Schema.optional(Schema.NullOr(ModelMapping))
+  base_url: Schema.optionalKey(BaseUrl),
+  api_key_env: Schema.optionalKey(EnvName),
+  groups: Schema.optionalKey(AccountGroups),
+  priority: Schema.optionalKey(Priority),
+  concurrency: Schema.optionalKey(PositiveInt),
+  model_mapping: Schema.optionalKey(Schema.NullOr(ModelMapping))
 })
 
 const SubscriptionStatus = Schema.Literals(["active", "expired", "suspended"])
@@ -250,38 +250,38 @@ export const SubscriptionView = Schema.Struct({
   /** Named in the config file, which then owns it. */
   in_config: Schema.Boolean,
   /** Spend in the current windows (a window that has ended counts as 0 once the next spend lands). */
-  daily_used_usd: Schema.Number,
-  weekly_used_usd: Schema.Number,
-  monthly_used_usd: Schema.Number
+  daily_used_usd: Schema.Finite,
+  weekly_used_usd: Schema.Finite,
+  monthly_used_usd: Schema.Finite
 })
 
 export const SubscriptionPayload = Schema.Struct({
-  status: Schema.optional(SubscriptionStatus),
-  starts_at: Schema.optional(Schema.NullOr(Instant)),
-  expires_at: Schema.optional(Schema.NullOr(Instant))
+  status: Schema.optionalKey(SubscriptionStatus),
+  starts_at: Schema.optionalKey(Schema.NullOr(Instant)),
+  expires_at: Schema.optionalKey(Schema.NullOr(Instant))
 })
 
 /** USD per million tokens; a model name or a prefix ending in `*`. */
 export const PriceView = Schema.Struct({
   model: Schema.String,
-  input: Schema.Number,
-  output: Schema.Number,
-  cache_read: Schema.Number,
-  cache_write: Schema.Number,
+  input: Schema.Finite,
+  output: Schema.Finite,
+  cache_read: Schema.Finite,
+  cache_write: Schema.Finite,
   /** Set by the config file, which then owns it. */
   in_config: Schema.Boolean
 })
 
-const PerMillion = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(1_000_000))
+const PerMillion = Schema.Finite.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(1_000_000))
 
 export const PricePayload = Schema.Struct({
   input: PerMillion,
   output: PerMillion,
-  cache_read: Schema.optional(PerMillion),
-  cache_write: Schema.optional(PerMillion)
+  cache_read: Schema.optionalKey(PerMillion),
+  cache_write: Schema.optionalKey(PerMillion)
 })
 
-export const BalanceView = Schema.Struct({ user: Schema.String, balance_usd: Schema.Number })
+export const BalanceView = Schema.Struct({ user: Schema.String, balance_usd: Schema.Finite })
 
 export const KeyView = Schema.Struct({
   id: Schema.String,
@@ -290,8 +290,8 @@ export const KeyView = Schema.Struct({
   group: Schema.String,
   status: KeyStatus,
   disabled_by: Schema.NullOr(Schema.String),
-  quota_usd: Schema.NullOr(Schema.Number),
-  quota_used_usd: Schema.Number,
+  quota_usd: Schema.NullOr(Schema.Finite),
+  quota_used_usd: Schema.Finite,
   expires_at: Schema.NullOr(Schema.String),
   concurrency: Schema.NullOr(Schema.Int),
   rpm_limit: PerMinuteOrNone,
@@ -314,7 +314,7 @@ export const UsageRowView = Schema.Struct({
   output_tokens: Schema.Int,
   cache_read_tokens: Schema.Int,
   cache_creation_tokens: Schema.Int,
-  cost_usd: Schema.Number
+  cost_usd: Schema.Finite
 })
 
 export const UsageView = Schema.Struct({
@@ -338,40 +338,40 @@ export const AuditView = Schema.Struct({
 
 export const NewUserPayload = Schema.Struct({
   name: Name,
-  balance_usd: Schema.optional(Usd),
-  concurrency: Schema.optional(PositiveInt),
-  rpm_limit: Schema.optional(PerMinute),
-  tpm_limit: Schema.optional(PerMinute)
+  balance_usd: Schema.optionalKey(Usd),
+  concurrency: Schema.optionalKey(PositiveInt),
+  rpm_limit: Schema.optionalKey(PerMinute),
+  tpm_limit: Schema.optionalKey(PerMinute)
 })
 
 /** Each field: absent leaves it; null removes a minute limit. */
 export const UserChangePayload = Schema.Struct({
-  concurrency: Schema.optional(PositiveInt),
+  concurrency: Schema.optionalKey(PositiveInt),
   rpm_limit: PerMinuteChange,
   tpm_limit: PerMinuteChange
 })
 
 export const BalancePayload = Schema.Struct({
   amount_usd: Usd,
-  note: Schema.optional(Schema.String.check(Schema.isMaxLength(500)))
+  note: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(500)))
 })
 
 export const NewKeyPayload = Schema.Struct({
   user: Name,
   group: Name,
-  name: Schema.optional(Name),
-  quota_usd: Schema.optional(Usd),
-  expires_at: Schema.optional(Instant),
-  concurrency: Schema.optional(PositiveInt),
-  rpm_limit: Schema.optional(PerMinute),
-  tpm_limit: Schema.optional(PerMinute)
+  name: Schema.optionalKey(Name),
+  quota_usd: Schema.optionalKey(Usd),
+  expires_at: Schema.optionalKey(Instant),
+  concurrency: Schema.optionalKey(PositiveInt),
+  rpm_limit: Schema.optionalKey(PerMinute),
+  tpm_limit: Schema.optionalKey(PerMinute)
 })
 
 /** Each field: absent leaves it, null removes the limit. */
 export const KeyChangePayload = Schema.Struct({
-  quota_usd: Schema.optional(Schema.NullOr(Usd)),
-  expires_at: Schema.optional(Schema.NullOr(Instant)),
-  concurrency: Schema.optional(Schema.NullOr(PositiveInt)),
+  quota_usd: Schema.optionalKey(Schema.NullOr(Usd)),
+  expires_at: Schema.optionalKey(Schema.NullOr(Instant)),
+  concurrency: Schema.optionalKey(Schema.NullOr(PositiveInt)),
   rpm_limit: PerMinuteChange,
   tpm_limit: PerMinuteChange
 })
@@ -379,24 +379,24 @@ export const KeyChangePayload = Schema.Struct({
 const Flag = Schema.Literals(["true", "false"])
 
 export const KeyFilter = Schema.Struct({
-  user: Schema.optional(Schema.String),
-  group: Schema.optional(Schema.String),
-  include_deleted: Schema.optional(Flag)
+  user: Schema.optionalKey(Schema.String),
+  group: Schema.optionalKey(Schema.String),
+  include_deleted: Schema.optionalKey(Flag)
 })
 
 export const UsageQueryParams = Schema.Struct({
-  by: Schema.optional(UsageDimension),
-  start_date: Schema.optional(Day),
-  end_date: Schema.optional(Day),
-  key: Schema.optional(Schema.String),
-  user: Schema.optional(Schema.String),
-  group: Schema.optional(Schema.String),
-  model: Schema.optional(Schema.String)
+  by: Schema.optionalKey(UsageDimension),
+  start_date: Schema.optionalKey(Day),
+  end_date: Schema.optionalKey(Day),
+  key: Schema.optionalKey(Schema.String),
+  user: Schema.optionalKey(Schema.String),
+  group: Schema.optionalKey(Schema.String),
+  model: Schema.optionalKey(Schema.String)
 })
 
 export const AuditQuery = Schema.Struct({
-  limit: Schema.optional(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))),
-  target: Schema.optional(Schema.String)
+  limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+  target: Schema.optionalKey(Schema.String)
 })
 
 
@@ -525,7 +525,7 @@ const SubscriptionPath = { user: Schema.String, group: Schema.String }
 export const SubscriptionsGroup = HttpApiGroup.make("subscriptions")
   .add(
     HttpApiEndpoint.get("list", "/admin/subscriptions", {
-      query: { user: Schema.optional(Schema.String), group: Schema.optional(Schema.String) },
+      query: { user: Schema.optionalKey(Schema.String), group: Schema.optionalKey(Schema.String) },
       success: Schema.Array(SubscriptionView)
     }),
     HttpApiEndpoint.put("put", "/admin/subscriptions/:user/:group", {

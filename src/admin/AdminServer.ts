@@ -15,20 +15,20 @@ import { envelopeBody } from "../domain/envelope.js"
 import type { Scheduler } from "../services/scheduler/Scheduler.js"
 import { uiHandler } from "../ui/assets.js"
 import type { Admin } from "./Admin.js"
-import { docsHtml, docsScript } from "./docsPage.js"
+import { docsHtml, docsScript, openApiJson } from "./docsPage.js"
 import { adminApiLayer } from "./handlers.js"
 import type { AdminListen } from "./listen.js"
 
 /**
  * Beside the API, without the token (they hold nothing secret; the dashboard's calls send one):
- * the docs page and the dashboard's operator view. And, below every other route, a path with
- * no route: 404 route_not_found in the envelope.
+ * the OpenAPI document (every schema inline), the docs page and the dashboard's operator view.
+ * And, below every other route, a path with no route: 404 route_not_found in the envelope.
  */
 const pages = HttpRouter.use((router) =>
   Effect.all([
+    router.add("GET", "/openapi.json", openApiJson),
     router.add("GET", "/docs", docsHtml),
     router.add("GET", "/docs/scalar.js", docsScript),
-    router.add("GET", "/ui", uiHandler("admin")),
     router.add("GET", "/ui/*", uiHandler("admin")),
     router.add("*", "/*", (request) => {
       const envelope = adminEnvelope(

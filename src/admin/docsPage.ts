@@ -25,8 +25,22 @@ const scalarConfig: HttpApiScalar.ScalarConfig & { readonly _integration: "html"
   withDefaultFonts: false
 }
 
+/**
+ * The OpenAPI document, every schema inline: the default extracts the error classes'
+ * envelopes into components, and a reader of one operation would not see the envelope.
+ */
+const inline: OpenApi.FromApiOptions = { referencePolicy: () => undefined }
+export const openApiDocument = (): OpenApi.OpenAPISpec => OpenApi.fromApi(AdminApi, inline)
+
+let spec: string | undefined
+
+/** GET /openapi.json */
+export const openApiJson = Effect.sync(() =>
+  HttpServerResponse.text((spec ??= JSON.stringify(openApiDocument())), { contentType: "application/json" })
+)
+
 const page = (): string => {
-  const spec = OpenApi.fromApi(AdminApi)
+  const spec = openApiDocument()
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -327,7 +327,7 @@ export const adminErrorsLayer = Layer.succeed(AdminErrors, (httpEffect) =>
 
 /** The API with every group implemented; needs Admin and Scheduler (the auth and error layers are provided). */
 export const adminApiLayer = (token: Redacted.Redacted<string>) =>
-  HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
+  HttpApiBuilder.layer(AdminApi).pipe(
     Layer.provide(Layer.mergeAll(UsersLive, KeysLive, GroupsLive, AccountsLive, SubscriptionsLive, PricesLive, UsageLive, AuditLive)),
     Layer.provide(Layer.merge(adminAuthLayer(token), adminErrorsLayer))
   )
