@@ -229,7 +229,7 @@ describe("HTTP upstream: JSON answers", () => {
   const server = serverForBlock()
   const up = upstreamForBlock(defaultSettings)
 
-  it("comes back whole: status, flattened lower-case headers, headersAt, and the body as one element", async () => {
+  it("comes back whole: status, flattened lower-case headers, and the body as one element", async () => {
     const body = JSON.stringify({ id: "resp_1", output: [] })
     server.handle = (_req, res) => {
       res.setHeader("X-Request-Id", "req-42")
@@ -237,14 +237,11 @@ describe("HTTP upstream: JSON answers", () => {
       res.writeHead(201, { "Content-Type": "application/json" })
       res.end(body)
     }
-    const before = Date.now()
     const { response, text } = await sendJson(up.upstream, accountOf(server.origin))
     expect(response.status).toBe(201)
     expect(response.headers["content-type"]).toBe("application/json")
     expect(response.headers["x-request-id"]).toBe("req-42")
     expect(response.headers["x-multi"]).toBe("a, b")
-    expect(response.headersAt).toBeGreaterThanOrEqual(before)
-    expect(response.headersAt).toBeLessThanOrEqual(Date.now())
     expect(text).toBe(body)
     // the body Stream is the whole answer in one element, and can be read again after the scope closed
     const chunks = await Effect.runPromise(Stream.runCollect(response.body))
@@ -465,13 +462,11 @@ describe("HTTP upstream: stream answers", () => {
       res.end()
       progress.ended = true
     }
-    const before = Date.now()
     const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
     // send returned before a single body byte was written
     expect(progress.written).toBe(0)
     expect(response.status).toBe(200)
     expect(response.headers["content-type"]).toBe("text/event-stream")
-    expect(response.headersAt).toBeGreaterThanOrEqual(before)
 
     const writtenAtFirst: Array<number> = []
     const body = consume(response.body, () => writtenAtFirst.push(progress.written))

@@ -8,12 +8,6 @@ import { Context, Deferred, Effect, Layer } from "effect"
 export interface LifecycleShape {
   /** Completes when running streams must end now. */
   readonly drainDeadline: Effect.Effect<void>
-  /**
-   * Calls back when running streams must end now (at once if they already must); returns the
-   * unsubscribe. The HTTP upstream ends its open bodies with it: racing `drainDeadline` instead
-   * would fork fibers per stream.
-   */
-  readonly onDrainDeadline: (callback: () => void) => () => void
   /** Whether running streams must end now (the drain deadline has passed). */
   readonly pastDrainDeadline: () => boolean
   /** Whether shutdown has begun (`beginShutdown` was called): the gateway is draining. */
@@ -24,7 +18,11 @@ export interface LifecycleShape {
   readonly beginShutdown: (drainSeconds: number) => Effect.Effect<void>
 }
 
-/** A one-shot signal, to await as an Effect or to watch with a callback. */
+/**
+ * A one-shot signal, to await as an Effect or to watch with a callback: what an implementation
+ * uses inside when it has many things to end at one moment (the HTTP upstream's open bodies)
+ * and would rather not run a fiber for each.
+ */
 export class DrainSignal {
   private readonly deferred = Deferred.makeUnsafe<void>()
   private readonly callbacks = new Set<() => void>()
@@ -69,7 +67,6 @@ export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
   return {
     shutdownBegun: begun.await,
     drainDeadline: signal.await,
-    onDrainDeadline: (callback) => signal.watch(callback),
     pastDrainDeadline: () => signal.isFired,
     shuttingDown: () => started,
     beginShutdown: (drainSeconds) =>

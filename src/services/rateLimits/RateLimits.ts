@@ -3,7 +3,7 @@
  * the contract. One policy (core.ts) over two stores: in process (one gateway, the default) and
  * Redis (every gateway on the same Redis holds one shared limit), chosen by wiring.
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { RateLimited, StoreError } from "../../domain/errors.js"
 import type { Principal } from "../../domain/model.js"
 
@@ -34,4 +34,11 @@ export interface RateLimitsShape {
   ) => Effect.Effect<Admission, RateLimited | StoreError>
 }
 
-export class RateLimits extends Context.Service<RateLimits, RateLimitsShape>()("modelgate/RateLimits") {}
+export class RateLimits extends Context.Service<RateLimits, RateLimitsShape>()("modelgate/RateLimits") {
+  /**
+   * Deterministic: `admit` decides (default: nothing limited, no headers). The in-process limits
+   * with real buckets are rateLimits/inProcess.ts's `layer`.
+   */
+  static readonly layerTest = (admit: RateLimitsShape["admit"] = () => Effect.succeed(unlimited)): Layer.Layer<RateLimits> =>
+    Layer.succeed(RateLimits, { admit })
+}

@@ -4,15 +4,15 @@
  * file wires them to the store and turns refusals into the catalogue's errors.
  */
 import { createHash } from "node:crypto"
-import { Effect, Redacted, type Scope } from "effect"
+import { Clock, Effect, Redacted, type Scope } from "effect"
 import type { GatewayData } from "../../config/resolve.js"
 import { NoAvailableAccount, RateLimited, type StoreError } from "../../domain/errors.js"
 import { type Account, accountServes, type Group, type Principal } from "../../domain/model.js"
-import type { AccountHealth, AccountTicket, SchedulerOptions, SchedulerShape, SlotTicket } from "./Scheduler.js"
+import { type AccountHealth, type AccountTicket, defaultFailover, type SchedulerOptions, type SchedulerShape, type SlotTicket, type UpstreamOutcome } from "./Scheduler.js"
 import { countCooldown } from "./metrics.js"
 import { select } from "./select.js"
 import { accountPool, type Entry, type OnGrant, type SchedulerStore } from "./store.js"
-import { verdictFor } from "./verdict.js"
+import { type Verdict, verdictFor } from "./verdict.js"
 
 
 
@@ -110,7 +110,15 @@ export const makeScheduler = (
 
   const report: SchedulerShape["report"] = (account, outcome, session) => {
     if (outcome._tag === "Success") return Effect.catch(store.clearFailures(account.name), bestEffort("a success"))
-    const verdict = verdictFor(outcome, policy, Date.now())
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => reportFailure(account, outcome, verdictFor(outcome, policy, now), session))
+  }
+
+  const reportFailure = (
+    account: Account,
+    outcome: Extract<UpstreamOutcome, { _tag: "Failure" }>,
+    verdict: Verdict,
+    session: string | undefined
+  ): Effect.Effect<void> => {
     const log = { account: account.name, status: outcome.status }
     let record: Effect.Effect<void, StoreError>
     switch (verdict._tag) {
@@ -220,6 +228,8 @@ export const makeScheduler = (
         return tryFrom(0)
       })
     },
+
+    failover: (failure, attempts) => Effect.succeed(defaultFailover(failure, attempts, policy.maxSwitches)),
 
     report,
 

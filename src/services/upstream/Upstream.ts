@@ -3,8 +3,7 @@
  * any HTTP status comes back as a value (the caller decides on failover); only transport failures
  * are errors. The answer is a status, headers and one body: a pull-based Stream of the bytes as
  * they come, tied to the caller's Scope, so closing the scope (client gone, shutdown) aborts the
- * upstream request. An implementation is free to be fast inside (the HTTP one reads with undici's
- * dispatch API); the contract is only this.
+ * upstream request. The contract is only this: how an implementation gets there is its own.
  */
 import { Cause, Context, Effect, Layer, type Scope, Stream } from "effect"
 import type { UpstreamFailed } from "../../domain/errors.js"
@@ -26,13 +25,8 @@ export interface UpstreamRequest {
 export interface UpstreamResponse {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
-  /** The body, one element per read from the upstream (a Chunk may carry several). */
+  /** The body, one element per read from the upstream (a pull may carry several). */
   readonly body: Stream.Stream<Uint8Array, UpstreamFailed>
-  /**
-   * When the headers came (epoch ms), if the implementation handed the answer over later than that
-   * (the HTTP upstream hands a JSON answer over whole); the first-byte metric reads it.
-   */
-  readonly headersAt?: number
 }
 
 export interface UpstreamShape {

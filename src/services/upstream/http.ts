@@ -109,7 +109,6 @@ class Exchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined
   private status = 0
   private headers: Record<string, string> = {}
-  private headersAt = 0
   private held: Array<Uint8Array> = []
   private heldBytes = 0
   private paused = false
@@ -173,7 +172,6 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return // an informational answer; the real one follows
     this.status = statusCode
     this.headers = flatHeaders(headers)
-    this.headersAt = Date.now()
     if (!this.stream) return
     this.handOver(Effect.succeed(this.streamed()))
     // At the drain deadline a body still open ends (as a failure), so that a silent upstream does
@@ -270,11 +268,11 @@ class Exchange implements Dispatcher.DispatchHandler {
   private whole(): UpstreamResponse {
     const bytes = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held)
     this.held = []
-    return { status: this.status, headers: this.headers, headersAt: this.headersAt, body: wholeBody(bytes) }
+    return { status: this.status, headers: this.headers, body: wholeBody(bytes) }
   }
 
   private streamed(): UpstreamResponse {
-    return { status: this.status, headers: this.headers, headersAt: this.headersAt, body: Stream.fromPull(Effect.succeed(this.pull)) }
+    return { status: this.status, headers: this.headers, body: Stream.fromPull(Effect.succeed(this.pull)) }
   }
 }
 
