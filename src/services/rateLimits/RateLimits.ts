@@ -18,7 +18,7 @@ export interface Admission {
   readonly settle: (tokensUsed: number) => Effect.Effect<void>
 }
 
-/** Nothing limited: no headers, nothing to settle. */
+/** Nothing limited: no headers, nothing to settle. (A value like any other: compare `headers`, not identity.) */
 export const unlimited: Admission = { headers: {}, settle: () => Effect.void }
 
 export interface RateLimitsShape {

@@ -8,7 +8,7 @@ import { Context } from "effect"
 import type { Account } from "../../domain/model.js"
 
 export interface UpstreamAccountsShape {
-  /** The accounts now; the same array until they change (the scheduler caches per array). */
+  /** The accounts now. Read on every pick: return a fresh array or the same one, as suits you. */
   readonly current: () => ReadonlyArray<Account>
 }
 

@@ -46,8 +46,9 @@ const fingerprint = (a: Account): string =>
 const GRANTED_SLOT: SlotTicket = { _tag: "Granted" }
 
 /**
- * `accounts` gives the accounts to pick from now (default: the config file's). A new array means
- * they changed: the per-group lists are then computed again.
+ * `accounts` gives the accounts to pick from now (default: the config file's). The per-group lists
+ * are kept while it keeps returning the same array, and computed again from any other (a store
+ * that builds a new array each time costs a filter per pick; nothing is ever stale).
  */
 export const makeScheduler = (
   data: GatewayData,
