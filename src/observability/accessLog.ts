@@ -105,7 +105,10 @@ export class AccessLog extends Context.Service<AccessLog, AccessLogShape>()("mod
       Effect.map(References.MinimumLogLevel, (minimum): AccessLogShape =>
         LogLevel.isLessThan("Info", minimum)
           ? { record: () => Effect.void }
-          : { record: (e) => Effect.sync(() => write(accessLine(e, new Date()))) })
+          : {
+            // Dated by the Effect Clock (TestClock in tests), read without an Effect step of its own.
+            record: (e) => Effect.clockWith((clock) => Effect.sync(() => write(accessLine(e, new Date(clock.currentTimeMillisUnsafe())))))
+          })
     )
 
   /** Straight to the process log on stdout, through its batched writer (observability/logger.ts). */
