@@ -22,11 +22,12 @@ const inputs = ["src", "package-lock.json", "package.json", "tsconfig.json", "sc
 const workers = ["src/store/writerThread.worker.mjs"]
 
 // Loaded from node_modules instead of bundled: native addons (found at run time through
-// `bindings` / node-gyp-build), ioredis (reads its package.json through __dirname, which a bundle
-// does not have) and pg (only loaded with a postgres:// DATABASE_URL). Never list a package that
-// imports effect: it would get a second copy of effect next to the bundled one.
+// node-gyp-build), ioredis (reads its package.json through __dirname, which a bundle does not
+// have) and pg (only loaded with a postgres:// DATABASE_URL). SQLite is Node's own node:sqlite,
+// a built-in (no addon). Never list a package that imports effect: it would get a second copy of
+// effect next to the bundled one.
 // gpt-tokenizer is loaded on first use only (estimating a cut stream), and its data is large: it stays out of the bundle.
-const external = ["better-sqlite3", "msgpackr-extract", "pg", "pg-native", "ioredis", "gpt-tokenizer"]
+const external = ["msgpackr-extract", "pg", "pg-native", "ioredis", "gpt-tokenizer"]
 
 /** Newest mtime under `path` (directories count too, so a deleted file also triggers a rebuild). */
 const newest = (path) => {
@@ -122,7 +123,7 @@ const build = async () => {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node24",
     external,
     // Bundled CommonJS dependencies (ws, undici, ...) call require(); ESM has none.
     banner: { js: "import { createRequire as __modelgateRequire } from \"node:module\"; const require = __modelgateRequire(import.meta.url);" },
@@ -166,6 +167,19 @@ const build = async () => {
 if (process.env.MODELGATE_BUILD_ONLY === "1") {
   await build()
 } else {
+  // The SQLite store is Node's built-in node:sqlite, which some Node 24 releases still mark
+  // experimental: loading it prints "ExperimentalWarning: SQLite is an experimental feature" to
+  // stderr at every start. It is the driver this gateway is tested on, so that line only worries
+  // an operator reading the log. Only that warning is dropped (the npm script could pass
+  // --disable-warning=ExperimentalWarning, but that would hide every other experimental feature's
+  // warning too, and `node scripts/start.mjs` run directly would still print it).
+  const emitWarning = process.emitWarning
+  process.emitWarning = function(warning, ...rest) {
+    const type = typeof rest[0] === "string" ? rest[0] : rest[0]?.type
+    const text = typeof warning === "string" ? warning : warning?.message
+    if (type === "ExperimentalWarning" && typeof text === "string" && text.startsWith("SQLite")) return
+    return emitWarning.call(process, warning, ...rest)
+  }
   const built = mtime(bundle)
   if (built < 0 || inputs.some((input) => newest(join(root, input)) > built)) {
     const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
