@@ -118,6 +118,9 @@ class Thread {
     if (worker === undefined) return Promise.resolve()
     return new Promise((resolve) => {
       worker.once("exit", () => resolve())
+      // Held open until the thread has closed its connection: an unreferenced worker's exit would
+      // not keep this process alive to see it, and the scope closing here waits for it.
+      worker.ref()
       worker.postMessage("close")
     })
   }

@@ -17,7 +17,7 @@ import { sqlClientLayer } from "../../src/store/client.js"
 import { configSyncLayer, databaseLayer } from "../../src/store/Database.js"
 import { Store, type StoreOptions } from "../../src/store/Store.js"
 import { type DatabaseTarget, parseDatabaseUrl } from "../../src/store/target.js"
-import { testData } from "../support/gateway.js"
+import { decodeConfig } from "../../src/config/load.js"
 import * as KeyRepoSql from "../../src/store/keyRepoSql.js"
 import * as QuotaSql from "../../src/store/quotaSql.js"
 
@@ -90,7 +90,7 @@ export const openStore = (
   db: TestDatabase,
   data: GatewayData,
   options: Partial<StoreOptions> = {},
-  logger: Layer.Layer<never> = Layer.succeed(References.MinimumLogLevel, "Warning")
+  logger: Layer.Layer<never> = Layer.succeed(References.MinimumLogLevel, "Warn")
 ): ManagedRuntime.ManagedRuntime<StoreServices, unknown> => {
   const base = Layer.provideMerge(configSyncLayer, databaseLayer(db.target))
   const store = Layer.provideMerge(Store.layerWith({ reportOrphans: false, ...options }), base)
@@ -103,5 +103,7 @@ export const openStore = (
   )
 }
 
-export const dataOf = (config: unknown): GatewayData => testData(config)
+/** A config as the gateway resolves it (as test/support/gateway.ts's testData, without loading the server). */
+export const dataOf = (config: unknown): GatewayData =>
+  Result.getOrThrowWith(decodeConfig(config, "test", {}), (e) => new Error(e.message))
 
