@@ -28,11 +28,14 @@ const ABSENT = Exit.succeed(undefined)
 const exitOf = <A, E>(result: Effect.Effect<A, E>): Exit.Exit<A, E> | undefined =>
   Exit.isExit(result) ? (result as Exit.Exit<A, E>) : undefined
 
+/** A finished parse seen as an Exit of another success or failure type (the part it does not carry). */
+const retyped = <A, E>(exit: Exit.Exit<unknown, unknown>): Exit.Exit<A, E> => exit as Exit.Exit<A, E>
+
 /** `result`, or `undefined` where it failed. */
 const orAbsent = <A>(result: Effect.Effect<A, SchemaIssue.Issue>): Effect.Effect<A | undefined> => {
   const exit = exitOf(result)
   if (exit === undefined) return Effect.orElseSucceed(result, () => undefined)
-  return Exit.isSuccess(exit) ? exit : ABSENT
+  return Exit.isSuccess(exit) ? retyped(exit) : ABSENT
 }
 
 /** The guard for a primitive keyword, so a lenient leaf costs a `typeof` rather than a parse. */
@@ -100,7 +103,7 @@ const keepingRest = <A extends object>(struct: Reader<A>): Decoder<A & Rest> => 
     const result = decode(u, options)
     const exit = exitOf(result)
     if (exit === undefined) return Effect.flatMap(result, (decoded) => withRest(u, decoded, options))
-    return Exit.isSuccess(exit) ? withRest(u, exit.value, options) : exit
+    return Exit.isSuccess(exit) ? withRest(u, exit.value, options) : retyped(exit)
   }
 }
 
@@ -244,7 +247,7 @@ const decodeItem = (u: unknown, options?: SchemaAST.ParseOptions): Effect.Effect
   const result = decode(u, options)
   const exit = exitOf(result)
   if (exit === undefined) return Effect.orElseSucceed(result, unrecognized)
-  return Exit.isSuccess(exit) ? exit : Exit.succeed(unrecognized())
+  return Exit.isSuccess(exit) ? retyped(exit) : Exit.succeed(unrecognized())
 }
 
 /** One element of `input`, by its `type`; never fails (UnrecognizedItem takes anything). */
