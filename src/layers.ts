@@ -3,8 +3,8 @@
  * (`productionServices`) and for embedding and tests (`servicesLayer`, `gatewayLayer`). Every
  * service has a default; pass your own layer for any of them (README "Composing your own layers").
  */
-import type { SqlClient } from "@effect/sql"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { Admin } from "./admin/Admin.js"
 import { LiveStore } from "./admin/LiveStore.js"
 import { AppConfig, Settings } from "./config/AppConfig.js"
@@ -71,13 +71,13 @@ export const gatewayLayer = (overrides: ServiceOverrides = {}, listen: ListenOpt
   GatewayServer.layer(listen).pipe(Layer.provideMerge(servicesLayer(overrides)))
 
 /** REDIS_URL, when set and not blank. */
-const redisUrl = Effect.map(
-  Config.option(Config.redacted("REDIS_URL")),
-  Option.filter((u: Redacted.Redacted<string>) => Redacted.value(u).trim() !== "")
-)
+const redisUrl: Effect.Effect<Option.Option<Redacted.Redacted<string>>, Config.ConfigError> = Effect.gen(function*() {
+  const url = yield* Config.option(Config.Redacted("REDIS_URL"))
+  return Option.filter(url, (u) => Redacted.value(u).trim() !== "")
+})
 
 /** The Scheduler on Redis when REDIS_URL is set (instances share slots and cooldowns), else in process. */
-export const schedulerFromEnv: Layer.Layer<Scheduler, unknown, AppConfig | Settings> = Layer.unwrapEffect(
+export const schedulerFromEnv: Layer.Layer<Scheduler, unknown, AppConfig | Settings> = Layer.unwrap(
   Effect.map(redisUrl, Option.match({
     onNone: () => SchedulerInProcess.layer,
     onSome: (url) => SchedulerRedis.layer({ url })
@@ -85,7 +85,7 @@ export const schedulerFromEnv: Layer.Layer<Scheduler, unknown, AppConfig | Setti
 )
 
 /** Per-minute limits shared on Redis when REDIS_URL is set (one limit across instances), else in process. */
-export const rateLimitsFromEnv: Layer.Layer<RateLimits, unknown, Settings> = Layer.unwrapEffect(
+export const rateLimitsFromEnv: Layer.Layer<RateLimits, unknown, Settings> = Layer.unwrap(
   Effect.gen(function*() {
     const url = yield* redisUrl
     const prefix = (yield* Settings).scheduling.redisKeyPrefix
@@ -100,12 +100,12 @@ export const rateLimitsFromEnv: Layer.Layer<RateLimits, unknown, Settings> = Lay
  * /readyz over the database (`SELECT 1` on the store's SqlClient) and, when REDIS_URL is set, Redis
  * (PING on a connection of its own); not ready while draining.
  */
-export const readinessFromEnv: Layer.Layer<Readiness, unknown, SqlClient.SqlClient | Lifecycle> = Layer.unwrapEffect(
+export const readinessFromEnv: Layer.Layer<Readiness, unknown, SqlClient.SqlClient | Lifecycle> = Layer.unwrap(
   Effect.map(redisUrl, (url) => ReadinessLive.layerDatabase(Option.getOrUndefined(url)))
 )
 
 /** Operator changes announced to every instance over Redis when REDIS_URL is set, else to this process's caches. */
-export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.unwrapEffect(
+export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.unwrap(
   Effect.map(redisUrl, Option.match({
     onNone: () => LiveStore.layer,
     onSome: (url) => LiveStore.layerRedis(url)
@@ -118,7 +118,7 @@ export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.un
  * beside the JSON logger, and the operator's Admin service on the same Store (its changes drop
  * that Store's caches at once).
  */
-export const productionServices: Layer.Layer<Services | Admin, unknown, AppConfig | Settings> = Layer.unwrapEffect(
+export const productionServices: Layer.Layer<Services | Admin, unknown, AppConfig | Settings> = Layer.unwrap(
   Effect.gen(function*() {
     const target = yield* targetFor(yield* AppConfig)
     yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ database: describeTarget(target) }))

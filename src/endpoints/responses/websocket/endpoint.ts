@@ -8,9 +8,9 @@
  * log), sent with the handshake's headers (the key included, so a key disabled mid-connection is
  * refused on its next turn). The answer, once the connection ends, is an empty 101 for the log.
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, Scope } from "effect"
+import { Effect, Fiber, Scope } from "effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../../../config/AppConfig.js"
 import { type Envelope, methodNotAllowed, RouteRefused } from "../../../domain/envelope.js"
 import type { GatewayError } from "../../../domain/errors.js"
@@ -145,19 +145,19 @@ export const makeResponsesWebSocket = (gateway: () => GatewayApp) =>
             const turn = HttpServerRequest.fromWeb(new Request(url, { method: "POST", headers, body }))
             // Each turn is the root of a fiber of its own, as an HTTP request is (the app sets its
             // request id and facts there); awaited, not joined, so they stay that turn's.
-            return Effect.fork(
+            return Effect.forkChild(
               gateway().pipe(
                 Effect.provideService(HttpServerRequest.HttpServerRequest, turn),
                 Effect.provideService(Scope.Scope, scope)
               )
-            ).pipe(Effect.flatMap((fiber) => Effect.flatten(fiber.await)))
+            ).pipe(Effect.flatMap((fiber) => Effect.flatMap(Fiber.await(fiber), (exit) => exit)))
           }),
         conversation: { maxBytes: settings.maxBodyBytes, maxAgeMillis: settings.websocketMaxAgeMillis },
         maxAgeMillis: settings.websocketMaxAgeMillis,
         keepAliveMillis: settings.scheduling.keepAliveMillis,
         queueLimit: QUEUE_LIMIT,
         shutdown: lifecycle.shutdownBegun
-      }).pipe(Effect.scoped, Effect.catchAll(() => Effect.void))
+      }).pipe(Effect.scoped, Effect.catch(() => Effect.void))
       return HttpServerResponse.empty({ status: 101 })
     })
     return handler
