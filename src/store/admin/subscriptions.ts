@@ -5,7 +5,7 @@
  * spend is never touched.
  */
 import { SqlClient } from "effect/sql"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminErrors.js"
 import { SubscriptionStatus } from "../../domain/config.js"
 import { DbFlag, DbInt, DbIntOrNull, decodeRows } from "../rows.js"
@@ -70,7 +70,7 @@ export const putSubscription = (actor: Actor, user: string, group: string, chang
         code: "managed_by_config"
       })
     }
-    const at = Date.now()
+    const at = yield* Clock.currentTimeMillis
     const startsAt = change.startsAt?.getTime() ?? null
     const expiresAt = change.expiresAt?.getTime() ?? null
     yield* sql`INSERT INTO subscriptions (user_name, group_name, status, starts_at, expires_at, in_config, updated_at)
