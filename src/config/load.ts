@@ -25,7 +25,8 @@ const formatPath = (path: ReadonlyArray<PathSegment> | undefined): string =>
     return typeof p === "number" ? `${acc}[${p}]` : acc === "" ? String(p) : `${acc}.${String(p)}`
   }, "")
 
-const decodeGatewayConfig = Schema.decodeUnknownResult(GatewayConfig, { errors: "all", onExcessProperty: "error" })
+// reportInput: each problem says what was found, as Schema 3's messages did ("Expected …, got …").
+const decodeGatewayConfig = Schema.decodeUnknownResult(GatewayConfig, { errors: "all", onExcessProperty: "error", reportInput: true })
 /** Every issue as `{ path, message }`, one per problem (what ArrayFormatter gave on Schema 3). */
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
