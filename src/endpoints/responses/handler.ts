@@ -61,6 +61,12 @@ const moderate = (moderation: ModerationShape, group: Group, body: Record<string
   })
 }
 
+/** Whether a record has any key (without listing them). */
+const hasAny = (record: Readonly<Record<string, string>>): boolean => {
+  for (const _ in record) return true
+  return false
+}
+
 export type ResponsesHandler = Effect.Effect<
   HttpServerResponse.HttpServerResponse,
   GatewayError,
@@ -124,7 +130,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
     // The policy checks, one span when tracing: the model, moderation, image generation, money, limits.
     const { accounts, limits } = yield* traced(facts, "gateway.policy", checkPolicy(principal, validated))
     const listsModels = principal.group.models !== undefined && principal.group.models.length > 0
-    if (Object.keys(limits.headers).length > 0) facts.headers = limits.headers
+    if (hasAny(limits.headers)) facts.headers = limits.headers
     // Added before the plan's settlement, so it runs after it (a scope's finalizers run last
     // added first): the tokens the request really used are in `facts` by then.
     yield* afterAnswer(Effect.suspend(() => limits.settle((facts.inputTokens ?? 0) + (facts.outputTokens ?? 0))))
