@@ -3,12 +3,14 @@
  * (`productionServices`) and for embedding and tests (`servicesLayer`, `gatewayLayer`). Every
  * service has a default; pass your own layer for any of them (README "Composing your own layers").
  */
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import * as HttpEffect from "effect/http/HttpEffect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { Admin } from "./admin/Admin.js"
 import { LiveStore } from "./admin/LiveStore.js"
 import { AppConfig, Settings } from "./config/AppConfig.js"
 import { AccessLog } from "./observability/accessLog.js"
+import { type GatewayAppOptions, GatewayHttpApp } from "./server/app.js"
 import { GatewayServer, type ListenOptions } from "./server/GatewayServer.js"
 import type { KeyRepo } from "./services/keyRepo/KeyRepo.js"
 import * as KeyRepoMemory from "./services/keyRepo/memory.js"
@@ -69,6 +71,22 @@ export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Ser
  */
 export const gatewayLayer = (overrides: ServiceOverrides = {}, listen: ListenOptions = { port: 0, host: "127.0.0.1" }) =>
   GatewayServer.layer(listen).pipe(Layer.provideMerge(servicesLayer(overrides)))
+
+/**
+ * The gateway in-process, with no socket: a web handler (`Request` -> `Promise<Response>`) over the
+ * whole app (auth, policy, slots, streams, settlement, the access log), its services built from
+ * `config` (AppConfig and Settings, and anything else the services should see, such as a
+ * TestClock's Clock) and `overrides`. `dispose` releases the services (README "In-process").
+ */
+export const gatewayWebHandler = <ROut, E>(
+  config: Layer.Layer<ROut | AppConfig | Settings, E>,
+  overrides: ServiceOverrides = {},
+  options: GatewayAppOptions = {}
+) =>
+  HttpEffect.toWebHandlerLayerWith(
+    GatewayHttpApp.layer(options).pipe(Layer.provideMerge(servicesLayer(overrides)), Layer.provideMerge(config)),
+    { toHandler: (context) => Effect.succeed(Context.get(context, GatewayHttpApp)) }
+  )
 
 /** REDIS_URL, when set and not blank. */
 const redisUrl: Effect.Effect<Option.Option<Redacted.Redacted<string>>, Config.ConfigError> = Effect.gen(function*() {

@@ -12,7 +12,7 @@
  * The request's Scope (the platform's, closed after the response is written) carries what a request
  * holds: slots, the upstream connection, the settlement that runs after the answer.
  */
-import { Cause, Clock, Context, Effect, Exit, References, Scope, type Tracer } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Layer, References, Scope, type Tracer } from "effect"
 import type * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -168,3 +168,11 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
 
 /** The gateway app without spans (mount it under your own middleware: README "Composing"). */
 export const makeGatewayApp = makeGatewayAppWith({})
+
+/**
+ * The gateway app as a service, made once in the layer's Scope: what to take from a built context
+ * to serve the app some other way than on a socket (layers.ts `gatewayWebHandler`).
+ */
+export class GatewayHttpApp extends Context.Service<GatewayHttpApp, GatewayApp>()("modelgate/GatewayHttpApp") {
+  static readonly layer = (options: GatewayAppOptions = {}) => Layer.effect(GatewayHttpApp)(makeGatewayAppWith(options))
+}
