@@ -3,17 +3,18 @@
  * shape), the Responses `usage` object, and a JSON answer as an object or a typed failure.
  * Pure and total: nothing here throws, whatever the upstream sent.
  */
-import { Effect, Option, Predicate, Result, Schema, SchemaTransformation } from "effect"
+import { Predicate, Result, Schema, SchemaTransformation } from "effect"
 import { emptyUsage, type TokenUsage } from "./usage.js"
 
 // ---------------------------------------------------------------------------------------------
 // Error bodies
 // ---------------------------------------------------------------------------------------------
 
-/** A string field of an error body; absent, null or of another type reads as absent. */
-const ErrorText = Schema.optionalKey(
-  Schema.UndefinedOr(Schema.String).pipe(Schema.catchDecoding(() => Effect.succeed(Option.some(undefined))))
-)
+/**
+ * A string field of an error body; absent, null or of another type reads as absent (the reader
+ * below keeps strings only: a member of another type never fails the body).
+ */
+const ErrorText = Schema.optionalKey(Schema.Unknown)
 
 /** The error object of both shapes. Anthropic's has no code (read if some proxy adds one). */
 const ErrorDetail = Schema.Struct({ message: ErrorText, type: ErrorText, code: ErrorText })
@@ -43,9 +44,9 @@ export const decodeUpstreamError = (text: string): UpstreamErrorInfo => {
   if (Result.isFailure(decoded)) return {}
   const { error } = decoded.success
   return {
-    ...(error.message !== undefined ? { message: error.message } : {}),
-    ...(error.code !== undefined ? { code: error.code } : {}),
-    ...(error.type !== undefined ? { type: error.type } : {})
+    ...(typeof error.message === "string" ? { message: error.message } : {}),
+    ...(typeof error.code === "string" ? { code: error.code } : {}),
+    ...(typeof error.type === "string" ? { type: error.type } : {})
   }
 }
 
@@ -54,25 +55,23 @@ export const decodeUpstreamError = (text: string): UpstreamErrorInfo => {
 // ---------------------------------------------------------------------------------------------
 
 /** A token count as billed: a finite positive number, floored; anything else is 0. */
-const TokenCount = Schema.Unknown.pipe(Schema.decodeTo(
-  Schema.Number,
-  SchemaTransformation.transform({
-    decode: (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0),
-    encode: (n: number): unknown => n
-  })
-))
-const count = Schema.optionalKey(TokenCount)
+const tokenCount = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0)
 
-/** A details object; one that is not an object counts as empty (all zeros). */
-const details = <S extends Schema.Constraint>(struct: S, empty: S["Type"]) =>
-  Schema.optionalKey(Schema.catchDecoding<S>(() => Effect.succeed(Option.some(empty)))(struct))
+/** A details object's field; a details value that is not an object counts as empty (all zeros). */
+const detail = (details: unknown, field: string): number =>
+  Predicate.isObject(details) ? tokenCount(details[field]) : 0
 
-/** The `usage` object as sent; a missing count is 0 (see ResponsesUsage). */
+/**
+ * The `usage` object as sent: each member read by the one transformation below (a missing or
+ * unreadable count is 0). Declared as `Unknown` members rather than a count schema per member with
+ * a decoding fallback: Schema 4 runs a fallback (catchDecoding) as an Effect per member, which
+ * measured 13 µs per usage object against 4.5 µs this way (same loaded machine), and this runs once per request.
+ */
 const ResponsesUsageWire = Schema.Struct({
-  input_tokens: count,
-  output_tokens: count,
-  input_tokens_details: details(Schema.Struct({ cached_tokens: count, cache_write_tokens: count }), {}),
-  output_tokens_details: details(Schema.Struct({ reasoning_tokens: count }), {})
+  input_tokens: Schema.optionalKey(Schema.Unknown),
+  output_tokens: Schema.optionalKey(Schema.Unknown),
+  input_tokens_details: Schema.optionalKey(Schema.Unknown),
+  output_tokens_details: Schema.optionalKey(Schema.Unknown)
 })
 
 /** The domain usage, checked against usage.ts's interface. */
@@ -91,11 +90,11 @@ const TokenUsageSchema: Schema.Codec<TokenUsage> = Schema.Struct({
  */
 export const ResponsesUsage = ResponsesUsageWire.pipe(Schema.decodeTo(TokenUsageSchema, SchemaTransformation.transform({
   decode: (u: typeof ResponsesUsageWire.Type): TokenUsage => ({
-    inputTokens: u.input_tokens ?? 0,
-    outputTokens: u.output_tokens ?? 0,
-    cacheReadTokens: u.input_tokens_details?.cached_tokens ?? 0,
-    cacheCreationTokens: u.input_tokens_details?.cache_write_tokens ?? 0,
-    reasoningTokens: u.output_tokens_details?.reasoning_tokens ?? 0
+    inputTokens: tokenCount(u.input_tokens),
+    outputTokens: tokenCount(u.output_tokens),
+    cacheReadTokens: detail(u.input_tokens_details, "cached_tokens"),
+    cacheCreationTokens: detail(u.input_tokens_details, "cache_write_tokens"),
+    reasoningTokens: detail(u.output_tokens_details, "reasoning_tokens")
   }),
   encode: (u: TokenUsage): typeof ResponsesUsageWire.Type => ({
     input_tokens: u.inputTokens,
