@@ -16,7 +16,15 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fail, killAll, log, makeTempDir, ROOT, startBareProxy, startFakeUpstream } from "./harness.js"
-import { longStreamsJson, longStreamsSettings, longStreamsTable, runLongStreams, streamTargets } from "./longStreams.js"
+import {
+  longStreamsJson,
+  longStreamsSettings,
+  longStreamsTable,
+  longStreamsVsBefore,
+  longStreamsVsBeforeTable,
+  runLongStreams,
+  streamTargets
+} from "./longStreams.js"
 import { afterRefFrom, beforeRefFrom, checkoutBefore, checkoutWorktree, startAfterGateway, startGatewayAt } from "./worktree.js"
 
 const argv = process.argv.slice(2)
@@ -57,10 +65,13 @@ const main = async (): Promise<void> => {
       "(CPU µs/event = the process's CPU over the window / SSE events the clients received; " +
       "KB/stream = (RSS with the streams open - idle RSS) / open streams; 1st byte in ms)\n"
   )
+  const vsBefore = longStreamsVsBefore(results)
+  if (vsBefore !== undefined) process.stdout.write(`\n${longStreamsVsBeforeTable(vsBefore)}\n`)
   storeResults({
     before: beforeCheckout === undefined ? null : { ref: beforeCheckout.ref, commit: beforeCheckout.commit },
     after: afterRef ?? "checkout",
-    ...longStreamsJson(settings, fake.info.events.responses, results)
+    ...longStreamsJson(settings, fake.info.events.responses, results),
+    vsBefore: vsBefore ?? null
   })
   log("stored longStreams in bench/results.json")
 }
