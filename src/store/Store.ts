@@ -8,7 +8,7 @@
  * a key whose status flipped (quota used up) is dropped from the lookup cache. The TTL bounds how
  * long a change made elsewhere (the CLI, another instance) takes to be seen.
  */
-import { Clock, Config, Context, Duration, Effect, Latch, Layer, Option, Schedule, type Scope } from "effect"
+import { Cache, Clock, Config, Context, Duration, Effect, Exit, Latch, Layer, Option, Schedule, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
 import { AppConfig } from "../config/AppConfig.js"
@@ -23,7 +23,6 @@ import { reportOrphans } from "./orphans.js"
 import { balanceOf, keyFigures, priceOverrides, principalByHash, subscriptionOf } from "./queries.js"
 import { loadSnapshot } from "./report.js"
 import { orStoreError } from "./rows.js"
-import { TtlCache } from "./ttlCache.js"
 import { InFlight, subscriptionId as subKey } from "./inFlight.js"
 import {
   type BatchRunner,
@@ -121,41 +120,55 @@ const make = (options: StoreOptions) =>
     let accounts = withOperators(yield* operatorAccounts.pipe(orStoreError("loading accounts failed")))
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.provideService(effect, SqlClient.SqlClient, sql)
+    // Effect's Cache: the TTL on the fiber's Clock, LRU at the capacity, concurrent misses of a key
+    // share one lookup, and a failed lookup is not kept (a TTL of zero for failures).
+    const ttl = Duration.millis(options.cacheTtlMillis)
     const cache = <K, V>(message: string, lookup: (k: K) => Effect.Effect<V, unknown, SqlClient.SqlClient>) =>
-      new TtlCache((k: K) => withSql(lookup(k)).pipe(orStoreError(message)), options.cacheTtlMillis, options.cacheCapacity, now)
+      Cache.makeWith((k: K) => withSql(lookup(k)).pipe(orStoreError(message)), {
+        capacity: options.cacheCapacity,
+        timeToLive: (exit) => (Exit.isFailure(exit) ? Duration.zero : ttl)
+      })
 
-    const principals = cache("looking up an API key failed", principalByHash)
-    const keys = cache("reading a key's quota failed", keyFigures)
-    const balances = cache("reading a balance failed", balanceOf)
-    const subscriptions = cache("reading a subscription failed", (id: string) => {
+    const principals = yield* cache("looking up an API key failed", principalByHash)
+    const keys = yield* cache("reading a key's quota failed", keyFigures)
+    const balances = yield* cache("reading a balance failed", balanceOf)
+    const subscriptions = yield* cache("reading a subscription failed", (id: string) => {
       const [user = "", group = ""] = id.split("\u0000")
       return subscriptionOf(user, group)
     })
     const hashOfKey = new Map<string, string>()
 
     const inFlight = new InFlight<SettleItem>()
+    const forget = (items: ReadonlyArray<SettleItem>) => {
+      for (const s of items) inFlight.remove(s)
+    }
+    // The caches take the committed figures first, then the costs stop counting as in flight: no
+    // step between them waits on anything, and were the fiber to yield there, a check would count
+    // a cost twice (refuse early), never miss it.
     const onBatch = (c: Committed | undefined, settles: ReadonlyArray<SettleItem>, repeats: ReadonlyArray<SettleItem>) => {
-      for (const s of settles) inFlight.remove(s)
-      for (const s of repeats) inFlight.remove(s)
-      if (c === undefined) return
-      for (const b of c.balances) balances.set(b.user, b.balanceMicros)
-      for (const k of c.keys) {
-        keys.set(k.id, Option.some({ status: k.status, quotaUsedMicros: k.quotaUsedMicros }))
-        const hash = hashOfKey.get(k.id)
-        if (hash === undefined) continue
-        const cached = principals.peek(hash)?.value
-        // The status is part of what auth and /v1/usage read: a flip must not wait for the TTL.
-        if (cached !== undefined && Option.isSome(cached) && cached.value.key.status !== k.status) {
-          principals.invalidate(hash)
-        }
+      if (c === undefined) {
+        forget(settles)
+        forget(repeats)
+        return Effect.void
       }
-      for (const s of c.subscriptions) {
-        const id = subKey(s.user, s.group)
-        const cached = subscriptions.peek(id)?.value
-        if (cached !== undefined && Option.isSome(cached)) {
-          subscriptions.set(id, Option.some({ ...cached.value, spends: s.spends }))
+      return Effect.gen(function*() {
+        for (const b of c.balances) yield* Cache.set(balances, b.user, b.balanceMicros)
+        for (const k of c.keys) {
+          yield* Cache.set(keys, k.id, Option.some({ status: k.status, quotaUsedMicros: k.quotaUsedMicros }))
+          const hash = hashOfKey.get(k.id)
+          if (hash === undefined) continue
+          const cached = Option.flatten(yield* Cache.getSuccess(principals, hash))
+          // The status is part of what auth and /v1/usage read: a flip must not wait for the TTL.
+          if (Option.isSome(cached) && cached.value.key.status !== k.status) yield* Cache.invalidate(principals, hash)
         }
-      }
+        for (const s of c.subscriptions) {
+          const id = subKey(s.user, s.group)
+          const cached = Option.flatten(yield* Cache.getSuccess(subscriptions, id))
+          if (Option.isSome(cached)) yield* Cache.set(subscriptions, id, Option.some({ ...cached.value, spends: s.spends }))
+        }
+        forget(settles)
+        forget(repeats)
+      })
     }
 
     // Requests tracked and not yet settled or ended, with whether their marker has been written.
@@ -231,16 +244,16 @@ const make = (options: StoreOptions) =>
     const figures = (p: Principal): Effect.Effect<EligibilityFigures, StoreError> =>
       Effect.gen(function*() {
         const key = Option.getOrElse(
-          yield* keys.get(p.key.id),
+          yield* Cache.get(keys, p.key.id),
           () => ({ status: p.key.status, quotaUsedMicros: p.key.quotaUsedMicros })
         )
         const subscription: SubscriptionFigures | undefined = p.group.billing === "subscription"
-          ? Option.getOrUndefined(yield* subscriptions.get(subKey(p.user.name, p.group.name)))
+          ? Option.getOrUndefined(yield* Cache.get(subscriptions, subKey(p.user.name, p.group.name)))
           : undefined
         return inFlight.apply(p, {
           keyStatus: key.status,
           quotaUsedMicros: key.quotaUsedMicros,
-          balanceMicros: p.group.billing === "balance" ? yield* balances.get(p.user.name) : 0,
+          balanceMicros: p.group.billing === "balance" ? yield* Cache.get(balances, p.user.name) : 0,
           subscription
         })
       })
@@ -285,7 +298,7 @@ const make = (options: StoreOptions) =>
       })
 
     return {
-      findPrincipal: (sha256) => principals.get(sha256),
+      findPrincipal: (sha256) => Cache.get(principals, sha256),
       figures,
       settle,
       track,
@@ -297,12 +310,12 @@ const make = (options: StoreOptions) =>
           withSql(loadSnapshot(p, range, now)).pipe(orStoreError("reading usage failed"))
         ),
       flush: writer.flush,
-      forgetCached: Effect.sync(() => {
-        principals.clear()
-        keys.clear()
-        balances.clear()
-        subscriptions.clear()
-      }).pipe(
+      forgetCached: Effect.all([
+        Cache.invalidateAll(principals),
+        Cache.invalidateAll(keys),
+        Cache.invalidateAll(balances),
+        Cache.invalidateAll(subscriptions)
+      ], { discard: true }).pipe(
         Effect.andThen(withSql(Effect.all([priceOverrides, operatorAccounts]))),
         Effect.map(([loadedPrices, added]) => {
           prices = loadedPrices

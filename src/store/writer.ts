@@ -69,14 +69,14 @@ export interface WriterOptions {
   readonly runBatch: BatchRunner
   /**
    * After each batch, before any settle resolves: what it committed (undefined when it failed) and
-   * the settlements it carried, committed or not. One synchronous step, so the caches and the
-   * costs in flight (inFlight.ts) never both count, nor both miss, a settlement.
+   * the settlements it carried, committed or not. A step that waits on nothing, so the caches and
+   * the costs in flight (inFlight.ts) never both miss a settlement. May be plain (void) or an Effect.
    */
   readonly onBatch: (
     committed: Committed | undefined,
     settles: ReadonlyArray<SettleItem>,
     repeats: ReadonlyArray<SettleItem>
-  ) => void
+  ) => void | Effect.Effect<void>
   /** The open markers due to be written now (the Store marks them written). */
   readonly dueMarkers: () => ReadonlyArray<OpenMarker>
 }
@@ -214,22 +214,28 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
           }
         }
       }
-      const failAll = (error: StoreError) => {
-        options.onBatch(undefined, settles, repeats)
-        const failed = Exit.fail(error)
-        for (const s of settles) s.done(failed)
-        for (const s of repeats) s.done(failed)
-      }
       const flushed = () => {
         for (const f of flushes) Deferred.doneUnsafe(f.done, Exit.void)
       }
+      const bookkeeping = (committed: Committed | undefined): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          const done = options.onBatch(committed, settles, repeats)
+          return done === undefined ? Effect.void : done
+        })
+      const failed = (error: StoreError) =>
+        Effect.sync(() => {
+          const failure = Exit.fail(error)
+          for (const s of settles) s.done(failure)
+          for (const s of repeats) s.done(failure)
+          flushed()
+        })
+      const failAll = (error: StoreError) => Effect.andThen(bookkeeping(undefined), failed(error))
       const write = Effect.suspend(() => {
         const opens = options.dueMarkers()
         if (opens.length + settles.length + closes.length === 0) return Effect.sync(flushed)
         return Effect.matchCauseEffect(withRetries(options.runBatch({ opens, settles, closes })), {
           onSuccess: ({ committed, fresh }) =>
-            Effect.sync(() => {
-              options.onBatch(committed, settles, repeats)
+            Effect.andThen(bookkeeping(committed), Effect.sync(() => {
               // Each settle resumes its waiting request.
               for (const s of settles) {
                 s.done(Exit.succeed(
@@ -238,16 +244,13 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
               }
               for (const s of repeats) s.done(Exit.succeed(notCharged))
               flushed()
-            }),
+            })),
           onFailure: (cause) => {
             const failure = Cause.findErrorOption(cause)
             if (failure._tag === "None") return Effect.failCause(cause)
             return Effect.andThen(
               settles.length === 0 ? Effect.logWarning("recording open requests failed", failure.value) : Effect.void,
-              Effect.sync(() => {
-                failAll(failure.value)
-                flushed()
-              })
+              failAll(failure.value)
             )
           }
         })
@@ -257,10 +260,11 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
       return Effect.catchCause(write, (cause) =>
         Effect.andThen(
           Effect.logError("the settlement writer failed on a batch", cause),
-          Effect.sync(() => {
-            failAll(new StoreError({ message: "internal error while writing settlements" }))
-            flushed()
-          })
+          // Their callers are answered even if the bookkeeping is what failed.
+          Effect.andThen(
+            Effect.ignoreCause(bookkeeping(undefined)),
+            failed(new StoreError({ message: "internal error while writing settlements" }))
+          )
         ))
     }
 
