@@ -1,7 +1,8 @@
 /**
  * Calling upstream with failover: pick an account, send, and if the account failed in a way another
- * account may not (401/403/429/529/5xx, connect errors, first-byte timeouts), report it, let it go
- * and try the next, up to the configured number of switches, while nothing has reached the client.
+ * account may not (the Scheduler's failover policy decides; by default 401/403/429/529/5xx, connect
+ * errors, first-byte timeouts, up to the configured number of switches), report it, let it go and
+ * try the next, while nothing has reached the client.
  * Each attempt's account slot belongs to the request's scope; a failed attempt gives its slot back
  * at once (the ticket's `release`), and the winning attempt's slot lives as long as the request.
  *
@@ -10,13 +11,11 @@
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
 import { Clock, Effect, Metric, Redacted, Result, Scope } from "effect"
-import { Settings } from "../../config/AppConfig.js"
 import {
   type NoAvailableAccount,
   type RateLimited,
   type StoreError,
   UpstreamFailed,
-  upstreamFailsOver,
   upstreamRefusedRequest
 } from "../../domain/errors.js"
 import type { Account, Principal } from "../../domain/model.js"
@@ -26,7 +25,6 @@ import { upstreamFirstByte } from "../../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../../services/scheduler/Scheduler.js"
 import { countFailover } from "../../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../../services/scheduler/rateLimitReset.js"
-import { failoverReason } from "../../services/scheduler/verdict.js"
 import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../../services/upstream/Upstream.js"
 import type { RequestFacts } from "../../observability/requestFacts.js"
 import { traced, traceparentOf } from "../../observability/tracing.js"
@@ -125,8 +123,6 @@ const SUCCESS: UpstreamOutcome = { _tag: "Success" }
 export const makeUpstreamCaller = Effect.gen(function*() {
   const scheduler = yield* Scheduler
   const upstream = yield* Upstream
-  const settings = yield* Settings
-  const maxAttempts = 1 + Math.max(0, settings.scheduling.maxSwitches)
 
   /**
    * One attempt on a held account slot (its answer is kept by the Scope in context); a failure is
@@ -212,24 +208,29 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     error: CallError,
     mayWait: boolean
   ): Effect.Effect<CallStep, CallError, Scope.Scope> => {
-    if (!(error instanceof UpstreamFailed) || !upstreamFailsOver(error.status)) return Effect.fail(error)
-    const reason = failoverReason(error.status, error.code)
-    const log = {
-      request_id: input.requestId,
-      account: account.name,
-      status: error.status,
-      code: error.code,
-      reason,
-      attempt: attempt + 1
-    }
-    if (attempt + 1 >= maxAttempts) {
-      return Effect.logWarning("upstream failed; no switches left").pipe(Effect.annotateLogs(log), Effect.andThen(Effect.fail(error)))
-    }
-    return Effect.logWarning("upstream failover: trying another account").pipe(
-      Effect.annotateLogs(log),
-      Effect.andThen(countFailover(reason)),
-      Effect.andThen(attemptFrom(input, tried, attempt + 1, error, mayWait))
-    )
+    if (!(error instanceof UpstreamFailed)) return Effect.fail(error)
+    // The Scheduler's policy decides whether another account is worth it (and how many switches).
+    return Effect.flatMap(scheduler.failover({ status: error.status, code: error.code }, attempt + 1), (decision) => {
+      const { reason } = decision
+      // Not a failure another account could help with: no failover to speak of.
+      if (reason === undefined) return Effect.fail(error)
+      const log = {
+        request_id: input.requestId,
+        account: account.name,
+        status: error.status,
+        code: error.code,
+        reason,
+        attempt: attempt + 1
+      }
+      if (decision._tag === "Stop") {
+        return Effect.logWarning("upstream failed; no switches left").pipe(Effect.annotateLogs(log), Effect.andThen(Effect.fail(error)))
+      }
+      return Effect.logWarning("upstream failover: trying another account").pipe(
+        Effect.annotateLogs(log),
+        Effect.andThen(countFailover(reason)),
+        Effect.andThen(attemptFrom(input, tried, attempt + 1, error, mayWait))
+      )
+    })
   }
 
   /**
