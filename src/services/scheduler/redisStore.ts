@@ -10,7 +10,7 @@
  * covers what no one announces (a lease that expired).
  */
 import { randomBytes } from "node:crypto"
-import { Duration, Effect, Exit, type Scope } from "effect"
+import { Clock, Duration, Effect, Exit, type Scope } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import { openRedis, redisError, runScript, script } from "./redisClient.js"
 import { COOL_DOWN, COUNT_FAILURE, COUNT_LIVE, ENTER, RELEASE, RENEW, UNBIND, VIEW } from "./redisScripts.js"
@@ -96,28 +96,26 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
     })
     yield* command("subscribe", () => subscriber.subscribe(channel))
 
-    /** Sleeps up to `millis`, or less when a slot of `pool` is released. */
-    const sleepOrWake = (pool: string, millis: number) =>
+    /** Until a slot of `pool` is released (announced by any instance). */
+    const released = (pool: string) =>
       Effect.callback<void>((resume) => {
         let set = wakers.get(pool)
         if (!set) wakers.set(pool, set = new Set())
         const waiters = set
-        let fired = false
         const stop = () => {
-          clearTimeout(timer)
           waiters.delete(wake)
           if (waiters.size === 0 && wakers.get(pool) === waiters) wakers.delete(pool)
         }
         const wake = () => {
-          if (fired) return
-          fired = true
           stop()
           resume(Effect.void)
         }
-        const timer = setTimeout(wake, millis)
         waiters.add(wake)
         return Effect.sync(stop)
       })
+
+    /** Sleeps up to `millis` (on the Clock), or less when a slot of `pool` is released. */
+    const sleepOrWake = (pool: string, millis: number) => Effect.raceFirst(Effect.sleep(Duration.millis(millis)), released(pool))
 
     // --- leases ----------------------------------------------------------------------------------
     const release = (id: string, pool: string) =>
@@ -231,9 +229,10 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
         )
         const wait = (millis: number): Effect.Effect<boolean, StoreError> =>
           Effect.gen(function*() {
-            const deadline = Date.now() + millis
+            // The wait's own deadline is this instance's Clock; leases and queues are on Redis's.
+            const deadline = (yield* Clock.currentTimeMillis) + millis
             while (w.state === "waiting") {
-              const left = deadline - Date.now()
+              const left = deadline - (yield* Clock.currentTimeMillis)
               if (left <= 0) break
               yield* sleepOrWake(pool, Math.min(left, POLL_MILLIS))
               yield* poll
