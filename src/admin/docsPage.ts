@@ -19,10 +19,14 @@ const scriptJson = (value: unknown): string =>
 
 const escapeHtml = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
-/** No fonts from Scalar's CDN: the page loads only from this listener. */
+/**
+ * No fonts from Scalar's CDN: the page loads only from this listener. Its "test request" asks
+ * for the admin token (bearer).
+ */
 const scalarConfig: HttpApiScalar.ScalarConfig & { readonly _integration: "html" } = {
   _integration: "html",
-  withDefaultFonts: false
+  withDefaultFonts: false,
+  authentication: { preferredSecurityScheme: "adminToken" }
 }
 
 /**
