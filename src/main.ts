@@ -3,7 +3,7 @@
  */
 import "./v8Flags.js" // first: GC settings for the whole process
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Config, Effect, Layer, Option, References } from "effect"
+import { Cause, Config, Effect, Exit, Layer, Option, References, Runtime } from "effect"
 import { AdminServer } from "./admin/AdminServer.js"
 import { adminListenFromEnv } from "./admin/listen.js"
 import { AppConfig, Settings } from "./config/AppConfig.js"
@@ -74,4 +74,8 @@ const Main = Layer.mergeAll(Banner, Drain, AdminListener).pipe(
   Layer.provide(LogLevelLive)
 )
 
-NodeRuntime.runMain(Layer.launch(Main))
+NodeRuntime.runMain(Layer.launch(Main), {
+  // SIGTERM/SIGINT interrupt the server: that is how it is meant to end, so the exit code is 0.
+  teardown: (exit, onExit) =>
+    Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+})
