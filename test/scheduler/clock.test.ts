@@ -4,13 +4,16 @@
  * Also the contracts' own test layers (Scheduler, Quota, RateLimits): deterministic defaults.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { AppConfig, Settings } from "../../src/config/AppConfig.js"
 import type { NoAvailableAccount } from "../../src/domain/errors.js"
+import { Lifecycle } from "../../src/services/lifecycle/Lifecycle.js"
 import { Quota } from "../../src/services/quota/Quota.js"
 import { RateLimits, unlimited } from "../../src/services/rateLimits/RateLimits.js"
 import * as SchedulerInProcess from "../../src/services/scheduler/inProcess.js"
 import { type PickRequest, Scheduler, type UpstreamOutcome } from "../../src/services/scheduler/Scheduler.js"
+import { UpstreamAccounts } from "../../src/services/scheduler/UpstreamAccounts.js"
 import { principalOf, suiteData, suiteOptions } from "./suiteData.js"
 
 const group = (name: string) => {
@@ -127,4 +130,36 @@ describe("the contracts' test layers", () => {
       const admission = yield* limits.admit(principalOf(suiteData, "k-own"), () => 1)
       expect(admission.headers).toEqual(unlimited.headers)
     }).pipe(Effect.provide(RateLimits.layerTest())))
+})
+
+/** The accounts UpstreamAccounts.layerTest hands the scheduler; the test changes them. */
+let live = suiteData.accounts
+
+describe("the Lifecycle and UpstreamAccounts test layers", () => {
+  it.effect("Lifecycle.layerTest: the drain deadline comes when the test clock passes the drain time", () =>
+    Effect.gen(function*() {
+      const lifecycle = yield* Lifecycle
+      expect(lifecycle.shuttingDown()).toBe(false)
+      yield* lifecycle.beginShutdown(30)
+      expect(lifecycle.shuttingDown()).toBe(true)
+      yield* TestClock.adjust("29 seconds")
+      expect(lifecycle.pastDrainDeadline()).toBe(false)
+      yield* TestClock.adjust("1 second")
+      yield* lifecycle.drainDeadline
+      expect(lifecycle.pastDrainDeadline()).toBe(true)
+    }).pipe(Effect.provide(Lifecycle.layerTest())))
+
+  it.effect("the in-process scheduler picks from UpstreamAccounts as they change", () =>
+    Effect.gen(function*() {
+      const req: PickRequest = { group: group("solo"), model: "gpt", session: undefined, exclude: new Set() }
+      expect(yield* pickName(req)).toBe("s1")
+      live = [...suiteData.accounts.filter((a) => a.name !== "s1"), { ...account("s1"), name: "s2" }]
+      expect(yield* pickName(req)).toBe("s2")
+    }).pipe(
+      Effect.provide(SchedulerInProcess.layer.pipe(
+        Layer.provide(UpstreamAccounts.layerTest(() => live)),
+        Layer.provide(AppConfig.layer(suiteData, "test")),
+        Layer.provide(Settings.layer({}))
+      ))
+    ))
 })

@@ -85,4 +85,10 @@ export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
 
 export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("modelgate/Lifecycle") {
   static readonly layer = Layer.sync(Lifecycle, () => lifecycleOf(new DrainSignal()))
+  /**
+   * For tests: the drain deadline is `signal` (fire it by hand to end running streams now);
+   * `beginShutdown`'s drain time runs on the Clock, so TestClock can pass it too.
+   */
+  static readonly layerTest = (signal?: DrainSignal): Layer.Layer<Lifecycle> =>
+    Layer.sync(Lifecycle, () => lifecycleOf(signal ?? new DrainSignal()))
 }

@@ -4,7 +4,7 @@
  * operator change; store/upstreamAccountsSql.ts). Without it the scheduler uses the loaded
  * config file's accounts, which never change.
  */
-import { Context } from "effect"
+import { Context, Layer } from "effect"
 import type { Account } from "../../domain/model.js"
 
 export interface UpstreamAccountsShape {
@@ -12,4 +12,8 @@ export interface UpstreamAccountsShape {
   readonly current: () => ReadonlyArray<Account>
 }
 
-export class UpstreamAccounts extends Context.Service<UpstreamAccounts, UpstreamAccountsShape>()("modelgate/UpstreamAccounts") {}
+export class UpstreamAccounts extends Context.Service<UpstreamAccounts, UpstreamAccountsShape>()("modelgate/UpstreamAccounts") {
+  /** Whatever `current` returns now (a fixed list, or a function a test changes as it goes). */
+  static readonly layerTest = (accounts: ReadonlyArray<Account> | (() => ReadonlyArray<Account>)): Layer.Layer<UpstreamAccounts> =>
+    Layer.succeed(UpstreamAccounts, { current: typeof accounts === "function" ? accounts : () => accounts })
+}
