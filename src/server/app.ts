@@ -119,7 +119,11 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
             facts
           })
           if (span === undefined) return record
-          return Effect.tap(record, Effect.sync(() => endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())))
+          return Effect.tap(record, Effect.sync(() => {
+            // The router names the route it took (`/v1/responses/*`) on the span; ours is the template.
+            span.attribute("http.route", routeTemplate(path))
+            endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())
+          }))
         }))
 
     const answered = (response: HttpServerResponse.HttpServerResponse) => {
