@@ -157,7 +157,7 @@ const withDefault = <S extends Schema.Top & { readonly "DecodingServices": never
 const Platform = Schema.Literals(["openai", "anthropic", "antigravity"])
 const Billing = Schema.Literals(["balance", "subscription"])
 const Moderation = Schema.Literals(["off", "observe", "block"])
-const Multiplier = Schema.Finite.check(Schema.isFinite(), Schema.isBetween({ minimum: 0, maximum: 1000 }))
+const Multiplier = Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1000 }))
 const Models = Schema.NullOr(Schema.Array(Schema.String.check(Schema.isMinLength(1))))
 
 export const NewGroupPayload = Schema.Struct({
@@ -272,7 +272,7 @@ export const PriceView = Schema.Struct({
   in_config: Schema.Boolean
 })
 
-const PerMillion = Schema.Finite.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(1_000_000))
+const PerMillion = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(1_000_000))
 
 export const PricePayload = Schema.Struct({
   input: PerMillion,
