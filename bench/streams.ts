@@ -3,14 +3,14 @@
  * minute: the fake upstream, the bare proxy, the gateway and, unless --no-before, the "before"
  * gateway from a worktree (bench/worktree.ts), each measured in turn.
  *
- *   npm run bench:streams                          bare proxy, gateway, before (5d74a6c)
+ *   npm run bench:streams                          bare proxy, gateway, before (the last Effect 3 commit)
  *   npm run bench:streams -- --no-before           bare proxy and gateway
  *   npm run bench:streams -- --before main~3       another "before"
  *   BENCH_STREAMS=400 BENCH_LONG_SECONDS=15 npm run bench:streams
  *
  * Same options as `npm run bench` for the gateways (--before, --no-before, --after, BENCH_BEFORE,
  * BENCH_AFTER) and the scenario (BENCH_STREAMS, BENCH_LONG_SECONDS, BENCH_PACE_MS). Prints the
- * table and stores it as `longStreams` in bench/results.json, keeping the rest of that file (the
+ * table (and, with a before gateway, the gateway against it with issue 24's budgets) and stores it as `longStreams` in bench/results.json, keeping the rest of that file (the
  * last full run's figures) as it is.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs"

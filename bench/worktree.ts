@@ -14,8 +14,8 @@
  * this checkout's node_modules. A ref whose lock differs (the Effect 3 commits: effect 3.x,
  * @effect/platform, better-sqlite3) gets its own dependencies, as its lock pins them: `npm ci` once
  * into node_modules/.cache/modelgate-bench/<hash of its lock and the Node ABI>/, reused by later
- * runs (the first takes minutes: better-sqlite3 compiles SQLite). Native
- * addons there (better-sqlite3) are compiled from source against the headers of the Node that runs
+ * runs (the first takes minutes: better-sqlite3 compiles SQLite). Native addons there
+ * (better-sqlite3) are compiled from source against the headers of the Node that runs
  * the bench (the npm `node` package ships them; a system Node has them in <prefix>/include/node),
  * since prebuilt binaries are downloads and the gateway runs on this Node, not the one the ref was
  * written for. Either way esbuild (it resolves packages by walking up from the importing file,
