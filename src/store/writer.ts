@@ -13,7 +13,7 @@
  * only those move balances, windows, key quotas and rollups, in the same transaction. A retried
  * batch (or a retried settle) therefore cannot charge twice, and a batch either lands whole or not at all.
  */
-import { Cause, Clock, Deferred, Effect, Exit, Result, Schedule, type Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Queue, Result, Schedule, type Scope } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
 import { type Charged, notCharged } from "../services/quota/Quota.js"
@@ -31,7 +31,7 @@ import {
   totalSteps
 } from "./batch.js"
 import { dialectOf } from "./client.js"
-import { Inbox } from "./inbox.js"
+import { gatherMore } from "./inbox.js"
 import { orStoreError } from "./rows.js"
 import type { WriterThread } from "./writerThread.js"
 
@@ -195,7 +195,7 @@ export interface Writer {
 
 export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const inbox = new Inbox<WriterItem>()
+    const inbox = yield* Queue.unbounded<WriterItem>()
 
     const process = (items: ReadonlyArray<WriterItem>): Effect.Effect<void> => {
       const settles: Array<SettleItem> = []
@@ -271,17 +271,17 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
     // Only the wait for a first item is interruptible: once items are out of the inbox, their
     // batch is gathered and written, also during shutdown, because their callers are waiting.
     const nextBatch = Effect.uninterruptibleMask((restore) =>
-      Effect.andThen(
-        restore(inbox.waitForItems),
-        Effect.flatMap(inbox.gather(options.maxBatch, MAX_GATHER_TURNS, QUIET_TURNS), process)
+      Effect.flatMap(
+        restore(Queue.takeBetween(inbox, 1, options.maxBatch)),
+        (first) => Effect.flatMap(gatherMore(inbox, first, options.maxBatch, MAX_GATHER_TURNS, QUIET_TURNS), process)
       )
     )
     yield* nextBatch.pipe(Effect.forever, Effect.forkScoped)
 
     const flush = Effect.suspend(() => {
       const done = Deferred.makeUnsafe<void>()
-      inbox.offer({ _tag: "Flush", done })
+      Queue.offerUnsafe(inbox, { _tag: "Flush", done })
       return Deferred.await(done)
     })
-    return { enqueue: inbox.offer, flush }
+    return { enqueue: (item) => void Queue.offerUnsafe(inbox, item), flush }
   })
