@@ -17,8 +17,9 @@ import { charge } from "../domain/pricing.js"
 import type { SubscriptionFigures } from "../domain/subscription.js"
 import type { UsageSnapshot } from "../domain/usageReport.js"
 import type { Charged, DayRange, EligibilityFigures, Settlement } from "../services/quota/Quota.js"
-import { dialectOf, sqlitePragmas } from "./client.js"
+import { dialectOf, sqlClientLayer, sqlitePragmas } from "./client.js"
 import { operatorAccounts } from "./accounts.js"
+import { migrate } from "./migrate.js"
 import { reportOrphans } from "./orphans.js"
 import { balanceOf, keyFigures, priceOverrides, principalByHash, subscriptionOf } from "./queries.js"
 import { loadSnapshot } from "./report.js"
@@ -34,6 +35,7 @@ import {
   type SettleItem
 } from "./writer.js"
 import { SqliteClient } from "./sqliteClient.js"
+import { sqliteTarget } from "./target.js"
 import { startWriterThread } from "./writerThread.js"
 
 export interface StoreShape {
@@ -344,4 +346,14 @@ export class Store extends Context.Service<Store, StoreShape>()("modelgate/Store
   )
   static readonly layerWith = (options: Partial<StoreOptions>) =>
     Layer.effect(Store, make({ ...defaultStoreOptions, ...options }))
+  /**
+   * Over a fresh in-memory SQLite database (migrated, empty: rows come from the test, or from
+   * Database.configSyncLayer), with its SqlClient. The AppConfig comes from the caller.
+   */
+  static readonly layerTest = (options: Partial<StoreOptions> = {}) =>
+    Store.layerWith({ reportOrphans: false, ...options }).pipe(
+      Layer.provideMerge(
+        Layer.tap(sqlClientLayer(sqliteTarget(":memory:")), (ctx) => Effect.provide(migrate(), ctx))
+      )
+    )
 }

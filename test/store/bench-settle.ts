@@ -84,7 +84,7 @@ const serve = async (store: string) => {
 const gateway = async (store: "memory" | "sqlite") => {
   const child = fork(new URL(import.meta.url).pathname, ["--serve", store, dir], {
     execArgv: ["--import", "tsx"],
-    env: { ...process.env, LOG_LEVEL: "Warning" }
+    env: { ...process.env, LOG_LEVEL: "Warn" }
   })
   const ask = <A>(message?: string) =>
     new Promise<A>((resolve) => {
