@@ -88,11 +88,9 @@ const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 
 /**
- * What the WebSocket library (ws, under both servers) would refuse in a handshake, refused here
- * first. A handshake ws refuses it answers itself (a text/plain 400) and never completes
- * `request.upgrade`, whose wait cannot be interrupted: the request's fiber is then left waiting for
- * ever, and under the platform's NodeHttpServer (which does not interrupt a request whose socket
- * was ended) it also holds up the server's shutdown.
+ * What the WebSocket library (ws, under the platform's server) would refuse in a handshake, refused
+ * here first, in the envelope: ws answers such a handshake itself with a text/plain 400 (and the
+ * upgrade then fails when the socket closes), which is no answer a client of this API can read.
  */
 const handshakeProblem = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
   if (!WEBSOCKET_KEY.test(headers["sec-websocket-key"] ?? "")) return "Missing or invalid Sec-WebSocket-Key header"
