@@ -1,7 +1,7 @@
 /**
  * src/endpoints/responses/sseRelay.ts: an upstream SSE byte Stream becomes the client's SSE body. Frames come
  * out rewritten, in order, whatever the split of the upstream reads (mid-frame, mid-character); one
- * output element per upstream Chunk that completed frames, none for reads that completed none. The
+ * output element per upstream pull (an array of reads) that completed frames, none for reads that completed none. The
  * relay never fails: it always ends with `finish(early)`, `early` saying why (upstream ended, failed,
  * drain deadline, a bug in the rewrite), except when interrupted (the client left), which propagates
  * and runs no `finish`. Past the drain deadline it ends at the next thing the upstream body does
@@ -18,7 +18,7 @@ const encoder = new TextEncoder()
 const bytes = (text: string) => encoder.encode(text)
 const textOf = (element: Uint8Array) => new TextDecoder().decode(element)
 
-/** An upstream body of these reads, one Chunk each (as the HTTP upstream hands them to a consumer that keeps up). */
+/** An upstream body of these reads, one pull each (as the HTTP upstream hands them to a consumer that keeps up). */
 const reads = (...texts: ReadonlyArray<string | Uint8Array>): Stream.Stream<Uint8Array, UpstreamFailed> =>
   Stream.fromArrays(...texts.map((t) => [typeof t === "string" ? bytes(t) : t]))
 
@@ -121,7 +121,7 @@ describe("relaySse: an upstream that ends", () => {
       expect(out).toEqual(["<|1>", "<|2><|3><|4>", "[finish eof]"])
     }))
 
-  it.effect("several reads in one Chunk (what the HTTP upstream hands over after a wait) become one element", () =>
+  it.effect("several reads in one pull (what the HTTP upstream hands over after a wait) become one element", () =>
     Effect.gen(function*() {
       const { rewrite, calls } = makeRewrite()
       const body = Stream.fromArrays(
