@@ -53,25 +53,33 @@ type Param = null | number | bigint | string | NodeJS.ArrayBufferView
 const bindable = (params: ReadonlyArray<unknown>): Array<Param> =>
   params.map((p) => (typeof p === "boolean" ? (p ? 1 : 0) : p === undefined ? null : (p as Param)))
 
+interface Prepared {
+  readonly statement: StatementSync
+  /** It returns rows (a SELECT, a RETURNING): `all`, else `run`. */
+  readonly reader: boolean
+}
+
+const preparedOf = (statement: StatementSync): Prepared => ({ statement, reader: statement.columns().length > 0 })
+
 class SqliteConnection implements Connection {
-  private readonly prepared = new Map<string, StatementSync>()
+  private readonly prepared = new Map<string, Prepared>()
 
   constructor(readonly db: DatabaseSync, private readonly cacheSize: number) {}
 
-  private prepare(sql: string): StatementSync {
-    let statement = this.prepared.get(sql)
-    if (statement === undefined) {
+  private prepare(sql: string): Prepared {
+    let prepared = this.prepared.get(sql)
+    if (prepared === undefined) {
       if (this.prepared.size >= this.cacheSize) this.prepared.clear()
-      statement = this.db.prepare(sql)
-      this.prepared.set(sql, statement)
+      prepared = preparedOf(this.db.prepare(sql))
+      this.prepared.set(sql, prepared)
     }
-    return statement
+    return prepared
   }
 
-  /** Rows for a statement that returns rows (a SELECT, a RETURNING), else none. */
-  private rows(statement: StatementSync, params: ReadonlyArray<unknown>): Array<Record<string, unknown>> {
+  /** Rows for a statement that returns rows, else none. */
+  private rows({ reader, statement }: Prepared, params: ReadonlyArray<unknown>): Array<Record<string, unknown>> {
     const bound = bindable(params)
-    if (statement.columns().length === 0) {
+    if (!reader) {
       statement.run(...bound)
       return []
     }
@@ -80,7 +88,7 @@ class SqliteConnection implements Connection {
 
   private run(sql: string, params: ReadonlyArray<unknown>, prepared: boolean) {
     return Effect.try({
-      try: () => this.rows(prepared ? this.prepare(sql) : this.db.prepare(sql), params),
+      try: () => this.rows(prepared ? this.prepare(sql) : preparedOf(this.db.prepare(sql)), params),
       catch: sqlError("execute")
     })
   }
@@ -106,7 +114,7 @@ class SqliteConnection implements Connection {
   executeValues(sql: string, params: ReadonlyArray<unknown>) {
     return Effect.try({
       try: () => {
-        const statement = this.prepare(sql)
+        const { statement } = this.prepare(sql)
         statement.setReturnArrays(true)
         try {
           return statement.all(...bindable(params)) as unknown as ReadonlyArray<ReadonlyArray<unknown>>

@@ -5,7 +5,7 @@
  * many settlements, and each batch's fixed cost (BEGIN, COMMIT, the round trip) is shared.
  *
  * A batch runs where the store's database is best written from: on a SQLite file, on the writer
- * thread (writerThread.ts: better-sqlite3 is synchronous, and its statements, commits and WAL
+ * thread (writerThread.ts: node:sqlite is synchronous, and its statements, commits and WAL
  * checkpoints would otherwise run between requests on the event loop); on PostgreSQL or an
  * in-memory SQLite database, on a connection of this process. Its SQL is the same (batch.ts).
  *

@@ -1,5 +1,5 @@
 /**
- * The SQLite settlement writer's own thread. better-sqlite3 is synchronous: a batch's statements,
+ * The SQLite settlement writer's own thread. node:sqlite is synchronous: a batch's statements,
  * its commit and, every thousand pages or so, the WAL checkpoint (an fsync) would run on the event
  * loop, between requests. Here they run on a second connection to the same file, in a worker
  * thread (writerThread.worker.mjs), and the event loop only builds the statements and reads back
