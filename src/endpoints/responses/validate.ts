@@ -8,7 +8,7 @@
  * and still travels upstream untouched in `body`. The gateway forwards the client's own bytes, so
  * the decoded view is for reading, never for re-serialising.
  */
-import { Effect, Exit, Predicate, Result, Schema, type SchemaAST, SchemaIssue, SchemaParser } from "effect"
+import { Effect, Exit, Predicate, Result, Schema, SchemaAST, SchemaIssue, SchemaParser } from "effect"
 import { InvalidRequest } from "../../domain/errors.js"
 
 const invalid = (code: string, message: string, param: string | null) => new InvalidRequest({ code, message, param })
@@ -331,7 +331,32 @@ export const ResponsesBody = Schema.Struct({
 })
 export type ResponsesBody = typeof ResponsesBody.Type
 
-const decodeBody = SchemaParser.decodeUnknownResult(ResponsesBody)
+/**
+ * `ResponsesBody`, decoded a key at a time, in the schema's order, and only for the keys the body
+ * has: Schema 4's struct parser visits every declared key, present or not (27 here: ~8 µs for a
+ * body of two keys, measured), while a request carries a handful. Each key's own schema decodes
+ * its value, exactly as it does inside the struct; the value is the struct's, and a failure names
+ * the key, as the struct's first Pointer would.
+ */
+const bodyFields: ReadonlyArray<readonly [key: string, optional: boolean, decode: Decoder<unknown>]> = Object.entries(
+  ResponsesBody.fields
+).map(([key, field]) => [key, SchemaAST.isOptional(field.ast), SchemaParser.decodeUnknownEffect(field)] as const)
+
+const decodeBody = (json: Record<string, unknown>): Result.Result<ResponsesBody, PropertyKey> => {
+  const decoded: Record<string, unknown> = {}
+  for (const [key, optional, decode] of bodyFields) {
+    if (!Object.hasOwn(json, key)) {
+      if (optional) continue
+      return Result.fail(key)
+    }
+    const result = decode(json[key])
+    const exit = exitOf(result) ?? Effect.runSyncExit(result)
+    if (Exit.isFailure(exit)) return Result.fail(key)
+    decoded[key] = exit.value
+  }
+  // Every declared key decoded by its own schema, the required ones present: a ResponsesBody.
+  return Result.succeed(decoded as ResponsesBody)
+}
 const decodeInput = Schema.decodeUnknownSync(Input)
 
 export interface ResponsesRequest {
@@ -372,20 +397,12 @@ const refusals: Readonly<Record<PropertyKey, (body: Record<PropertyKey, unknown>
   previous_response_id: (body) => previousResponseRefusal(body["previous_response_id"])
 }
 
-/** The key a decoding failure points at: decoding stops at the first failing key, in the schema's order. */
-const failedKey = (issue: SchemaIssue.Issue): PropertyKey | undefined => {
-  if (issue._tag === "Pointer") return issue.path[0]
-  if (issue._tag === "Composite") return failedKey(issue.issues[0])
-  return undefined
-}
-
-/** The first decoding failure as the client's 400. */
-const refusal = (issue: SchemaIssue.Issue, body: Record<PropertyKey, unknown>): InvalidRequest => {
-  const key = failedKey(issue)
-  const refuse = key === undefined ? undefined : refusals[key]
+/** The first decoding failure (the key it failed at, in the schema's order) as the client's 400. */
+const refusal = (key: PropertyKey, body: Record<PropertyKey, unknown>): InvalidRequest => {
+  const refuse = refusals[key]
   if (refuse !== undefined) return refuse(body)
   // Only the strict fields can fail; reaching this is a bug in the schema, not a client error.
-  throw new Error(`unexpected body decoding failure: ${String(issue)}`)
+  throw new Error(`unexpected body decoding failure at '${String(key)}'`)
 }
 
 // ---------------------------------------------------------------------------------------------
