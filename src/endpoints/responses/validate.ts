@@ -89,6 +89,15 @@ type Rest = { readonly [key: string]: unknown }
 type Decoder<A> = (u: unknown, options?: SchemaAST.ParseOptions) => Effect.Effect<A, SchemaIssue.Issue>
 
 /**
+ * Whether every key of `decoded` holds what `u` holds there: then `u` itself is the decoded value
+ * with its other keys (no copy; the view is read, never changed), as for almost every item.
+ */
+const sameValues = (u: Rest, decoded: object): boolean => {
+  for (const key in decoded) if ((decoded as Rest)[key] !== u[key]) return false
+  return true
+}
+
+/**
  * Decodes `struct`'s fields and keeps the object's other keys as they are: the value
  * `Schema.StructWithRest(fields, [Schema.Record(...)])` decodes to, without decoding each extra key.
  */
@@ -97,7 +106,7 @@ const keepingRest = <A extends object>(struct: Reader<A>): Decoder<A & Rest> => 
   const withRest = (u: unknown, decoded: A, options: SchemaAST.ParseOptions | undefined) =>
     // A struct decodes only from an object: the guard is for the compiler.
     Predicate.isObject(u)
-      ? Exit.succeed({ ...u, ...decoded })
+      ? Exit.succeed(sameValues(u, decoded) ? (u as A & Rest) : { ...u, ...decoded })
       : Exit.fail(new SchemaIssue.InvalidType(struct.ast, u, options))
   return (u, options) => {
     const result = decode(u, options)
