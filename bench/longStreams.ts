@@ -325,3 +325,52 @@ export const longStreamsJson = (settings: LongStreamsSettings, eventsPerStream: 
     targets: Object.fromEntries([...results].map(([name, r]) => [name, { ...r, ...(name === "bare" ? {} : { vsBare: vsBare(r) }) }]))
   }
 }
+
+/**
+ * Long-lived streams, the gateway against the before gateway (issue 24): CPU per forwarded event at
+ * most 0.6x before, memory per open stream no higher than before. Empty without both.
+ */
+export const LONG_STREAMS_VS_BEFORE_BUDGETS = { cpuPerEvent: 0.6, memoryPerStream: 1 } as const
+
+export interface LongStreamsVsBefore {
+  readonly cpuPerEvent: { readonly before: number; readonly after: number; readonly ratio: number; readonly budget: number; readonly pass: boolean }
+  readonly memoryPerStream: { readonly before: number; readonly after: number; readonly ratio: number; readonly budget: number; readonly pass: boolean }
+}
+
+export const longStreamsVsBefore = (results: ReadonlyMap<string, LongStreamsResult>): LongStreamsVsBefore | undefined => {
+  const before = results.get("before")
+  const after = results.get("gateway")
+  if (before === undefined || after === undefined) return undefined
+  const judged = (b: number, a: number, budget: number) => {
+    const ratio = a / b
+    // Memory per stream can be ~0 or negative (heap sizing noise): no higher is what counts.
+    return { before: b, after: a, ratio, budget, pass: budget === 1 ? a <= b : ratio <= budget }
+  }
+  return {
+    cpuPerEvent: judged(before.cpuUsPerEvent, after.cpuUsPerEvent, LONG_STREAMS_VS_BEFORE_BUDGETS.cpuPerEvent),
+    memoryPerStream: judged(before.rssPerStreamBytes, after.rssPerStreamBytes, LONG_STREAMS_VS_BEFORE_BUDGETS.memoryPerStream)
+  }
+}
+
+export const longStreamsVsBeforeTable = (v: LongStreamsVsBefore): string =>
+  table(
+    ["long-lived streams, after vs before", "before", "after", "after/before", "budget", ""],
+    [
+      [
+        "CPU µs per event",
+        f(v.cpuPerEvent.before, 1),
+        f(v.cpuPerEvent.after, 1),
+        `${f(v.cpuPerEvent.ratio)}x`,
+        `<= ${f(v.cpuPerEvent.budget)}x`,
+        v.cpuPerEvent.pass ? "PASS" : "FAIL"
+      ],
+      [
+        "KB per open stream",
+        f(v.memoryPerStream.before / 1024, 1),
+        f(v.memoryPerStream.after / 1024, 1),
+        `${f(v.memoryPerStream.ratio)}x`,
+        "no higher",
+        v.memoryPerStream.pass ? "PASS" : "FAIL"
+      ]
+    ]
+  )

@@ -25,8 +25,8 @@
  * processes used meanwhile (the noise on a shared machine). With a before gateway, a "before vs
  * after" table sets the gateway's CPU per request against it (bench/beforeAfter.ts, with budgets).
  *
- * Options: --full; --before <ref> (BENCH_BEFORE, default 5d74a6c; --no-before or BENCH_BEFORE=none
- * for none); --after <ref> (BENCH_AFTER: the "gateway" from a worktree of ref instead of this
+ * Options: --full; --before <ref> (BENCH_BEFORE, default the last Effect 3 commit, see
+ * bench/worktree.ts; --no-before or BENCH_BEFORE=none for none); --after <ref> (BENCH_AFTER: the "gateway" from a worktree of ref instead of this
  * checkout). Env: BENCH_REQUESTS (soak size, default 8000; `--full` = 100000), BENCH_ROUNDS (3),
  * BENCH_SECONDS (1), BENCH_PACED_SECONDS (1.5), BENCH_CONNECTIONS (32), BENCH_STREAMS (200),
  * BENCH_LONG_SECONDS (8), BENCH_PACE_MS (40), BENCH_KEEP=1 keeps the temp dir (config, gateway
@@ -63,7 +63,16 @@ import {
 } from "./harness.js"
 import { beforeAfterRows, beforeAfterTable } from "./beforeAfter.js"
 import { measureTurns, type TurnFigures, turnTable } from "./websocket.js"
-import { idleRss, longStreamsJson, longStreamsSettings, longStreamsTable, runLongStreams, streamTargets } from "./longStreams.js"
+import {
+  idleRss,
+  longStreamsJson,
+  longStreamsSettings,
+  longStreamsTable,
+  longStreamsVsBefore,
+  longStreamsVsBeforeTable,
+  runLongStreams,
+  streamTargets
+} from "./longStreams.js"
 import { f, fInt, mb, median, table } from "./report.js"
 import { cpuSeconds, envNumber, rssBytes, systemBusySeconds } from "./shared.js"
 import { afterRefFrom, beforeRefFrom, checkoutBefore, checkoutWorktree, startAfterGateway, startGatewayAt } from "./worktree.js"
@@ -589,6 +598,26 @@ const main = async (): Promise<void> => {
     true
   )
 
+  // Long-lived streams and idle RSS, the gateway against the before gateway (issue 24's budgets).
+  const streamsVsBefore = longStreamsVsBefore(longResults)
+  if (streamsVsBefore !== undefined) {
+    check("long-lived streams CPU per event vs before", `<= ${f(streamsVsBefore.cpuPerEvent.budget)}x`, `${f(streamsVsBefore.cpuPerEvent.ratio)}x`, streamsVsBefore.cpuPerEvent.pass)
+    check("long-lived streams memory per open stream vs before", "no higher", `${f(streamsVsBefore.memoryPerStream.after / 1024, 1)} vs ${f(streamsVsBefore.memoryPerStream.before / 1024, 1)} KB`, streamsVsBefore.memoryPerStream.pass)
+  }
+  if (settledAfterStart.before !== undefined) {
+    const idleAfter = settledAfterStart.gateway
+    const idleBefore = settledAfterStart.before
+    check(`idle RSS ${SETTLED_AFTER_START_MS / 1000} s after start vs before`, "no higher", `${mb(idleAfter)} vs ${mb(idleBefore)}`, idleAfter <= idleBefore)
+  }
+  // Where this lands against the direction beyond issue 24: within 2x of the bare proxy's CPU per
+  // request, and 1.5x per streamed event.
+  const longGateway = longResults.get("gateway")
+  const longBare = longResults.get("bare")
+  const direction = "direction (not a budget): gateway CPU vs bare proxy, per request " +
+    scenarios.map((sc) => `${sc.label} ${f(g(sc.id).cpuUs / M(sc.id, "bare").cpuUs, 1)}x`).join(", ") +
+    " (goal <= 2x); per streamed event " +
+    (longGateway === undefined || longBare === undefined ? "n/a" : `${f(longGateway.cpuUsPerEvent / longBare.cpuUsPerEvent, 1)}x`) +
+    " (goal <= 1.5x)"
   const out: Array<string> = []
   out.push("")
   out.push(`modelgate benchmark  ${new Date().toISOString()}`)
@@ -638,6 +667,12 @@ const main = async (): Promise<void> => {
   )
   out.push(longStreamsTable(longTargets, longResults))
   out.push("(CPU µs/event = the process's CPU over the window / SSE events the clients received; KB/stream = (RSS with the streams open - idle RSS) / open streams; 1st byte in ms)")
+  if (streamsVsBefore !== undefined) {
+    out.push("")
+    out.push(longStreamsVsBeforeTable(streamsVsBefore))
+  }
+  out.push("")
+  out.push(direction)
   out.push("")
   if (turnFigures.length > 0) {
     out.push(turnTable(turnFigures))
@@ -700,6 +735,7 @@ const main = async (): Promise<void> => {
       ? null
       : { before: { ref: beforeCheckout.ref, commit: beforeCheckout.commit }, after: AFTER_REF ?? "checkout", scenarios: beforeAfter },
     longStreams: longStreamsJson(LONG_STREAMS, fake.info.events.responses, longResults),
+    longStreamsVsBefore: streamsVsBefore ?? null,
     websocketTurns: turnFigures,
     clientHangups: { survived: survivedHangups, cycles: HANGUP_CYCLES, served: hangupServed, crash },
     startup: { npmStartMs: startups, npmStartMedianMs: startupMedian, npmStartErrors: startupErrors, nodeImportTsxFirstMs: gatewayStartMs },

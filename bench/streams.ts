@@ -3,20 +3,28 @@
  * minute: the fake upstream, the bare proxy, the gateway and, unless --no-before, the "before"
  * gateway from a worktree (bench/worktree.ts), each measured in turn.
  *
- *   npm run bench:streams                          bare proxy, gateway, before (5d74a6c)
+ *   npm run bench:streams                          bare proxy, gateway, before (the last Effect 3 commit)
  *   npm run bench:streams -- --no-before           bare proxy and gateway
  *   npm run bench:streams -- --before main~3       another "before"
  *   BENCH_STREAMS=400 BENCH_LONG_SECONDS=15 npm run bench:streams
  *
  * Same options as `npm run bench` for the gateways (--before, --no-before, --after, BENCH_BEFORE,
  * BENCH_AFTER) and the scenario (BENCH_STREAMS, BENCH_LONG_SECONDS, BENCH_PACE_MS). Prints the
- * table and stores it as `longStreams` in bench/results.json, keeping the rest of that file (the
+ * table (and, with a before gateway, the gateway against it with issue 24's budgets) and stores it as `longStreams` in bench/results.json, keeping the rest of that file (the
  * last full run's figures) as it is.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fail, killAll, log, makeTempDir, ROOT, startBareProxy, startFakeUpstream } from "./harness.js"
-import { longStreamsJson, longStreamsSettings, longStreamsTable, runLongStreams, streamTargets } from "./longStreams.js"
+import {
+  longStreamsJson,
+  longStreamsSettings,
+  longStreamsTable,
+  longStreamsVsBefore,
+  longStreamsVsBeforeTable,
+  runLongStreams,
+  streamTargets
+} from "./longStreams.js"
 import { afterRefFrom, beforeRefFrom, checkoutBefore, checkoutWorktree, startAfterGateway, startGatewayAt } from "./worktree.js"
 
 const argv = process.argv.slice(2)
@@ -57,10 +65,13 @@ const main = async (): Promise<void> => {
       "(CPU µs/event = the process's CPU over the window / SSE events the clients received; " +
       "KB/stream = (RSS with the streams open - idle RSS) / open streams; 1st byte in ms)\n"
   )
+  const vsBefore = longStreamsVsBefore(results)
+  if (vsBefore !== undefined) process.stdout.write(`\n${longStreamsVsBeforeTable(vsBefore)}\n`)
   storeResults({
     before: beforeCheckout === undefined ? null : { ref: beforeCheckout.ref, commit: beforeCheckout.commit },
     after: afterRef ?? "checkout",
-    ...longStreamsJson(settings, fake.info.events.responses, results)
+    ...longStreamsJson(settings, fake.info.events.responses, results),
+    vsBefore: vsBefore ?? null
   })
   log("stored longStreams in bench/results.json")
 }

@@ -29,10 +29,11 @@ const inputs = ["src", "package-lock.json", "package.json", "tsconfig.json", "sc
 // Worker threads' entry files, plain JavaScript run as they are: the bundle starts them from beside itself.
 const workers = ["src/store/writerThread.worker.mjs"]
 
-// Loaded from node_modules instead of bundled: native addons (msgpackr-extract's optional one,
-// found at run time through node-gyp-build), ioredis (reads its package.json through __dirname,
-// which a bundle does not have) and pg (only loaded with a postgres:// DATABASE_URL). Never list a package that
-// imports effect: it would get a second copy of effect next to the bundled one.
+// Loaded from node_modules instead of bundled: native addons (found at run time through
+// node-gyp-build), ioredis (reads its package.json through __dirname, which a bundle does not
+// have) and pg (only loaded with a postgres:// DATABASE_URL). SQLite is Node's own node:sqlite,
+// a built-in (no addon). Never list a package that imports effect: it would get a second copy of
+// effect next to the bundled one.
 // gpt-tokenizer is loaded on first use only (estimating a cut stream), and its data is large: it stays out of the bundle.
 const external = ["msgpackr-extract", "pg", "pg-native", "ioredis", "gpt-tokenizer"]
 

@@ -3,12 +3,14 @@
  * (`productionServices`) and for embedding and tests (`servicesLayer`, `gatewayLayer`). Every
  * service has a default; pass your own layer for any of them (README "Composing your own layers").
  */
-import type { SqlClient } from "@effect/sql"
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import * as HttpEffect from "effect/http/HttpEffect"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { Admin } from "./admin/Admin.js"
 import { LiveStore } from "./admin/LiveStore.js"
 import { AppConfig, Settings } from "./config/AppConfig.js"
 import { AccessLog } from "./observability/accessLog.js"
+import { type GatewayAppOptions, GatewayHttpApp } from "./server/app.js"
 import { GatewayServer, type ListenOptions } from "./server/GatewayServer.js"
 import type { KeyRepo } from "./services/keyRepo/KeyRepo.js"
 import * as KeyRepoMemory from "./services/keyRepo/memory.js"
@@ -70,14 +72,30 @@ export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Ser
 export const gatewayLayer = (overrides: ServiceOverrides = {}, listen: ListenOptions = { port: 0, host: "127.0.0.1" }) =>
   GatewayServer.layer(listen).pipe(Layer.provideMerge(servicesLayer(overrides)))
 
+/**
+ * The gateway in-process, with no socket: a web handler (`Request` -> `Promise<Response>`) over the
+ * whole app (auth, policy, slots, streams, settlement, the access log), its services built from
+ * `config` (AppConfig and Settings, and anything else the services should see, such as a
+ * TestClock's Clock) and `overrides`. `dispose` releases the services (README "In-process").
+ */
+export const gatewayWebHandler = <ROut, E>(
+  config: Layer.Layer<ROut | AppConfig | Settings, E>,
+  overrides: ServiceOverrides = {},
+  options: GatewayAppOptions = {}
+) =>
+  HttpEffect.toWebHandlerLayerWith(
+    GatewayHttpApp.layer(options).pipe(Layer.provideMerge(servicesLayer(overrides)), Layer.provideMerge(config)),
+    { toHandler: (context) => Effect.succeed(Context.get(context, GatewayHttpApp)) }
+  )
+
 /** REDIS_URL, when set and not blank. */
-const redisUrl = Effect.map(
-  Config.option(Config.redacted("REDIS_URL")),
-  Option.filter((u: Redacted.Redacted<string>) => Redacted.value(u).trim() !== "")
-)
+const redisUrl: Effect.Effect<Option.Option<Redacted.Redacted<string>>, Config.ConfigError> = Effect.gen(function*() {
+  const url = yield* Config.option(Config.Redacted("REDIS_URL"))
+  return Option.filter(url, (u) => Redacted.value(u).trim() !== "")
+})
 
 /** The Scheduler on Redis when REDIS_URL is set (instances share slots and cooldowns), else in process. */
-export const schedulerFromEnv: Layer.Layer<Scheduler, unknown, AppConfig | Settings> = Layer.unwrapEffect(
+export const schedulerFromEnv: Layer.Layer<Scheduler, unknown, AppConfig | Settings> = Layer.unwrap(
   Effect.map(redisUrl, Option.match({
     onNone: () => SchedulerInProcess.layer,
     onSome: (url) => SchedulerRedis.layer({ url })
@@ -85,7 +103,7 @@ export const schedulerFromEnv: Layer.Layer<Scheduler, unknown, AppConfig | Setti
 )
 
 /** Per-minute limits shared on Redis when REDIS_URL is set (one limit across instances), else in process. */
-export const rateLimitsFromEnv: Layer.Layer<RateLimits, unknown, Settings> = Layer.unwrapEffect(
+export const rateLimitsFromEnv: Layer.Layer<RateLimits, unknown, Settings> = Layer.unwrap(
   Effect.gen(function*() {
     const url = yield* redisUrl
     const prefix = (yield* Settings).scheduling.redisKeyPrefix
@@ -100,12 +118,12 @@ export const rateLimitsFromEnv: Layer.Layer<RateLimits, unknown, Settings> = Lay
  * /readyz over the database (`SELECT 1` on the store's SqlClient) and, when REDIS_URL is set, Redis
  * (PING on a connection of its own); not ready while draining.
  */
-export const readinessFromEnv: Layer.Layer<Readiness, unknown, SqlClient.SqlClient | Lifecycle> = Layer.unwrapEffect(
+export const readinessFromEnv: Layer.Layer<Readiness, unknown, SqlClient.SqlClient | Lifecycle> = Layer.unwrap(
   Effect.map(redisUrl, (url) => ReadinessLive.layerDatabase(Option.getOrUndefined(url)))
 )
 
 /** Operator changes announced to every instance over Redis when REDIS_URL is set, else to this process's caches. */
-export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.unwrapEffect(
+export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.unwrap(
   Effect.map(redisUrl, Option.match({
     onNone: () => LiveStore.layer,
     onSome: (url) => LiveStore.layerRedis(url)
@@ -118,7 +136,7 @@ export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.un
  * beside the JSON logger, and the operator's Admin service on the same Store (its changes drop
  * that Store's caches at once).
  */
-export const productionServices: Layer.Layer<Services | Admin, unknown, AppConfig | Settings> = Layer.unwrapEffect(
+export const productionServices: Layer.Layer<Services | Admin, unknown, AppConfig | Settings> = Layer.unwrap(
   Effect.gen(function*() {
     const target = yield* targetFor(yield* AppConfig)
     yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ database: describeTarget(target) }))

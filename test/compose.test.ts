@@ -1,12 +1,13 @@
 /**
  * The README promises: a user swaps one service (a KeyRepo, an Upstream) for their own in a few
  * lines and the rest of the gateway keeps working on the defaults; and mounts the gateway inside
- * their own @effect/platform app, beside their routes and under their middleware.
+ * their own effect/http app, beside their routes and under their middleware (`HttpMiddleware.cors`
+ * included: its headers reach the client, on the gateway's answers too).
  */
-import { HttpBody, HttpClient, HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
+import { HttpBody, HttpClient, HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import OpenAI from "openai"
 import { HttpClientUpstream } from "../examples/httpClientUpstream.js"
 import { sha256Hex } from "../src/config/resolve.js"
@@ -32,7 +33,7 @@ describe("composing your own layers", () => {
       group: data.groups.get("g")!
     }
     const looked: Array<string> = []
-    const MyKeyRepo = Layer.succeed(KeyRepo, {
+    const MyKeyRepo = Layer.succeed(KeyRepo)({
       findByHash: (sha256) =>
         Effect.sync(() => {
           looked.push(sha256)
@@ -90,18 +91,22 @@ describe("your own Upstream layer (examples/httpClientUpstream.ts, README)", () 
 })
 
 describe("mounting the gateway in your own platform app", () => {
-  const stamp = HttpMiddleware.make((app) => Effect.map(app, HttpServerResponse.setHeader("x-served-by", "host-app")))
+  const stamp = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.map(app, HttpServerResponse.setHeader("x-served-by", "host-app"))
   /** A user's app: a route of theirs, the gateway under /gateway, their own middleware over both. */
-  const UserApp = Effect.gen(function*() {
-    const gateway = yield* makeGatewayApp
-    return HttpRouter.empty.pipe(
-      HttpRouter.get("/hello", HttpServerResponse.text("hello from the host app")),
-      HttpRouter.mountApp("/gateway", gateway),
-      HttpRouter.use(stamp)
-    )
-  })
+  const UserRoutes = HttpRouter.use((router) =>
+    Effect.gen(function*() {
+      const gateway = yield* makeGatewayApp
+      yield* router.add("GET", "/hello", HttpServerResponse.text("hello from the host app"))
+      yield* router.prefixed("/gateway").add("*", "/*", gateway)
+    })
+  )
+  const UserApp = Effect.map(HttpRouter.toHttpEffect(UserRoutes), stamp)
+  const ORIGIN = "https://app.example"
   const data = testData(config)
-  const ServerLive = Layer.unwrapEffect(Effect.map(UserApp, (app) => HttpServer.serve(app))).pipe(
+  const ServerLive = Layer.unwrap(
+    Effect.map(UserApp, (app) => HttpServer.serve(app, HttpMiddleware.cors({ allowedOrigins: [ORIGIN], exposedHeaders: ["x-request-id"] })))
+  ).pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provide(servicesLayer()),
     Layer.provide(Layer.mergeAll(AppConfig.layer(data, "test"), Settings.layer({})))
@@ -124,7 +129,7 @@ describe("mounting the gateway in your own platform app", () => {
 
         const answer = yield* client.post("/gateway/v1/responses", {
           headers: { authorization: "Bearer sk-config-key-000" },
-          body: HttpBody.unsafeJson({ model: "gpt-5.4", input: "hi", stream: true })
+          body: HttpBody.jsonUnsafe({ model: "gpt-5.4", input: "hi", stream: true })
         })
         expect(answer.headers["content-type"]).toBe("text/event-stream")
         const text = yield* answer.text
@@ -137,6 +142,42 @@ describe("mounting the gateway in your own platform app", () => {
         const wrong = yield* client.del("/gateway/v1/models")
         expect(wrong.status).toBe(405)
         expect(yield* wrong.json).toMatchObject({ error: { code: "method_not_allowed" } })
+      }))
+
+    it.effect("HttpMiddleware.cors's headers reach the client on the gateway's answers (JSON, SSE, envelope) and preflights", () =>
+      Effect.gen(function*() {
+        const client = yield* HttpClient.HttpClient
+        const origin = { origin: ORIGIN }
+        const cors = (headers: Readonly<Record<string, string | undefined>>) => ({
+          allow: headers["access-control-allow-origin"],
+          expose: headers["access-control-expose-headers"]
+        })
+        const expected = { allow: ORIGIN, expose: "x-request-id" }
+
+        const models = yield* client.get("/gateway/v1/models", { headers: { ...origin, authorization: "Bearer sk-config-key-000" } })
+        expect(models.status).toBe(200)
+        expect(cors(models.headers)).toEqual(expected)
+
+        const answer = yield* client.post("/gateway/v1/responses", {
+          headers: { ...origin, authorization: "Bearer sk-config-key-000" },
+          body: HttpBody.jsonUnsafe({ model: "gpt-5.4", input: "hi", stream: true })
+        })
+        expect(answer.headers["content-type"]).toBe("text/event-stream")
+        expect(cors(answer.headers)).toEqual(expected)
+        expect(yield* answer.text).toContain("event: response.completed")
+
+        const refused = yield* client.get("/gateway/v1/models", { headers: origin })
+        expect(refused.status).toBe(401)
+        expect(cors(refused.headers)).toEqual(expected)
+        expect(refused.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/)
+
+        const preflight = yield* client.options("/gateway/v1/responses", {
+          headers: { ...origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" }
+        })
+        expect(preflight.status).toBe(204)
+        expect(preflight.headers["access-control-allow-origin"]).toBe(ORIGIN)
+        expect(preflight.headers["access-control-allow-methods"]).toContain("POST")
+        expect(preflight.headers["access-control-allow-headers"]).toBe("authorization,content-type")
       }))
   })
 })

@@ -5,8 +5,8 @@
  * live store's caches are dropped, so the next request sees it; reads of usage first wait for the
  * settlements already accepted (`LiveStore`).
  */
-import type { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
 import type { AdminConflict, AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
 import type { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
@@ -64,7 +64,7 @@ const make = (actor: Actor) =>
     const ctx = yield* Effect.context<SqlClient.SqlClient>()
     const live = yield* LiveStore
     // Reads include every settlement accepted so far (spend, last use, usage rows).
-    const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.zipRight(live.flush, Effect.provide(effect, ctx))
+    const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.andThen(live.flush, Effect.provide(effect, ctx))
     // Caches are dropped once a change is committed; a failed change changed nothing.
     const change = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.tap(read(effect), () => live.forget)
@@ -100,7 +100,7 @@ const make = (actor: Actor) =>
     } satisfies AdminShape
   })
 
-export class Admin extends Context.Tag("modelgate/Admin")<Admin, AdminShape>() {
+export class Admin extends Context.Service<Admin, AdminShape>()("modelgate/Admin") {
   /** Over the SQL store; `actor` is what the audit trail records as the author ("admin-api", "cli"). */
   static readonly layer = (actor: Actor): Layer.Layer<Admin, never, SqlClient.SqlClient | LiveStore> =>
     Layer.effect(Admin, make(actor))

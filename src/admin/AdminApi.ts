@@ -4,14 +4,16 @@
  * and handlers.ts implements it. Money is USD (JSON numbers, or decimal strings for exactness),
  * instants ISO 8601, days YYYY-MM-DD in UTC. Every error answers in the public API's envelope.
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
-import * as OpenApi from "@effect/platform/OpenApi"
-import { Either, ParseResult, Schema } from "effect"
+import { Effect, Result, Schema, SchemaIssue, SchemaTransformation } from "effect"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "effect/http-api"
 import {
   AdminConflict,
   adminEnvelope,
@@ -39,16 +41,22 @@ const Envelope = Schema.Struct({
   })
 })
 
-const inEnvelope = <A, I extends AdminFailure>(
-  error: Schema.Schema<A, I>,
+/** `error` on the wire as the envelope (decoded back by `fromEnvelope`), answered with `status`. */
+const inEnvelope = <S extends Schema.Top>(
+  error: S,
   status: number,
-  fromEnvelope: (e: typeof Envelope.Type) => I
+  fromEnvelope: (e: typeof Envelope.Type) => S["Encoded"]
 ) =>
-  Schema.transform(Envelope, Schema.encodedSchema(error), {
-    strict: true,
-    decode: fromEnvelope,
-    encode: (e) => envelopeBody(adminEnvelope(e))
-  }).pipe(Schema.compose(error), (s) => s.annotations(HttpApiSchema.annotations({ status })))
+  Envelope.pipe(
+    Schema.decodeTo(
+      error,
+      SchemaTransformation.transform<S["Encoded"], typeof Envelope.Type>({
+        decode: fromEnvelope,
+        encode: (e) => envelopeBody(adminEnvelope(e as AdminFailure))
+      })
+    ),
+    HttpApiSchema.status(status)
+  )
 
 export const InvalidWire = inEnvelope(AdminInvalid, 400, (e) => ({
   _tag: "AdminInvalid" as const,
@@ -70,49 +78,49 @@ export const UnauthorizedWire = inEnvelope(AdminUnauthorized, 401, (e) => ({
   _tag: "AdminUnauthorized" as const,
   message: e.error.message
 }))
-export const StoreErrorWire = Schema.transform(Envelope, Schema.encodedSchema(StoreError), {
-  strict: true,
-  decode: (e) => ({ _tag: "StoreError" as const, message: e.error.message }),
-  encode: (e) => envelopeBody(adminEnvelope(e))
-}).pipe(Schema.compose(StoreError), (s) => s.annotations(HttpApiSchema.annotations({ status: 503 })))
+export const StoreErrorWire = inEnvelope(StoreError, 503, (e) => ({
+  _tag: "StoreError" as const,
+  message: e.error.message
+}))
 
 // ---------------------------------------------------------------------------------------------
 // Values
 
 /** A USD amount, at most 6 decimals, never negative: a JSON number or a decimal string, to micro-dollars. */
-export const Usd = Schema.transformOrFail(Schema.Union(Schema.Number, Schema.String), Schema.Number, {
-  strict: true,
-  decode: (input, _, ast) =>
-    Either.match(parseUsd(String(input), "the amount"), {
-      onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, input, message)),
-      onRight: (micros) => ParseResult.succeed(micros)
-    }),
-  encode: (micros) => ParseResult.succeed(micros / 1_000_000)
-}).annotations({ description: "USD, at most 6 decimals (a number, or a decimal string for exactness)" })
+export const Usd = Schema.Union([Schema.Finite, Schema.String]).pipe(
+  Schema.decodeTo(
+    Schema.Finite,
+    SchemaTransformation.transformEffect<number, number | string>({
+      decode: (input) =>
+        Result.match(parseUsd(String(input), "the amount"), {
+          onFailure: (message) => Effect.fail(new SchemaIssue.InvalidValue({ message }, input)),
+          onSuccess: (micros) => Effect.succeed(micros)
+        }),
+      encode: (micros) => Effect.succeed(micros / 1_000_000)
+    })
+  )
+).annotate({ description: "USD, at most 6 decimals (a number, or a decimal string for exactness)" })
 
-const Name = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/),
-  Schema.annotations({ description: "1-64 of A-Z a-z 0-9 _ . @ -, starting with a letter or digit" })
-)
-const PositiveInt = Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(100_000))
+const Name = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/)).annotate({
+  description: "1-64 of A-Z a-z 0-9 _ . @ -, starting with a letter or digit"
+})
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(100_000))
 /** rpm_limit / tpm_limit: requests or tokens per minute, a positive whole number. */
-const PerMinute = Schema.Int.pipe(Schema.positive(), Schema.annotations({ description: "per minute, a positive whole number" }))
+const PerMinute = Schema.Int.check(Schema.isGreaterThan(0)).annotate({ description: "per minute, a positive whole number" })
 /** In a view: null when there is no limit. */
 const PerMinuteOrNone = Schema.NullOr(Schema.Int)
 /** On a change: absent leaves it, null removes the limit. */
-const PerMinuteChange = Schema.optional(Schema.NullOr(PerMinute))
-const Instant = Schema.String.pipe(
-  Schema.filter((s) => !Number.isNaN(Date.parse(s)) || "must be an ISO 8601 date-time, like 2026-12-31T00:00:00Z"),
-  Schema.annotations({ description: "ISO 8601 date-time" })
-)
-export const Day = Schema.String.pipe(
-  Schema.filter((s) => parseDay(s) !== undefined || "must be a day as YYYY-MM-DD"),
-  Schema.annotations({ description: "YYYY-MM-DD (UTC)" })
-)
+const PerMinuteChange = Schema.optionalKey(Schema.NullOr(PerMinute))
+const Instant = Schema.String.check(
+  Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || "must be an ISO 8601 date-time, like 2026-12-31T00:00:00Z")
+).annotate({ description: "ISO 8601 date-time" })
+export const Day = Schema.String.check(
+  Schema.makeFilter((s: string) => parseDay(s) !== undefined || "must be a day as YYYY-MM-DD")
+).annotate({ description: "YYYY-MM-DD (UTC)" })
 
 export const UserView = Schema.Struct({
   name: Schema.String,
-  balance_usd: Schema.Number,
+  balance_usd: Schema.Finite,
   concurrency: Schema.Int,
   rpm_limit: PerMinuteOrNone,
   tpm_limit: PerMinuteOrNone,
@@ -129,7 +137,7 @@ export const GroupView = Schema.Struct({
   platform: Schema.String,
   billing: Schema.String,
   allow_image_generation: Schema.Boolean,
-  rate_multiplier: Schema.Number,
+  rate_multiplier: Schema.Finite,
   /** null: the platform's default models. */
   models: Schema.NullOr(Schema.Array(Schema.String)),
   moderation: Schema.String,
@@ -142,36 +150,46 @@ export const GroupView = Schema.Struct({
 
 const Limit = Schema.NullOr(Usd)
 
+/** Absent: `value` (JSON has no undefined; null is refused unless the schema takes it). */
+const withDefault = <S extends Schema.Top & { readonly "DecodingServices": never }>(value: S["Type"]) =>
+  Schema.withDecodingDefaultTypeKey<S>(Effect.succeed(value))
+
+const Platform = Schema.Literals(["openai", "anthropic", "antigravity"])
+const Billing = Schema.Literals(["balance", "subscription"])
+const Moderation = Schema.Literals(["off", "observe", "block"])
+const Multiplier = Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1000 }))
+const Models = Schema.NullOr(Schema.Array(Schema.String.check(Schema.isMinLength(1))))
+
 export const NewGroupPayload = Schema.Struct({
   name: Name,
-  platform: Schema.Literal("openai", "anthropic", "antigravity"),
-  billing: Schema.optionalWith(Schema.Literal("balance", "subscription"), { default: () => "balance" as const }),
-  allow_image_generation: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  rate_multiplier: Schema.optionalWith(Schema.Number.pipe(Schema.finite(), Schema.between(0, 1000)), { default: () => 1 }),
+  platform: Platform,
+  billing: Billing.pipe(withDefault("balance")),
+  allow_image_generation: Schema.Boolean.pipe(withDefault(false)),
+  rate_multiplier: Multiplier.pipe(withDefault(1)),
   /** The models the group may call; absent or null: what its accounts serve. */
-  models: Schema.optionalWith(Schema.NullOr(Schema.Array(Schema.String.pipe(Schema.minLength(1)))), { default: () => null }),
-  moderation: Schema.optionalWith(Schema.Literal("off", "observe", "block"), { default: () => "block" as const }),
-  daily_limit_usd: Schema.optionalWith(Limit, { default: () => null }),
-  weekly_limit_usd: Schema.optionalWith(Limit, { default: () => null }),
-  monthly_limit_usd: Schema.optionalWith(Limit, { default: () => null }),
-  rpm_limit: Schema.optionalWith(Schema.NullOr(PerMinute), { default: () => null }),
-  tpm_limit: Schema.optionalWith(Schema.NullOr(PerMinute), { default: () => null }),
+  models: Models.pipe(withDefault(null)),
+  moderation: Moderation.pipe(withDefault("block")),
+  daily_limit_usd: Limit.pipe(withDefault(null)),
+  weekly_limit_usd: Limit.pipe(withDefault(null)),
+  monthly_limit_usd: Limit.pipe(withDefault(null)),
+  rpm_limit: Schema.NullOr(PerMinute).pipe(withDefault(null)),
+  tpm_limit: Schema.NullOr(PerMinute).pipe(withDefault(null)),
   /** The Responses WebSocket transport; false: the upgrade is answered 426 and clients fall back to HTTP. */
-  websocket: Schema.optionalWith(Schema.Boolean, { default: () => true })
+  websocket: Schema.Boolean.pipe(withDefault(true))
 })
 
 export const GroupChangePayload = Schema.Struct({
-  billing: Schema.optional(Schema.Literal("balance", "subscription")),
-  allow_image_generation: Schema.optional(Schema.Boolean),
-  rate_multiplier: Schema.optional(Schema.Number.pipe(Schema.finite(), Schema.between(0, 1000))),
-  models: Schema.optional(Schema.NullOr(Schema.Array(Schema.String.pipe(Schema.minLength(1))))),
-  moderation: Schema.optional(Schema.Literal("off", "observe", "block")),
-  daily_limit_usd: Schema.optional(Limit),
-  weekly_limit_usd: Schema.optional(Limit),
-  monthly_limit_usd: Schema.optional(Limit),
+  billing: Schema.optionalKey(Billing),
+  allow_image_generation: Schema.optionalKey(Schema.Boolean),
+  rate_multiplier: Schema.optionalKey(Multiplier),
+  models: Schema.optionalKey(Models),
+  moderation: Schema.optionalKey(Moderation),
+  daily_limit_usd: Schema.optionalKey(Limit),
+  weekly_limit_usd: Schema.optionalKey(Limit),
+  monthly_limit_usd: Schema.optionalKey(Limit),
   rpm_limit: PerMinuteChange,
   tpm_limit: PerMinuteChange,
-  websocket: Schema.optional(Schema.Boolean)
+  websocket: Schema.optionalKey(Schema.Boolean)
 })
 
 export const AccountView = Schema.Struct({
@@ -184,84 +202,86 @@ export const AccountView = Schema.Struct({
   in_use: Schema.Int,
   waiting: Schema.Int,
   /** ok, cooling_down (back by itself at cooling_down_until) or taken_out (its credentials were refused). */
-  health: Schema.Literal("ok", "cooling_down", "taken_out"),
+  health: Schema.Literals(["ok", "cooling_down", "taken_out"]),
   cooling_down_until: Schema.NullOr(Schema.String),
   base_url: Schema.String,
-  model_mapping: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String }))
+  model_mapping: Schema.NullOr(Schema.Record(Schema.String, Schema.String))
 })
 
-const EnvName = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/),
-  Schema.annotations({ description: "the name of an environment variable of the gateway (never the key itself)" })
-)
-const BaseUrl = Schema.String.pipe(
-  Schema.filter((s) => /^https?:\/\/[^\s]+$/.test(s) || "must be an http(s) URL"),
-  Schema.annotations({ description: "http(s) URL of the provider's API" })
-)
-const ModelMapping = Schema.Record({ key: Schema.String, value: Schema.String.pipe(Schema.minLength(1)) })
+const EnvName = Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/)).annotate({
+  description: "the name of an environment variable of the gateway (never the key itself)"
+})
+const BaseUrl = Schema.String.check(
+  Schema.makeFilter((s: string) => /^https?:\/\/[^\s]+$/.test(s) || "must be an http(s) URL")
+).annotate({ description: "http(s) URL of the provider's API" })
+const ModelMapping = Schema.Record(Schema.String, Schema.String.check(Schema.isMinLength(1)))
+const Priority = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1_000_000 }))
+const AccountGroups = Schema.Array(Name).check(Schema.isMinLength(1))
 
 export const NewAccountPayload = Schema.Struct({
   name: Name,
-  platform: Schema.Literal("openai", "anthropic", "antigravity"),
-  kind: Schema.optionalWith(Schema.Literal("http", "simulator"), { default: () => "http" as const }),
-  base_url: Schema.optional(BaseUrl),
-  api_key_env: Schema.optional(EnvName),
-  groups: Schema.Array(Name).pipe(Schema.minItems(1)),
-  priority: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 1_000_000)), { default: () => 0 }),
-  concurrency: Schema.optionalWith(PositiveInt, { default: () => 10 }),
-  model_mapping: Schema.optional(ModelMapping)
+  platform: Platform,
+  kind: Schema.Literals(["http", "simulator"]).pipe(withDefault("http")),
+  base_url: Schema.optionalKey(BaseUrl),
+  api_key_env: Schema.optionalKey(EnvName),
+  groups: AccountGroups,
+  priority: Priority.pipe(withDefault(0)),
+  concurrency: PositiveInt.pipe(withDefault(10)),
+  model_mapping: Schema.optionalKey(ModelMapping)
 })
 
 export const AccountChangePayload = Schema.Struct({
-  base_url: Schema.optional(BaseUrl),
-  api_key_env: Schema.optional(EnvName),
-  groups: Schema.optional(Schema.Array(Name).pipe(Schema.minItems(1))),
-  priority: Schema.optional(Schema.Int.pipe(Schema.between(0, 1_000_000))),
-  concurrency: Schema.optional(PositiveInt),
-  model_mapping: Schema.optional(Schema.NullOr(ModelMapping))
+  base_url: Schema.optionalKey(BaseUrl),
+  api_key_env: Schema.optionalKey(EnvName),
+  groups: Schema.optionalKey(AccountGroups),
+  priority: Schema.optionalKey(Priority),
+  concurrency: Schema.optionalKey(PositiveInt),
+  model_mapping: Schema.optionalKey(Schema.NullOr(ModelMapping))
 })
+
+const SubscriptionStatus = Schema.Literals(["active", "expired", "suspended"])
 
 export const SubscriptionView = Schema.Struct({
   user: Schema.String,
   group: Schema.String,
-  status: Schema.Literal("active", "expired", "suspended"),
+  status: SubscriptionStatus,
   starts_at: Schema.NullOr(Schema.String),
   expires_at: Schema.NullOr(Schema.String),
   /** Named in the config file, which then owns it. */
   in_config: Schema.Boolean,
   /** Spend in the current windows (a window that has ended counts as 0 once the next spend lands). */
-  daily_used_usd: Schema.Number,
-  weekly_used_usd: Schema.Number,
-  monthly_used_usd: Schema.Number
+  daily_used_usd: Schema.Finite,
+  weekly_used_usd: Schema.Finite,
+  monthly_used_usd: Schema.Finite
 })
 
 export const SubscriptionPayload = Schema.Struct({
-  status: Schema.optional(Schema.Literal("active", "expired", "suspended")),
-  starts_at: Schema.optional(Schema.NullOr(Instant)),
-  expires_at: Schema.optional(Schema.NullOr(Instant))
+  status: Schema.optionalKey(SubscriptionStatus),
+  starts_at: Schema.optionalKey(Schema.NullOr(Instant)),
+  expires_at: Schema.optionalKey(Schema.NullOr(Instant))
 })
 
 /** USD per million tokens; a model name or a prefix ending in `*`. */
 export const PriceView = Schema.Struct({
   model: Schema.String,
-  input: Schema.Number,
-  output: Schema.Number,
-  cache_read: Schema.Number,
-  cache_write: Schema.Number,
+  input: Schema.Finite,
+  output: Schema.Finite,
+  cache_read: Schema.Finite,
+  cache_write: Schema.Finite,
   /** Set by the config file, which then owns it. */
   in_config: Schema.Boolean
 })
 
-const PerMillion = Schema.Number.pipe(Schema.finite(), Schema.nonNegative(), Schema.lessThanOrEqualTo(1_000_000))
+const PerMillion = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(1_000_000))
 
 export const PricePayload = Schema.Struct({
   input: PerMillion,
   output: PerMillion,
-  cache_read: Schema.optional(PerMillion),
-  cache_write: Schema.optional(PerMillion)
+  cache_read: Schema.optionalKey(PerMillion),
+  cache_write: Schema.optionalKey(PerMillion)
 })
 
-export const BalanceView = Schema.Struct({ user: Schema.String, balance_usd: Schema.Number })
+export const BalanceView = Schema.Struct({ user: Schema.String, balance_usd: Schema.Finite })
 
 export const KeyView = Schema.Struct({
   id: Schema.String,
@@ -270,8 +290,8 @@ export const KeyView = Schema.Struct({
   group: Schema.String,
   status: KeyStatus,
   disabled_by: Schema.NullOr(Schema.String),
-  quota_usd: Schema.NullOr(Schema.Number),
-  quota_used_usd: Schema.Number,
+  quota_usd: Schema.NullOr(Schema.Finite),
+  quota_used_usd: Schema.Finite,
   expires_at: Schema.NullOr(Schema.String),
   concurrency: Schema.NullOr(Schema.Int),
   rpm_limit: PerMinuteOrNone,
@@ -294,7 +314,7 @@ export const UsageRowView = Schema.Struct({
   output_tokens: Schema.Int,
   cache_read_tokens: Schema.Int,
   cache_creation_tokens: Schema.Int,
-  cost_usd: Schema.Number
+  cost_usd: Schema.Finite
 })
 
 export const UsageView = Schema.Struct({
@@ -318,333 +338,247 @@ export const AuditView = Schema.Struct({
 
 export const NewUserPayload = Schema.Struct({
   name: Name,
-  balance_usd: Schema.optional(Usd),
-  concurrency: Schema.optional(PositiveInt),
-  rpm_limit: Schema.optional(PerMinute),
-  tpm_limit: Schema.optional(PerMinute)
+  balance_usd: Schema.optionalKey(Usd),
+  concurrency: Schema.optionalKey(PositiveInt),
+  rpm_limit: Schema.optionalKey(PerMinute),
+  tpm_limit: Schema.optionalKey(PerMinute)
 })
 
 /** Each field: absent leaves it; null removes a minute limit. */
 export const UserChangePayload = Schema.Struct({
-  concurrency: Schema.optional(PositiveInt),
+  concurrency: Schema.optionalKey(PositiveInt),
   rpm_limit: PerMinuteChange,
   tpm_limit: PerMinuteChange
 })
 
 export const BalancePayload = Schema.Struct({
   amount_usd: Usd,
-  note: Schema.optional(Schema.String.pipe(Schema.maxLength(500)))
+  note: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(500)))
 })
 
 export const NewKeyPayload = Schema.Struct({
   user: Name,
   group: Name,
-  name: Schema.optional(Name),
-  quota_usd: Schema.optional(Usd),
-  expires_at: Schema.optional(Instant),
-  concurrency: Schema.optional(PositiveInt),
-  rpm_limit: Schema.optional(PerMinute),
-  tpm_limit: Schema.optional(PerMinute)
+  name: Schema.optionalKey(Name),
+  quota_usd: Schema.optionalKey(Usd),
+  expires_at: Schema.optionalKey(Instant),
+  concurrency: Schema.optionalKey(PositiveInt),
+  rpm_limit: Schema.optionalKey(PerMinute),
+  tpm_limit: Schema.optionalKey(PerMinute)
 })
 
 /** Each field: absent leaves it, null removes the limit. */
 export const KeyChangePayload = Schema.Struct({
-  quota_usd: Schema.optional(Schema.NullOr(Usd)),
-  expires_at: Schema.optional(Schema.NullOr(Instant)),
-  concurrency: Schema.optional(Schema.NullOr(PositiveInt)),
+  quota_usd: Schema.optionalKey(Schema.NullOr(Usd)),
+  expires_at: Schema.optionalKey(Schema.NullOr(Instant)),
+  concurrency: Schema.optionalKey(Schema.NullOr(PositiveInt)),
   rpm_limit: PerMinuteChange,
   tpm_limit: PerMinuteChange
 })
 
-const Flag = Schema.Literal("true", "false")
+const Flag = Schema.Literals(["true", "false"])
 
 export const KeyFilter = Schema.Struct({
-  user: Schema.optional(Schema.String),
-  group: Schema.optional(Schema.String),
-  include_deleted: Schema.optional(Flag)
+  user: Schema.optionalKey(Schema.String),
+  group: Schema.optionalKey(Schema.String),
+  include_deleted: Schema.optionalKey(Flag)
 })
 
 export const UsageQueryParams = Schema.Struct({
-  by: Schema.optional(UsageDimension),
-  start_date: Schema.optional(Day),
-  end_date: Schema.optional(Day),
-  key: Schema.optional(Schema.String),
-  user: Schema.optional(Schema.String),
-  group: Schema.optional(Schema.String),
-  model: Schema.optional(Schema.String)
+  by: Schema.optionalKey(UsageDimension),
+  start_date: Schema.optionalKey(Day),
+  end_date: Schema.optionalKey(Day),
+  key: Schema.optionalKey(Schema.String),
+  user: Schema.optionalKey(Schema.String),
+  group: Schema.optionalKey(Schema.String),
+  model: Schema.optionalKey(Schema.String)
 })
 
 export const AuditQuery = Schema.Struct({
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))),
-  target: Schema.optional(Schema.String)
+  limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+  target: Schema.optionalKey(Schema.String)
 })
 
-const NamePath = Schema.Struct({ name: Schema.String })
-const IdPath = Schema.Struct({ id: Schema.String })
 
 // ---------------------------------------------------------------------------------------------
 // Security: `Authorization: Bearer <ADMIN_TOKEN>` on every endpoint (not on /docs and
 // /openapi.json, which describe the API and hold nothing secret).
 
-export class AdminAuth extends HttpApiMiddleware.Tag<AdminAuth>()("AdminAuth", {
-  failure: UnauthorizedWire,
+export class AdminAuth extends HttpApiMiddleware.Service<AdminAuth>()("AdminAuth", {
+  error: UnauthorizedWire,
   security: { adminToken: HttpApiSecurity.bearer }
+}) {}
+
+/**
+ * On every endpoint: the failures any of them may answer with. Its implementation (handlers.ts)
+ * turns a request that does not decode into AdminInvalid, so it answers in the envelope too.
+ */
+export class AdminErrors extends HttpApiMiddleware.Service<AdminErrors>()("AdminErrors", {
+  error: [InvalidWire, NotFoundWire, StoreErrorWire]
 }) {}
 
 // ---------------------------------------------------------------------------------------------
 // Groups
 
+const NamePath = { name: Schema.String }
+const IdPath = { id: Schema.String }
+const Created = <S extends Schema.Top>(schema: S) => schema.pipe(HttpApiSchema.status(201))
+const described = (description: string) => OpenApi.annotations({ description })
+
 export const UsersGroup = HttpApiGroup.make("users")
-  .add(HttpApiEndpoint.get("list", "/admin/users").addSuccess(Schema.Array(UserView)))
   .add(
-    HttpApiEndpoint.post("create", "/admin/users")
-      .setPayload(NewUserPayload)
-      .addSuccess(UserView, { status: 201 })
-      .addError(ConflictWire)
-  )
-  .add(HttpApiEndpoint.get("get", "/admin/users/:name").setPath(NamePath).addSuccess(UserView).addError(NotFoundWire))
-  .add(
-    HttpApiEndpoint.patch("update", "/admin/users/:name")
-      .setPath(NamePath)
-      .setPayload(UserChangePayload)
-      .addSuccess(UserView)
-      .addError(NotFoundWire)
-      .annotate(
-        OpenApi.Description,
-        "Changes concurrency, rpm_limit, tpm_limit (null removes a limit). For a user the config file names, the file's values are applied again at the next start."
-      )
-  )
-  .add(
-    HttpApiEndpoint.post("disable", "/admin/users/:name/disable")
-      .setPath(NamePath)
-      .addSuccess(UserView)
-      .addError(NotFoundWire)
-      .annotate(OpenApi.Description, "None of the user's keys is admitted (401 user_disabled) until the user is enabled again.")
-  )
-  .add(HttpApiEndpoint.post("enable", "/admin/users/:name/enable").setPath(NamePath).addSuccess(UserView).addError(NotFoundWire))
-  .add(
-    HttpApiEndpoint.post("topUp", "/admin/users/:name/topup")
-      .setPath(NamePath)
-      .setPayload(BalancePayload)
-      .addSuccess(BalanceView)
-      .addError(NotFoundWire)
-      .annotate(OpenApi.Description, "Adds amount_usd to the balance, with a ledger row and an audit row.")
-  )
-  .add(
-    HttpApiEndpoint.put("setBalance", "/admin/users/:name/balance")
-      .setPath(NamePath)
-      .setPayload(BalancePayload)
-      .addSuccess(BalanceView)
-      .addError(NotFoundWire)
-      .annotate(OpenApi.Description, "Sets the balance to amount_usd; the ledger records the difference.")
+    HttpApiEndpoint.get("list", "/admin/users", { success: Schema.Array(UserView) }),
+    HttpApiEndpoint.post("create", "/admin/users", { payload: NewUserPayload, success: Created(UserView), error: ConflictWire }),
+    HttpApiEndpoint.get("get", "/admin/users/:name", { params: NamePath, success: UserView, error: NotFoundWire }),
+    HttpApiEndpoint.patch("update", "/admin/users/:name", {
+      params: NamePath,
+      payload: UserChangePayload,
+      success: UserView,
+      error: NotFoundWire
+    }).annotateMerge(described(
+      "Changes concurrency, rpm_limit, tpm_limit (null removes a limit). For a user the config file names, the file's values are applied again at the next start."
+    )),
+    HttpApiEndpoint.post("disable", "/admin/users/:name/disable", { params: NamePath, success: UserView, error: NotFoundWire })
+      .annotateMerge(described("None of the user's keys is admitted (401 user_disabled) until the user is enabled again.")),
+    HttpApiEndpoint.post("enable", "/admin/users/:name/enable", { params: NamePath, success: UserView, error: NotFoundWire }),
+    HttpApiEndpoint.post("topUp", "/admin/users/:name/topup", {
+      params: NamePath,
+      payload: BalancePayload,
+      success: BalanceView,
+      error: NotFoundWire
+    }).annotateMerge(described("Adds amount_usd to the balance, with a ledger row and an audit row.")),
+    HttpApiEndpoint.put("setBalance", "/admin/users/:name/balance", {
+      params: NamePath,
+      payload: BalancePayload,
+      success: BalanceView,
+      error: NotFoundWire
+    }).annotateMerge(described("Sets the balance to amount_usd; the ledger records the difference."))
   )
   .middleware(AdminAuth)
 
 export const KeysGroup = HttpApiGroup.make("keys")
-  .add(HttpApiEndpoint.get("list", "/admin/keys").setUrlParams(KeyFilter).addSuccess(Schema.Array(KeyView)))
   .add(
-    HttpApiEndpoint.post("create", "/admin/keys")
-      .setPayload(NewKeyPayload)
-      .addSuccess(IssuedKeyView, { status: 201 })
-      .addError(ConflictWire)
-      .annotate(OpenApi.Description, "Issues a key. The answer's `key` is the secret, shown this once.")
-  )
-  .add(HttpApiEndpoint.get("get", "/admin/keys/:id").setPath(IdPath).addSuccess(KeyView).addError(NotFoundWire))
-  .add(
-    HttpApiEndpoint.patch("update", "/admin/keys/:id")
-      .setPath(IdPath)
-      .setPayload(KeyChangePayload)
-      .addSuccess(KeyView)
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
-  )
-  .add(
-    HttpApiEndpoint.post("disable", "/admin/keys/:id/disable").setPath(IdPath).addSuccess(KeyView).addError(NotFoundWire)
-  )
-  .add(
-    HttpApiEndpoint.post("enable", "/admin/keys/:id/enable")
-      .setPath(IdPath)
-      .addSuccess(KeyView)
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
-  )
-  .add(
-    HttpApiEndpoint.post("rotate", "/admin/keys/:id/rotate")
-      .setPath(IdPath)
-      .addSuccess(IssuedKeyView)
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
-      .annotate(OpenApi.Description, "A new secret for the key (shown this once); the old one stops working.")
-  )
-  .add(
-    HttpApiEndpoint.del("delete", "/admin/keys/:id")
-      .setPath(IdPath)
-      .addSuccess(Schema.Void, { status: 204 })
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
-      .annotate(OpenApi.Description, "Disables the key and hides it from listings; its usage stays.")
+    HttpApiEndpoint.get("list", "/admin/keys", { query: KeyFilter, success: Schema.Array(KeyView) }),
+    HttpApiEndpoint.post("create", "/admin/keys", { payload: NewKeyPayload, success: Created(IssuedKeyView), error: ConflictWire })
+      .annotateMerge(described("Issues a key. The answer's `key` is the secret, shown this once.")),
+    HttpApiEndpoint.get("get", "/admin/keys/:id", { params: IdPath, success: KeyView, error: NotFoundWire }),
+    HttpApiEndpoint.patch("update", "/admin/keys/:id", {
+      params: IdPath,
+      payload: KeyChangePayload,
+      success: KeyView,
+      error: [NotFoundWire, ConflictWire]
+    }),
+    HttpApiEndpoint.post("disable", "/admin/keys/:id/disable", { params: IdPath, success: KeyView, error: NotFoundWire }),
+    HttpApiEndpoint.post("enable", "/admin/keys/:id/enable", { params: IdPath, success: KeyView, error: [NotFoundWire, ConflictWire] }),
+    HttpApiEndpoint.post("rotate", "/admin/keys/:id/rotate", { params: IdPath, success: IssuedKeyView, error: [NotFoundWire, ConflictWire] })
+      .annotateMerge(described("A new secret for the key (shown this once); the old one stops working.")),
+    HttpApiEndpoint.delete("delete", "/admin/keys/:id", { params: IdPath, success: HttpApiSchema.NoContent, error: [NotFoundWire, ConflictWire] })
+      .annotateMerge(described("Disables the key and hides it from listings; its usage stays."))
   )
   .middleware(AdminAuth)
 
 export const GroupsGroup = HttpApiGroup.make("groups")
   .add(
-    HttpApiEndpoint.get("list", "/admin/groups")
-      .addSuccess(Schema.Array(GroupView))
-      .annotate(OpenApi.Description, "The groups keys can belong to.")
-  )
-  .add(
-    HttpApiEndpoint.post("create", "/admin/groups")
-      .setPayload(NewGroupPayload)
-      .addSuccess(GroupView, { status: 201 })
-      .addError(ConflictWire)
-      .annotate(OpenApi.Description, "Adds a group; give it accounts (POST /admin/accounts) and keys.")
-  )
-  .add(
-    HttpApiEndpoint.patch("update", "/admin/groups/:name")
-      .setPath(NamePath)
-      .setPayload(GroupChangePayload)
-      .addSuccess(GroupView)
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
-      .annotate(OpenApi.Description, "Changes a group added here (the platform stays); applies to the next request of its keys.")
+    HttpApiEndpoint.get("list", "/admin/groups", { success: Schema.Array(GroupView) })
+      .annotateMerge(described("The groups keys can belong to.")),
+    HttpApiEndpoint.post("create", "/admin/groups", { payload: NewGroupPayload, success: Created(GroupView), error: ConflictWire })
+      .annotateMerge(described("Adds a group; give it accounts (POST /admin/accounts) and keys.")),
+    HttpApiEndpoint.patch("update", "/admin/groups/:name", {
+      params: NamePath,
+      payload: GroupChangePayload,
+      success: GroupView,
+      error: [NotFoundWire, ConflictWire]
+    }).annotateMerge(described("Changes a group added here (the platform stays); applies to the next request of its keys."))
   )
   .middleware(AdminAuth)
 
 export const AccountsGroup = HttpApiGroup.make("accounts")
   .add(
-    HttpApiEndpoint.get("list", "/admin/accounts")
-      .addSuccess(Schema.Array(AccountView))
-      .annotate(OpenApi.Description, "Upstream accounts and their health now: in flight, cooling down, taken out.")
-  )
-  .add(
-    HttpApiEndpoint.post("create", "/admin/accounts")
-      .setPayload(NewAccountPayload)
-      .addSuccess(AccountView, { status: 201 })
-      .addError(ConflictWire)
-      .annotate(
-        OpenApi.Description,
+    HttpApiEndpoint.get("list", "/admin/accounts", { success: Schema.Array(AccountView) })
+      .annotateMerge(described("Upstream accounts and their health now: in flight, cooling down, taken out.")),
+    HttpApiEndpoint.post("create", "/admin/accounts", { payload: NewAccountPayload, success: Created(AccountView), error: ConflictWire })
+      .annotateMerge(described(
         "Adds an upstream account; the scheduler picks from it at once. Its key is named by api_key_env (an environment variable of the gateway), never sent."
-      )
-  )
-  .add(
-    HttpApiEndpoint.patch("update", "/admin/accounts/:name")
-      .setPath(NamePath)
-      .setPayload(AccountChangePayload)
-      .addSuccess(AccountView)
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
-  )
-  .add(
-    HttpApiEndpoint.del("remove", "/admin/accounts/:name")
-      .setPath(NamePath)
-      .addSuccess(Schema.Void, { status: 204 })
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
-  )
-  .add(
-    HttpApiEndpoint.post("takeOut", "/admin/accounts/:name/take-out")
-      .setPath(NamePath)
-      .addSuccess(AccountView)
-      .addError(NotFoundWire)
-      .annotate(
-        OpenApi.Description,
+      )),
+    HttpApiEndpoint.patch("update", "/admin/accounts/:name", {
+      params: NamePath,
+      payload: AccountChangePayload,
+      success: AccountView,
+      error: [NotFoundWire, ConflictWire]
+    }),
+    HttpApiEndpoint.delete("remove", "/admin/accounts/:name", {
+      params: NamePath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFoundWire, ConflictWire]
+    }),
+    HttpApiEndpoint.post("takeOut", "/admin/accounts/:name/take-out", { params: NamePath, success: AccountView, error: NotFoundWire })
+      .annotateMerge(described(
         "Takes the account out of rotation until it is reinstated (shared by every instance with REDIS_URL; kept in this process otherwise)."
-      )
-  )
-  .add(
-    HttpApiEndpoint.post("reinstate", "/admin/accounts/:name/reinstate")
-      .setPath(NamePath)
-      .addSuccess(AccountView)
-      .addError(NotFoundWire)
-      .annotate(OpenApi.Description, "Brings an account back after a take-out or a cooldown.")
+      )),
+    HttpApiEndpoint.post("reinstate", "/admin/accounts/:name/reinstate", { params: NamePath, success: AccountView, error: NotFoundWire })
+      .annotateMerge(described("Brings an account back after a take-out or a cooldown."))
   )
   .middleware(AdminAuth)
 
-const SubscriptionPath = Schema.Struct({ user: Schema.String, group: Schema.String })
+const SubscriptionPath = { user: Schema.String, group: Schema.String }
 
 export const SubscriptionsGroup = HttpApiGroup.make("subscriptions")
   .add(
-    HttpApiEndpoint.get("list", "/admin/subscriptions")
-      .setUrlParams(Schema.Struct({ user: Schema.optional(Schema.String), group: Schema.optional(Schema.String) }))
-      .addSuccess(Schema.Array(SubscriptionView))
-  )
-  .add(
-    HttpApiEndpoint.put("put", "/admin/subscriptions/:user/:group")
-      .setPath(SubscriptionPath)
-      .setPayload(SubscriptionPayload)
-      .addSuccess(SubscriptionView)
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
-      .annotate(
-        OpenApi.Description,
-        "Creates or changes the user's subscription to a subscription group (status defaults to active; absent dates mean none)."
-      )
+    HttpApiEndpoint.get("list", "/admin/subscriptions", {
+      query: { user: Schema.optionalKey(Schema.String), group: Schema.optionalKey(Schema.String) },
+      success: Schema.Array(SubscriptionView)
+    }),
+    HttpApiEndpoint.put("put", "/admin/subscriptions/:user/:group", {
+      params: SubscriptionPath,
+      payload: SubscriptionPayload,
+      success: SubscriptionView,
+      error: [NotFoundWire, ConflictWire]
+    }).annotateMerge(described(
+      "Creates or changes the user's subscription to a subscription group (status defaults to active; absent dates mean none)."
+    ))
   )
   .middleware(AdminAuth)
 
-const ModelPath = Schema.Struct({ model: Schema.String })
+const ModelPath = { model: Schema.String }
 
 export const PricesGroup = HttpApiGroup.make("prices")
-  .add(HttpApiEndpoint.get("list", "/admin/prices").addSuccess(Schema.Array(PriceView)))
   .add(
-    HttpApiEndpoint.put("put", "/admin/prices/:model")
-      .setPath(ModelPath)
-      .setPayload(PricePayload)
-      .addSuccess(PriceView)
-      .addError(ConflictWire)
-      .annotate(
-        OpenApi.Description,
+    HttpApiEndpoint.get("list", "/admin/prices", { success: Schema.Array(PriceView) }),
+    HttpApiEndpoint.put("put", "/admin/prices/:model", { params: ModelPath, payload: PricePayload, success: PriceView, error: ConflictWire })
+      .annotateMerge(described(
         "Sets the price (USD per million tokens) of a model or a prefix ending in *; applies to settlements from now on. Omitted cache prices are the input price."
-      )
-  )
-  .add(
-    HttpApiEndpoint.del("delete", "/admin/prices/:model")
-      .setPath(ModelPath)
-      .addSuccess(Schema.Void, { status: 204 })
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
+      )),
+    HttpApiEndpoint.delete("delete", "/admin/prices/:model", {
+      params: ModelPath,
+      success: HttpApiSchema.NoContent,
+      error: [NotFoundWire, ConflictWire]
+    })
   )
   .middleware(AdminAuth)
 
 export const UsageGroup = HttpApiGroup.make("usage")
   .add(
-    HttpApiEndpoint.get("report", "/admin/usage")
-      .setUrlParams(UsageQueryParams)
-      .addSuccess(UsageView)
-      .annotate(OpenApi.Description, "Totals per key, user, group, model or day (default: model) over a day range (default: the last 30 days).")
-  )
-  .add(
-    HttpApiEndpoint.get("csv", "/admin/usage.csv")
-      .setUrlParams(UsageQueryParams)
-      .addSuccess(HttpApiSchema.Text({ contentType: "text/csv" }))
-      .annotate(OpenApi.Description, "The same report as CSV.")
+    HttpApiEndpoint.get("report", "/admin/usage", { query: UsageQueryParams, success: UsageView })
+      .annotateMerge(described("Totals per key, user, group, model or day (default: model) over a day range (default: the last 30 days).")),
+    HttpApiEndpoint.get("csv", "/admin/usage.csv", {
+      query: UsageQueryParams,
+      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/csv" }))
+    }).annotateMerge(described("The same report as CSV."))
   )
   .middleware(AdminAuth)
 
 export const AuditGroup = HttpApiGroup.make("audit")
   .add(
-    HttpApiEndpoint.get("list", "/admin/audit")
-      .setUrlParams(AuditQuery)
-      .addSuccess(Schema.Array(AuditView))
-      .annotate(OpenApi.Description, "Operator changes, newest first.")
+    HttpApiEndpoint.get("list", "/admin/audit", { query: AuditQuery, success: Schema.Array(AuditView) })
+      .annotateMerge(described("Operator changes, newest first."))
   )
   .middleware(AdminAuth)
 
 export class AdminApi extends HttpApi.make("modelgate-admin")
-  .add(UsersGroup)
-  .add(KeysGroup)
-  .add(GroupsGroup)
-  .add(AccountsGroup)
-  .add(SubscriptionsGroup)
-  .add(PricesGroup)
-  .add(UsageGroup)
-  .add(AuditGroup)
-  .addError(InvalidWire)
-  .addError(NotFoundWire)
-  .addError(StoreErrorWire)
-  .annotate(OpenApi.Title, "modelgate admin API")
-  .annotate(
-    OpenApi.Description,
-    "Users, keys, usage and the audit trail of a modelgate gateway. Changes apply to the next request."
-  )
+  .add(UsersGroup, KeysGroup, GroupsGroup, AccountsGroup, SubscriptionsGroup, PricesGroup, UsageGroup, AuditGroup)
+  .middleware(AdminErrors)
+  .annotateMerge(OpenApi.annotations({
+    title: "modelgate admin API",
+    description: "Users, keys, usage and the audit trail of a modelgate gateway. Changes apply to the next request."
+  }))
 {}

@@ -7,97 +7,51 @@
  * NodeHttpServer.
  */
 import { createServer } from "node:http"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import type { RouteNotFound } from "@effect/platform/HttpServerError"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Cause, Context, Effect, Layer, Option } from "effect"
-import { AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
-import { envelopeBody, internalError } from "../domain/envelope.js"
+import { Context, Effect, Layer } from "effect"
+import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import { AdminNotFound, adminEnvelope } from "../domain/adminErrors.js"
+import { envelopeBody } from "../domain/envelope.js"
 import type { Scheduler } from "../services/scheduler/Scheduler.js"
-import type { Admin } from "./Admin.js"
-import { AdminApi } from "./AdminApi.js"
 import { uiHandler } from "../ui/assets.js"
-import { docsHtml, docsScript } from "./docsPage.js"
-import { adminApiLayer, adminAuthLayer } from "./handlers.js"
+import type { Admin } from "./Admin.js"
+import { docsHtml, docsScript, openApiJson } from "./docsPage.js"
+import { adminApiLayer } from "./handlers.js"
 import type { AdminListen } from "./listen.js"
-
-const isTagged = <T extends string>(e: unknown, tag: T): e is { readonly _tag: T } =>
-  typeof e === "object" && e !== null && "_tag" in e && e._tag === tag
-
-/**
- * Failures the platform raises before a handler runs (a body or query that does not decode, a
- * path with no route) become the admin errors, so they answer in the envelope like every other;
- * a defect answers 500 in the envelope, logged.
- */
-const envelopeErrors = HttpApiBuilder.middleware(AdminApi, (app) =>
-  Effect.catchAllCause(app, (cause): Effect.Effect<HttpServerResponse.HttpServerResponse, AdminInvalid | AdminNotFound> => {
-    const failure = Cause.failureOption(cause)
-    if (Option.isSome(failure)) {
-      const e: unknown = failure.value
-      if (isTagged(e, "HttpApiDecodeError")) return Effect.fail(invalidFrom(e as HttpApiDecodeError))
-      if (isTagged(e, "RouteNotFound")) {
-        const request = (e as RouteNotFound).request
-        return Effect.fail(new AdminNotFound({ message: `No route for ${request.method} ${request.url}`, code: "route_not_found" }))
-      }
-      return Effect.failCause(cause)
-    }
-    if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-    const envelope = internalError("admin")
-    return Effect.as(
-      Effect.logError("admin API defect", cause),
-      HttpServerResponse.unsafeJson(envelopeBody(envelope), { status: envelope.status })
-    )
-  })
-)
-
-/** A decoding failure as one line per issue, `field: what is wrong`, and the first field as `param`. */
-const invalidFrom = (e: HttpApiDecodeError): AdminInvalid => {
-  const path = (issue: HttpApiDecodeError["issues"][number]) => issue.path.map(String).join(".")
-  const first = e.issues[0]
-  return new AdminInvalid({
-    message: e.issues.length === 0 ? e.message : e.issues.map((i) => `${path(i) === "" ? "" : `${path(i)}: `}${i.message}`).join("; "),
-    code: "invalid_request",
-    param: first === undefined || path(first) === "" ? null : path(first)
-  })
-}
 
 /**
  * Beside the API, without the token (they hold nothing secret; the dashboard's calls send one):
- * the docs page and the dashboard's operator view.
+ * the OpenAPI document (every schema inline), the docs page and the dashboard's operator view.
+ * And, below every other route, a path with no route: 404 route_not_found in the envelope.
  */
-const pages = HttpApiBuilder.Router.use((router) =>
+const pages = HttpRouter.use((router) =>
   Effect.all([
-    router.get("/docs", docsHtml),
-    router.get("/docs/scalar.js", docsScript),
-    router.get("/ui", uiHandler("admin")),
-    router.get("/ui/*", uiHandler("admin"))
-  ])
-)
+    router.add("GET", "/openapi.json", openApiJson),
+    router.add("GET", "/docs", docsHtml),
+    router.add("GET", "/docs/scalar.js", docsScript),
+    router.add("GET", "/ui/*", uiHandler("admin")),
+    router.add("*", "/*", (request) => {
+      const envelope = adminEnvelope(
+        new AdminNotFound({ message: `No route for ${request.method} ${request.url}`, code: "route_not_found" })
+      )
+      return Effect.succeed(HttpServerResponse.jsonUnsafe(envelopeBody(envelope), { status: envelope.status }))
+    })
+  ]))
 
 const serveLayer = (options: AdminListen) =>
-  HttpApiBuilder.serve().pipe(
-    Layer.provide(pages),
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
-    Layer.provide(envelopeErrors),
-    Layer.provide(adminApiLayer),
-    Layer.provide(adminAuthLayer(options.token)),
+  HttpRouter.serve(Layer.merge(adminApiLayer(options.token), pages), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
   )
 
-export class AdminServer extends Context.Tag("modelgate/AdminServer")<AdminServer, { readonly url: string }>() {
+export class AdminServer extends Context.Service<AdminServer, { readonly url: string }>()("modelgate/AdminServer") {
   /** Listens until the layer's scope closes. */
   static readonly layer = (options: AdminListen): Layer.Layer<AdminServer, unknown, Admin | Scheduler> =>
-    Layer.scoped(
+    Layer.effect(
       AdminServer,
       Effect.gen(function*() {
         const context = yield* Layer.build(serveLayer(options))
         const server = Context.get(context, HttpServer.HttpServer)
-        const url = server.address._tag === "TcpAddress"
-          ? `http://${server.address.hostname}:${server.address.port}`
-          : `unix://${server.address.path}`
+        const url = HttpServer.formatAddress(server.address)
         yield* Effect.logInfo("admin API listening").pipe(Effect.annotateLogs({ address: url, docs: `${url}/docs` }))
         return { url }
       })

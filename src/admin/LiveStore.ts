@@ -7,7 +7,7 @@
  * without a Store (the CLI). Should a message be lost, the caches' TTL (STORE_CACHE_TTL_MS, 1 s)
  * still bounds how long an instance serves the old state.
  */
-import { Context, Effect, Layer, Redacted, Runtime } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import type { Redis } from "ioredis"
 import type { StoreError } from "../domain/errors.js"
 import { openConnection, redisError } from "../services/scheduler/redisClient.js"
@@ -23,7 +23,7 @@ const publish = (publisher: Redis) =>
     catch: (e) => redisError("PUBLISH", e)
   }).pipe(
     Effect.asVoid,
-    Effect.catchAll((e) =>
+    Effect.catch((e) =>
       Effect.logWarning("other instances were not told of an operator change; their caches expire within STORE_CACHE_TTL_MS", e)
     )
   )
@@ -35,29 +35,29 @@ export interface LiveStoreShape {
   readonly forget: Effect.Effect<void>
 }
 
-export class LiveStore extends Context.Tag("modelgate/LiveStore")<LiveStore, LiveStoreShape>() {
+export class LiveStore extends Context.Service<LiveStore, LiveStoreShape>()("modelgate/LiveStore") {
   static readonly layer: Layer.Layer<LiveStore, never, Store> = Layer.effect(
     LiveStore,
     Effect.map(Store, (store) => ({ flush: store.flush, forget: store.forgetCached }))
   )
   static readonly layerRedis = (url: Redacted.Redacted<string>): Layer.Layer<LiveStore, StoreError, Store> =>
-    Layer.scoped(
+    Layer.effect(
       LiveStore,
       Effect.gen(function*() {
         const store = yield* Store
         const publisher = yield* openConnection(Redacted.value(url), "operator-changes")
         const subscriber = yield* openConnection(Redacted.value(url), "operator-changes-events")
-        const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+        const runFork = Effect.runForkWith(yield* Effect.context<never>())
         // Every instance, this one too, drops its caches when any instance announces a change.
         subscriber.on("message", () => runFork(store.forgetCached))
         yield* Effect.tryPromise({ try: () => subscriber.subscribe(CHANGES_CHANNEL), catch: (e) => redisError("SUBSCRIBE", e) })
-        return { flush: store.flush, forget: Effect.zipRight(store.forgetCached, publish(publisher)) }
+        return { flush: store.flush, forget: Effect.andThen(store.forgetCached, publish(publisher)) }
       })
     )
 
   /** For a process with no Store of its own (the CLI): only tells the running instances. */
   static readonly layerAnnounce = (url: Redacted.Redacted<string>): Layer.Layer<LiveStore, StoreError> =>
-    Layer.scoped(
+    Layer.effect(
       LiveStore,
       Effect.map(openConnection(Redacted.value(url), "operator-changes"), (publisher) => ({
         flush: Effect.void,

@@ -1,15 +1,16 @@
 /**
- * The docs page: Scalar's API reference over the admin API's OpenAPI document. The platform's
- * HttpApiScalar layer inlines Scalar's 3.4 MB script into the module graph, so every gateway
- * would carry it (about 20 MB of idle RSS); here the script is read from @effect/platform's
- * install on the first request for it, and served as a file of its own.
+ * The docs page: Scalar's API reference over the admin API's OpenAPI document, with nothing
+ * loaded from another host (Scalar's default fonts are off). effect's HttpApiScalar layer inlines
+ * Scalar's 3.2 MB script into the page and, through its import, into the module graph (a bundle
+ * would carry it: about 20 MB of idle RSS for every gateway); here the same script is read from
+ * effect's install on the first request for it, and served as a file of its own (/docs/scalar.js).
  */
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as OpenApi from "@effect/platform/OpenApi"
 import { Effect } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { type HttpApiScalar, OpenApi } from "effect/http-api"
 import { AdminApi } from "./AdminApi.js"
 
 /** JSON that cannot close the <script> element it sits in. */
@@ -18,8 +19,32 @@ const scriptJson = (value: unknown): string =>
 
 const escapeHtml = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
+/**
+ * No fonts from Scalar's CDN: the page loads only from this listener. Its "test request" asks
+ * for the admin token (bearer).
+ */
+const scalarConfig: HttpApiScalar.ScalarConfig & { readonly _integration: "html" } = {
+  _integration: "html",
+  withDefaultFonts: false,
+  authentication: { preferredSecurityScheme: "adminToken" }
+}
+
+/**
+ * The OpenAPI document, every schema inline: the default extracts the error classes'
+ * envelopes into components, and a reader of one operation would not see the envelope.
+ */
+const inline: OpenApi.FromApiOptions = { referencePolicy: () => undefined }
+export const openApiDocument = (): OpenApi.OpenAPISpec => OpenApi.fromApi(AdminApi, inline)
+
+let spec: string | undefined
+
+/** GET /openapi.json */
+export const openApiJson = Effect.sync(() =>
+  HttpServerResponse.text((spec ??= JSON.stringify(openApiDocument())), { contentType: "application/json" })
+)
+
 const page = (): string => {
-  const spec = OpenApi.fromApi(AdminApi)
+  const spec = openApiDocument()
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -28,20 +53,25 @@ const page = (): string => {
   <title>${escapeHtml(spec.info.title)}</title>
 </head>
 <body>
-  <script id="api-reference" type="application/json">${scriptJson(spec)}</script>
-  <script>document.getElementById("api-reference").dataset.configuration = JSON.stringify({ _integration: "html" })</script>
+  <div id="api-reference-container"></div>
   <script src="/docs/scalar.js"></script>
+  <script>
+    window.Scalar.createApiReference(document.getElementById("api-reference-container"), {
+      ...${scriptJson(scalarConfig)},
+      content: ${scriptJson(spec)}
+    })
+  </script>
 </body>
 </html>`
 }
 
 /**
- * Scalar's standalone script as @effect/platform ships it (a module that only exports the text;
- * it imports nothing, so loading it beside the bundle adds no second copy of anything).
+ * Scalar's standalone script as effect ships it for HttpApiScalar (a module that only exports
+ * the text; it imports nothing, so loading it beside the bundle adds no second copy of anything).
  */
 const loadScalar = (): Promise<string> => {
-  const platform = dirname(createRequire(import.meta.url).resolve("@effect/platform/package.json"))
-  const file = pathToFileURL(join(platform, "dist", "esm", "internal", "httpApiScalar.js")).href
+  const effect = dirname(createRequire(import.meta.url).resolve("effect/package.json"))
+  const file = pathToFileURL(join(effect, "dist", "http-api", "internal", "httpApiScalar.js")).href
   return import(/* @vite-ignore */ file).then((m: { readonly javascript: string }) => m.javascript)
 }
 

@@ -3,32 +3,35 @@
  * render rows as views. No rules live here: validation is the declaration's, policy the service's.
  */
 import { createHash, timingSafeEqual } from "node:crypto"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect, Layer, Redacted } from "effect"
+import { Cause, Clock, Effect, Layer, Option, Redacted, SchemaIssue, type Types } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { AdminInvalid, AdminNotFound, AdminUnauthorized } from "../domain/adminErrors.js"
+import { envelopeBody, internalError } from "../domain/envelope.js"
 import { reportRange } from "../domain/usageReport.js"
 import type { UsageDimension, UsageQuery } from "../store/admin/usage.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
 import { Admin } from "./Admin.js"
-import { AdminApi, AdminAuth, type UsageQueryParams } from "./AdminApi.js"
+import { AdminApi, AdminAuth, AdminErrors, type UsageQueryParams } from "./AdminApi.js"
 import { usageCsv } from "./csv.js"
 import { accountView, auditView, balanceView, groupView, priceView, issuedView, keyView, subscriptionView, usageRowView, userView } from "./views.js"
 
 /** The query with its defaults (by model, the 30 days up to today or up to end_date); 400 when it starts after it ends. */
-const usageQuery = (params: typeof UsageQueryParams.Type): Effect.Effect<UsageQuery & { readonly by: UsageDimension }, AdminInvalid> => {
-  const range = reportRange(params.start_date, params.end_date, new Date())
-  if (range === undefined) {
-    return Effect.fail(new AdminInvalid({ message: "start_date must not be after end_date", code: "invalid_date", param: "start_date" }))
-  }
-  return Effect.succeed({
-    by: params.by ?? "model",
-    ...range,
-    key: params.key,
-    user: params.user,
-    group: params.group,
-    model: params.model
+const usageQuery = (params: typeof UsageQueryParams.Type): Effect.Effect<UsageQuery & { readonly by: UsageDimension }, AdminInvalid> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const range = reportRange(params.start_date, params.end_date, new Date(now))
+    if (range === undefined) {
+      return Effect.fail(new AdminInvalid({ message: "start_date must not be after end_date", code: "invalid_date", param: "start_date" }))
+    }
+    return Effect.succeed({
+      by: params.by ?? "model",
+      ...range,
+      key: params.key,
+      user: params.user,
+      group: params.group,
+      model: params.model
+    })
   })
-}
 
 const UsersLive = HttpApiBuilder.group(AdminApi, "users", (handlers) =>
   Effect.gen(function*() {
@@ -46,23 +49,23 @@ const UsersLive = HttpApiBuilder.group(AdminApi, "users", (handlers) =>
           }),
           userView
         ))
-      .handle("get", ({ path }) => Effect.map(admin.getUser(path.name), userView))
-      .handle("update", ({ path, payload }) =>
+      .handle("get", ({ params }) => Effect.map(admin.getUser(params.name), userView))
+      .handle("update", ({ params, payload }) =>
         Effect.map(
-          admin.updateUser(path.name, { concurrency: payload.concurrency, rpmLimit: payload.rpm_limit, tpmLimit: payload.tpm_limit }),
+          admin.updateUser(params.name, { concurrency: payload.concurrency, rpmLimit: payload.rpm_limit, tpmLimit: payload.tpm_limit }),
           userView
         ))
-      .handle("disable", ({ path }) => Effect.map(admin.setUserDisabled(path.name, true), userView))
-      .handle("enable", ({ path }) => Effect.map(admin.setUserDisabled(path.name, false), userView))
-      .handle("topUp", ({ path, payload }) =>
+      .handle("disable", ({ params }) => Effect.map(admin.setUserDisabled(params.name, true), userView))
+      .handle("enable", ({ params }) => Effect.map(admin.setUserDisabled(params.name, false), userView))
+      .handle("topUp", ({ params, payload }) =>
         Effect.map(
-          admin.changeBalance(path.name, { mode: "add", amountMicros: payload.amount_usd, note: payload.note }),
-          (balance) => balanceView(path.name, balance)
+          admin.changeBalance(params.name, { mode: "add", amountMicros: payload.amount_usd, note: payload.note }),
+          (balance) => balanceView(params.name, balance)
         ))
-      .handle("setBalance", ({ path, payload }) =>
+      .handle("setBalance", ({ params, payload }) =>
         Effect.map(
-          admin.changeBalance(path.name, { mode: "set", amountMicros: payload.amount_usd, note: payload.note }),
-          (balance) => balanceView(path.name, balance)
+          admin.changeBalance(params.name, { mode: "set", amountMicros: payload.amount_usd, note: payload.note }),
+          (balance) => balanceView(params.name, balance)
         ))
   }))
 
@@ -73,9 +76,9 @@ const KeysLive = HttpApiBuilder.group(AdminApi, "keys", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
     return handlers
-      .handle("list", ({ urlParams }) =>
+      .handle("list", ({ query }) =>
         Effect.map(
-          admin.listKeys({ user: urlParams.user, group: urlParams.group, includeDeleted: urlParams.include_deleted === "true" }),
+          admin.listKeys({ user: query.user, group: query.group, includeDeleted: query.include_deleted === "true" }),
           (rows) => rows.map(keyView)
         ))
       .handle("create", ({ payload }) =>
@@ -92,10 +95,10 @@ const KeysLive = HttpApiBuilder.group(AdminApi, "keys", (handlers) =>
           }),
           issuedView
         ))
-      .handle("get", ({ path }) => Effect.map(admin.getKey(path.id), keyView))
-      .handle("update", ({ path, payload }) =>
+      .handle("get", ({ params }) => Effect.map(admin.getKey(params.id), keyView))
+      .handle("update", ({ params, payload }) =>
         Effect.map(
-          admin.updateKey(path.id, {
+          admin.updateKey(params.id, {
             quotaMicros: payload.quota_usd,
             expiresAt: dateOrNull(payload.expires_at),
             concurrency: payload.concurrency,
@@ -104,10 +107,10 @@ const KeysLive = HttpApiBuilder.group(AdminApi, "keys", (handlers) =>
           }),
           keyView
         ))
-      .handle("disable", ({ path }) => Effect.map(admin.disableKey(path.id), keyView))
-      .handle("enable", ({ path }) => Effect.map(admin.enableKey(path.id), keyView))
-      .handle("rotate", ({ path }) => Effect.map(admin.rotateKey(path.id), issuedView))
-      .handle("delete", ({ path }) => admin.deleteKey(path.id))
+      .handle("disable", ({ params }) => Effect.map(admin.disableKey(params.id), keyView))
+      .handle("enable", ({ params }) => Effect.map(admin.enableKey(params.id), keyView))
+      .handle("rotate", ({ params }) => Effect.map(admin.rotateKey(params.id), issuedView))
+      .handle("delete", ({ params }) => admin.deleteKey(params.id))
   }))
 
 const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
@@ -134,9 +137,9 @@ const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
           }),
           groupView
         ))
-      .handle("update", ({ path, payload }) =>
+      .handle("update", ({ params, payload }) =>
         Effect.map(
-          admin.updateGroup(path.name, {
+          admin.updateGroup(params.name, {
             ...(payload.billing === undefined ? {} : { billing: payload.billing }),
             ...(payload.allow_image_generation === undefined ? {} : { allowImageGeneration: payload.allow_image_generation }),
             ...(payload.rate_multiplier === undefined ? {} : { rateMultiplier: payload.rate_multiplier }),
@@ -167,7 +170,7 @@ const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
     return handlers
       .handle("list", () => Effect.map(scheduler.health, (all) => all.map(accountView)))
       .handle("create", ({ payload }) =>
-        Effect.zipRight(
+        Effect.andThen(
           admin.createAccount({
             name: payload.name,
             platform: payload.platform,
@@ -181,9 +184,9 @@ const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
           }),
           one(payload.name)
         ))
-      .handle("update", ({ path, payload }) =>
-        Effect.zipRight(
-          admin.updateAccount(path.name, {
+      .handle("update", ({ params, payload }) =>
+        Effect.andThen(
+          admin.updateAccount(params.name, {
             baseUrl: payload.base_url,
             apiKeyEnv: payload.api_key_env,
             groups: payload.groups,
@@ -191,22 +194,22 @@ const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
             concurrency: payload.concurrency,
             modelMapping: payload.model_mapping
           }),
-          one(path.name)
+          one(params.name)
         ))
-      .handle("remove", ({ path }) => admin.removeAccount(path.name))
-      .handle("takeOut", ({ path }) =>
+      .handle("remove", ({ params }) => admin.removeAccount(params.name))
+      .handle("takeOut", ({ params }) =>
         Effect.gen(function*() {
-          const before = yield* one(path.name)
-          yield* scheduler.takeOut(path.name)
-          yield* admin.record("account.take_out", path.name, { health: [before.health, "taken_out"] })
-          return yield* one(path.name)
+          const before = yield* one(params.name)
+          yield* scheduler.takeOut(params.name)
+          yield* admin.record("account.take_out", params.name, { health: [before.health, "taken_out"] })
+          return yield* one(params.name)
         }))
-      .handle("reinstate", ({ path }) =>
+      .handle("reinstate", ({ params }) =>
         Effect.gen(function*() {
-          const before = yield* one(path.name)
-          yield* scheduler.reinstate(path.name)
-          yield* admin.record("account.reinstate", path.name, { health: [before.health, "ok"] })
-          return yield* one(path.name)
+          const before = yield* one(params.name)
+          yield* scheduler.reinstate(params.name)
+          yield* admin.record("account.reinstate", params.name, { health: [before.health, "ok"] })
+          return yield* one(params.name)
         }))
   }))
 
@@ -214,11 +217,11 @@ const SubscriptionsLive = HttpApiBuilder.group(AdminApi, "subscriptions", (handl
   Effect.gen(function*() {
     const admin = yield* Admin
     return handlers
-      .handle("list", ({ urlParams }) =>
-        Effect.map(admin.listSubscriptions({ user: urlParams.user, group: urlParams.group }), (rows) => rows.map(subscriptionView)))
-      .handle("put", ({ path, payload }) =>
+      .handle("list", ({ query }) =>
+        Effect.map(admin.listSubscriptions({ user: query.user, group: query.group }), (rows) => rows.map(subscriptionView)))
+      .handle("put", ({ params, payload }) =>
         Effect.map(
-          admin.putSubscription(path.user, path.group, {
+          admin.putSubscription(params.user, params.group, {
             status: payload.status ?? "active",
             startsAt: dateOrNull(payload.starts_at) ?? null,
             expiresAt: dateOrNull(payload.expires_at) ?? null
@@ -232,9 +235,9 @@ const PricesLive = HttpApiBuilder.group(AdminApi, "prices", (handlers) =>
     const admin = yield* Admin
     return handlers
       .handle("list", () => Effect.map(admin.listPrices, (rows) => rows.map(priceView)))
-      .handle("put", ({ path, payload }) =>
+      .handle("put", ({ params, payload }) =>
         Effect.map(
-          admin.putPrice(path.model, {
+          admin.putPrice(params.model, {
             input: payload.input,
             output: payload.output,
             cacheRead: payload.cache_read,
@@ -242,30 +245,30 @@ const PricesLive = HttpApiBuilder.group(AdminApi, "prices", (handlers) =>
           }),
           priceView
         ))
-      .handle("delete", ({ path }) => admin.deletePrice(path.model))
+      .handle("delete", ({ params }) => admin.deletePrice(params.model))
   }))
 
 const UsageLive = HttpApiBuilder.group(AdminApi, "usage", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
     return handlers
-      .handle("report", ({ urlParams }) =>
-        Effect.flatMap(usageQuery(urlParams), (query) =>
+      .handle("report", ({ query }) =>
+        Effect.flatMap(usageQuery(query), (query) =>
           Effect.map(admin.usage(query), (rows) => ({
             by: query.by,
             start_date: query.from,
             end_date: query.to,
             rows: rows.map(usageRowView)
           }))))
-      .handle("csv", ({ urlParams }) =>
-        Effect.flatMap(usageQuery(urlParams), (query) => Effect.map(admin.usage(query), (rows) => usageCsv(query.by, rows))))
+      .handle("csv", ({ query }) =>
+        Effect.flatMap(usageQuery(query), (query) => Effect.map(admin.usage(query), (rows) => usageCsv(query.by, rows))))
   }))
 
 const AuditLive = HttpApiBuilder.group(AdminApi, "audit", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
-    return handlers.handle("list", ({ urlParams }) =>
-      Effect.map(admin.audit({ limit: urlParams.limit ?? 100, target: urlParams.target }), (rows) => rows.map(auditView)))
+    return handlers.handle("list", ({ query }) =>
+      Effect.map(admin.audit({ limit: query.limit ?? 100, target: query.target }), (rows) => rows.map(auditView)))
   }))
 
 /**
@@ -277,14 +280,54 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest()
 export const adminAuthLayer = (token: Redacted.Redacted<string>) => {
   const expected = sha256(Redacted.value(token))
   return Layer.succeed(AdminAuth, {
-    adminToken: (presented) =>
-      timingSafeEqual(sha256(Redacted.value(presented)), expected)
-        ? Effect.void
+    adminToken: (httpEffect, { credential }) =>
+      timingSafeEqual(sha256(Redacted.value(credential)), expected)
+        ? httpEffect
         : Effect.fail(new AdminUnauthorized({ message: "Missing or wrong admin token (Authorization: Bearer <ADMIN_TOKEN>)" }))
   })
 }
 
-/** The API with every group implemented; needs Admin and the auth layer. */
-export const adminApiLayer = HttpApiBuilder.api(AdminApi).pipe(
-  Layer.provide(Layer.mergeAll(UsersLive, KeysLive, GroupsLive, AccountsLive, SubscriptionsLive, PricesLive, UsageLive, AuditLive))
-)
+/** A path segment of an issue, as the field name it stands for. */
+const segment = (s: PropertyKey | { readonly key: PropertyKey }): string => String(typeof s === "object" ? s.key : s)
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** A decoding failure as one line per issue, `field: what is wrong`, and the first field as `param`. */
+export const invalidFrom = (e: HttpApiError.HttpApiSchemaError): AdminInvalid => {
+  const issues = formatIssues(e.cause.issue).issues
+  const path = (issue: (typeof issues)[number]) => (issue.path ?? []).map(segment).join(".")
+  const first = issues[0]
+  return new AdminInvalid({
+    message: issues.length === 0 ? e.message : issues.map((i) => `${path(i) === "" ? "" : `${path(i)}: `}${i.message}`).join("; "),
+    code: "invalid_request",
+    param: first === undefined || path(first) === "" ? null : path(first)
+  })
+}
+
+/**
+ * A request that does not decode (body, query, path) answers 400 invalid_request in the envelope,
+ * like every other admin error; a defect answers 500 in the envelope, logged.
+ */
+export const adminErrorsLayer = Layer.succeed(AdminErrors, (httpEffect) =>
+  Effect.catchCause(httpEffect, (cause): Effect.Effect<HttpServerResponse.HttpServerResponse, AdminInvalid | Types.unhandled> => {
+    const failure = Cause.findErrorOption(cause)
+    if (Option.isSome(failure)) {
+      const e: unknown = failure.value
+      return HttpApiError.HttpApiSchemaError.is(e) && e.kind !== "Body" && e.kind !== "ResponseHeaders"
+        ? Effect.fail(invalidFrom(e))
+        : Effect.failCause(cause)
+    }
+    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+    const envelope = internalError("admin")
+    return Effect.as(
+      Effect.logError("admin API defect", cause),
+      HttpServerResponse.jsonUnsafe(envelopeBody(envelope), { status: envelope.status })
+    )
+  }))
+
+/** The API with every group implemented; needs Admin and Scheduler (the auth and error layers are provided). */
+export const adminApiLayer = (token: Redacted.Redacted<string>) =>
+  HttpApiBuilder.layer(AdminApi).pipe(
+    Layer.provide(Layer.mergeAll(UsersLive, KeysLive, GroupsLive, AccountsLive, SubscriptionsLive, PricesLive, UsageLive, AuditLive)),
+    Layer.provide(Layer.merge(adminAuthLayer(token), adminErrorsLayer))
+  )

@@ -3,7 +3,7 @@
  * the server (AdminServer.ts) so that reading it does not load the API: `npm start` imports the
  * server only when ADMIN_PORT is set.
  */
-import { Config, type ConfigError, Effect, Option, Redacted } from "effect"
+import { Config, Effect, Option, Redacted } from "effect"
 
 export interface AdminListen {
   readonly port: number
@@ -18,12 +18,12 @@ export const MIN_TOKEN_LENGTH = 16
  * None when ADMIN_PORT is unset; a failure saying what is wrong when it is set without a usable
  * ADMIN_TOKEN (the listener never starts unprotected).
  */
-export const adminListenFromEnv: Effect.Effect<Option.Option<AdminListen>, ConfigError.ConfigError | Error> = Effect.gen(
+export const adminListenFromEnv: Effect.Effect<Option.Option<AdminListen>, Config.ConfigError | Error> = Effect.gen(
   function*() {
-    const port = yield* Config.option(Config.port("ADMIN_PORT"))
+    const port = yield* Config.option(Config.Port("ADMIN_PORT"))
     if (Option.isNone(port)) return Option.none()
-    const host = yield* Config.string("ADMIN_HOST").pipe(Config.withDefault("127.0.0.1"))
-    const token = yield* Config.option(Config.redacted("ADMIN_TOKEN"))
+    const host = yield* Config.String("ADMIN_HOST").pipe(Config.withDefault("127.0.0.1"))
+    const token = yield* Config.option(Config.Redacted("ADMIN_TOKEN"))
     if (Option.isNone(token) || Redacted.value(token.value).trim() === "") {
       return yield* Effect.fail(new Error("ADMIN_PORT is set but ADMIN_TOKEN is not: the admin API does not start without a token"))
     }

@@ -1,16 +1,12 @@
 /**
- * `modelgate <group> <command>`, declared with @effect/cli: each command's options and arguments
+ * `modelgate <group> <command>`, declared with effect/cli: each command's options and arguments
  * are parsed and validated (with help per command) before anything touches the database. Changes
  * go through the Admin service the admin API uses: validated, audited, and announced to running
  * gateways when REDIS_URL is set. `--json` prints what the admin API would answer.
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Options from "@effect/cli/Options"
-import * as ValidationError from "@effect/cli/ValidationError"
-import { Console, Effect, Either, Option } from "effect"
-import { Admin } from "../admin/Admin.js"
+import { Clock, Console, Effect, Option, Result } from "effect"
+import { Argument, CliError, Command, Flag } from "effect/cli"
+import { Admin, type AdminShape } from "../admin/Admin.js"
 import { auditView, balanceView, issuedView, keyView, usageRowView, userView } from "../admin/views.js"
 import { formatUsd, parseUsd } from "../domain/money.js"
 import { parseDay, reportRange, usageReport } from "../domain/usageReport.js"
@@ -36,41 +32,41 @@ const iso = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString
 // ---------------------------------------------------------------------------------------------
 // Options every command takes, and typed values
 
-const json = Options.boolean("json").pipe(Options.withDescription("print JSON instead of text"))
-const database = Options.text("database").pipe(
-  Options.withDescription("database URL (default: DATABASE_URL, else sqlite:./data/modelgate.db)"),
-  Options.optional
+const json = Flag.Boolean("json").pipe(Flag.withDescription("print JSON instead of text"), Flag.withDefault(false))
+const database = Flag.String("database").pipe(
+  Flag.withDescription("database URL (default: DATABASE_URL, else sqlite:./data/modelgate.db)"),
+  Flag.optional
 )
 const common = { json, database }
 
-const invalid = (message: string) => ValidationError.invalidValue(HelpDoc.p(message))
+const invalid = (message: string) => new CliError.ValidationError({ message })
 
 const usdOf = (what: string) => (text: string) =>
-  Either.match(parseUsd(text, what), { onLeft: (m) => Effect.fail(invalid(m)), onRight: Effect.succeed })
+  Result.match(parseUsd(text, what), { onFailure: (m) => Effect.fail(invalid(m)), onSuccess: Effect.succeed })
 
-const usdOption = (name: string) => Options.text(name).pipe(Options.mapEffect(usdOf(`--${name}`)))
+const usdOption = (name: string) => Flag.String(name).pipe(Flag.mapEffect(usdOf(`--${name}`)))
 
 const positive = (name: string) =>
-  Options.integer(name).pipe(
-    Options.mapEffect((n) => (n > 0 ? Effect.succeed(n) : Effect.fail(invalid(`--${name} must be a positive whole number`))))
+  Flag.Int(name).pipe(
+    Flag.mapEffect((n) => (n > 0 ? Effect.succeed(n) : Effect.fail(invalid(`--${name} must be a positive whole number`))))
   )
 
 /** --rpm-limit / --tpm-limit: requests or tokens per minute (absent: no limit). */
 const minuteLimits = {
-  rpmLimit: positive("rpm-limit").pipe(Options.withDescription("requests per minute at most"), Options.optional),
-  tpmLimit: positive("tpm-limit").pipe(Options.withDescription("tokens per minute at most"), Options.optional)
+  rpmLimit: positive("rpm-limit").pipe(Flag.withDescription("requests per minute at most"), Flag.optional),
+  tpmLimit: positive("tpm-limit").pipe(Flag.withDescription("tokens per minute at most"), Flag.optional)
 }
 
 const dayOption = (name: string) =>
-  Options.text(name).pipe(
-    Options.mapEffect((text) => {
+  Flag.String(name).pipe(
+    Flag.mapEffect((text) => {
       const day = parseDay(text)
       return day === undefined ? Effect.fail(invalid(`--${name} must be a day as YYYY-MM-DD`)) : Effect.succeed(day)
     }),
-    Options.optional
+    Flag.optional
   )
 
-const keyId = Args.text({ name: "key id" })
+const keyId = Argument.String("key id")
 
 // ---------------------------------------------------------------------------------------------
 // keys
@@ -88,12 +84,12 @@ const printIssued = (issued: IssuedKey, asJson: boolean, verb: string) =>
 
 const keysCreate = Command.make("create", {
   ...common,
-  user: Options.text("user").pipe(Options.withDescription("the user the key spends for")),
-  group: Options.text("group").pipe(Options.withDescription("the group: its platform, models and policies")),
-  name: Options.text("name").pipe(Options.withDescription("the key's id (default: a random one)"), Options.optional),
-  quota: usdOption("quota-usd").pipe(Options.withDescription("spend limit in USD"), Options.optional),
-  expiresAt: Options.date("expires-at").pipe(Options.withDescription("like 2026-12-31 or 2026-12-31T00:00:00Z"), Options.optional),
-  concurrency: positive("concurrency").pipe(Options.withDescription("requests at once on this key"), Options.optional),
+  user: Flag.String("user").pipe(Flag.withDescription("the user the key spends for")),
+  group: Flag.String("group").pipe(Flag.withDescription("the group: its platform, models and policies")),
+  name: Flag.String("name").pipe(Flag.withDescription("the key's id (default: a random one)"), Flag.optional),
+  quota: usdOption("quota-usd").pipe(Flag.withDescription("spend limit in USD"), Flag.optional),
+  expiresAt: Flag.Date("expires-at").pipe(Flag.withDescription("like 2026-12-31 or 2026-12-31T00:00:00Z"), Flag.optional),
+  concurrency: positive("concurrency").pipe(Flag.withDescription("requests at once on this key"), Flag.optional),
   ...minuteLimits
 }, (o) =>
   onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
@@ -112,9 +108,9 @@ const keysCreate = Command.make("create", {
 
 const keysList = Command.make("list", {
   ...common,
-  user: Options.text("user").pipe(Options.optional),
-  group: Options.text("group").pipe(Options.optional),
-  includeDeleted: Options.boolean("include-deleted")
+  user: Flag.String("user").pipe(Flag.optional),
+  group: Flag.String("group").pipe(Flag.optional),
+  includeDeleted: Flag.Boolean("include-deleted").pipe(Flag.withDefault(false))
 }, (o) =>
   onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
     admin.listKeys({ user: Option.getOrUndefined(o.user), group: Option.getOrUndefined(o.group), includeDeleted: o.includeDeleted })).pipe(
@@ -138,7 +134,7 @@ const keysList = Command.make("list", {
       })
     ))).pipe(Command.withDescription("List keys (never their secrets)."))
 
-const keyChange = (name: string, description: string, run: (admin: Admin["Type"], id: string) => Effect.Effect<KeyRow, unknown>, said: (id: string) => string) =>
+const keyChange = (name: string, description: string, run: (admin: AdminShape, id: string) => Effect.Effect<KeyRow, unknown>, said: (id: string) => string) =>
   Command.make(name, { ...common, id: keyId }, (o) =>
     onDatabase(o.database, Effect.flatMap(Admin, (admin) => run(admin, o.id)).pipe(
       Effect.flatMap((row) => (o.json ? printJson(keyView(row)) : Console.log(said(o.id))))
@@ -159,7 +155,7 @@ const keysRotate = Command.make("rotate", { ...common, id: keyId }, (o) =>
 
 const keysDelete = Command.make("delete", { ...common, id: keyId }, (o) =>
   onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.deleteKey(o.id)).pipe(
-    Effect.zipRight(o.json ? printJson({ deleted: o.id }) : Console.log(`Deleted key '${o.id}' (disabled and hidden; its usage stays).`))
+    Effect.andThen(o.json ? printJson({ deleted: o.id }) : Console.log(`Deleted key '${o.id}' (disabled and hidden; its usage stays).`))
   ))).pipe(Command.withDescription("Disable the key and hide it from listings."))
 
 const keys = Command.make("keys").pipe(
@@ -170,13 +166,9 @@ const keys = Command.make("keys").pipe(
 // ---------------------------------------------------------------------------------------------
 // users
 
-const usdArg = Args.text({ name: "usd" }).pipe(
-  Args.mapEffect((text) =>
-    Either.match(parseUsd(text, "the amount"), { onLeft: (m) => Effect.fail(HelpDoc.p(m)), onRight: Effect.succeed })
-  )
-)
-const userArg = Args.text({ name: "user" })
-const note = Options.text("note").pipe(Options.withDescription("kept with the ledger row"), Options.optional)
+const usdArg = Argument.String("usd").pipe(Argument.mapEffect(usdOf("the amount")))
+const userArg = Argument.String("user")
+const note = Flag.String("note").pipe(Flag.withDescription("kept with the ledger row"), Flag.optional)
 
 const balanceChange = (name: string, mode: "add" | "set", description: string) =>
   Command.make(name, { ...common, user: userArg, amount: usdArg, note }, (o) => {
@@ -217,8 +209,8 @@ const usersList = Command.make("list", common, (o) =>
 const usersCreate = Command.make("create", {
   ...common,
   name: userArg,
-  balance: usdOption("balance-usd").pipe(Options.withDefault(0)),
-  concurrency: positive("concurrency").pipe(Options.withDefault(5)),
+  balance: usdOption("balance-usd").pipe(Flag.withDefault(0)),
+  concurrency: positive("concurrency").pipe(Flag.withDefault(5)),
   ...minuteLimits
 }, (o) =>
   onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
@@ -255,13 +247,13 @@ const users = Command.make("users").pipe(
 
 const usage = Command.make("usage", {
   ...common,
-  key: Options.text("key").pipe(Options.withDescription("that key's /v1/usage report"), Options.optional),
-  by: Options.choice("by", UsageDimension.literals).pipe(Options.withDescription("totals per key, user, group, model or day over the range"), Options.optional),
+  key: Flag.String("key").pipe(Flag.withDescription("that key's /v1/usage report"), Flag.optional),
+  by: Flag.Literals("by", UsageDimension.literals).pipe(Flag.withDescription("totals per key, user, group, model or day over the range"), Flag.optional),
   startDate: dayOption("start-date"),
   endDate: dayOption("end-date"),
-  open: Options.boolean("open").pipe(Options.withDescription("requests not (yet) settled"))
-}, (o) => {
-  const now = new Date()
+  open: Flag.Boolean("open").pipe(Flag.withDescription("requests not (yet) settled"), Flag.withDefault(false))
+}, (o) => Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+  const now = new Date(millis)
   const range = reportRange(Option.getOrUndefined(o.startDate), Option.getOrUndefined(o.endDate), now)
   if (range === undefined) return Effect.fail(invalid("--start-date must not be after --end-date"))
   const { from, to } = range
@@ -302,12 +294,12 @@ const usage = Command.make("usage", {
           ...rows.map((r) => [r.id, r.user_name, r.group_name, r.status, String(r.today_requests), formatUsd(r.today_cost_micros), String(r.total_requests), formatUsd(r.total_cost_micros)])
         ]))
   return onDatabase(o.database, work)
-}).pipe(Command.withDescription("Per key today and in total; --key: one key's /v1/usage; --by: totals over a range; --open: unsettled requests."))
+})).pipe(Command.withDescription("Per key today and in total; --key: one key's /v1/usage; --by: totals over a range; --open: unsettled requests."))
 
 const audit = Command.make("audit", {
   ...common,
-  limit: positive("limit").pipe(Options.withDefault(50)),
-  target: Options.text("target").pipe(Options.withDescription("only changes to this user, key..."), Options.optional)
+  limit: positive("limit").pipe(Flag.withDefault(50)),
+  target: Flag.String("target").pipe(Flag.withDescription("only changes to this user, key..."), Flag.optional)
 }, (o) =>
   onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.audit({ limit: o.limit, target: Option.getOrUndefined(o.target) })).pipe(
     Effect.flatMap((rows) =>

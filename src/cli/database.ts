@@ -3,17 +3,19 @@
  * on open (the config file is the gateway's to sync, not the CLI's). Changes are announced to
  * running gateways over Redis when REDIS_URL is set.
  */
-import type { SqlClient } from "@effect/sql"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as ValidationError from "@effect/cli/ValidationError"
-import { Config, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Config, Effect, Layer, Option, Redacted, Result } from "effect"
+import { CliError } from "effect/cli"
+import type { SqlClient } from "effect/sql"
 import { Admin } from "../admin/Admin.js"
 import { LiveStore } from "../admin/LiveStore.js"
 import { databaseLayer } from "../store/Database.js"
 import { parseDatabaseUrl } from "../store/target.js"
 
 const optionalEnv = (name: string) =>
-  Config.option(Config.string(name)).pipe(Effect.map(Option.filter((v) => v.trim() !== "")), Effect.orElseSucceed(() => Option.none<string>()))
+  Config.option(Config.String(name)).pipe(
+    Effect.map(Option.filter((v: string) => v.trim() !== "")),
+    Effect.orElseSucceed(() => Option.none<string>())
+  )
 
 export const onDatabase = <A, E>(
   database: Option.Option<string>,
@@ -22,11 +24,11 @@ export const onDatabase = <A, E>(
   Effect.gen(function*() {
     const url = Option.isSome(database) ? database : yield* optionalEnv("DATABASE_URL")
     const target = parseDatabaseUrl(Option.getOrUndefined(url))
-    if (Either.isLeft(target)) return yield* Effect.fail(ValidationError.invalidValue(HelpDoc.p(target.left)))
+    if (Result.isFailure(target)) return yield* Effect.fail(new CliError.ValidationError({ message: target.failure }))
     const redis = yield* optionalEnv("REDIS_URL")
     const live = Option.match(redis, {
       onNone: () => LiveStore.layerNone,
       onSome: (u) => LiveStore.layerAnnounce(Redacted.make(u))
     })
-    return yield* Effect.provide(work, Admin.layer("cli").pipe(Layer.provideMerge(databaseLayer(target.right)), Layer.provide(live)))
+    return yield* Effect.provide(work, Admin.layer("cli").pipe(Layer.provideMerge(databaseLayer(target.success)), Layer.provide(live)))
   })

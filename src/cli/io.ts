@@ -1,8 +1,8 @@
 /**
  * Where the CLI's lines go: an Effect Console over two line writers (stdout and stderr in the
- * process, arrays in tests), so @effect/cli's help and the commands' output are captured alike.
+ * process, arrays in tests), so effect/cli's help and the commands' output are captured alike.
  */
-import { Console, Effect } from "effect"
+import type { Console } from "effect"
 
 export type Print = (line: string) => void
 
@@ -14,15 +14,14 @@ export interface CliIo {
 const text = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "string" ? a : String(a))).join(" ")
 
 export const consoleOf = (io: CliIo): Console.Console => {
-  const out = (...args: ReadonlyArray<unknown>) => Effect.sync(() => io.out(text(args)))
-  const err = (...args: ReadonlyArray<unknown>) => Effect.sync(() => io.err(text(args)))
-  const unsafeOut = (...args: ReadonlyArray<unknown>) => io.out(text(args))
-  const unsafeErr = (...args: ReadonlyArray<unknown>) => io.err(text(args))
-  const none = () => Effect.void
+  const out = (...args: ReadonlyArray<unknown>) => io.out(text(args))
+  const err = (...args: ReadonlyArray<unknown>) => io.err(text(args))
+  const none = () => undefined
   return {
-    [Console.TypeId]: Console.TypeId,
-    assert: (condition, ...args) => (condition ? Effect.void : err(...args)),
-    clear: Effect.void,
+    assert: (condition, ...args) => {
+      if (!condition) err(...args)
+    },
+    clear: none,
     count: none,
     countReset: none,
     debug: err,
@@ -30,7 +29,8 @@ export const consoleOf = (io: CliIo): Console.Console => {
     dirxml: out,
     error: err,
     group: none,
-    groupEnd: Effect.void,
+    groupCollapsed: none,
+    groupEnd: none,
     info: out,
     log: out,
     table: (data) => out(data),
@@ -38,29 +38,6 @@ export const consoleOf = (io: CliIo): Console.Console => {
     timeEnd: none,
     timeLog: none,
     trace: err,
-    warn: err,
-    unsafe: {
-      assert: (condition, ...args) => {
-        if (!condition) unsafeErr(...args)
-      },
-      clear: () => undefined,
-      count: () => undefined,
-      countReset: () => undefined,
-      debug: unsafeErr,
-      dir: (item) => unsafeOut(item),
-      dirxml: unsafeOut,
-      error: unsafeErr,
-      group: () => undefined,
-      groupCollapsed: () => undefined,
-      groupEnd: () => undefined,
-      info: unsafeOut,
-      log: unsafeOut,
-      table: (data) => unsafeOut(data),
-      time: () => undefined,
-      timeEnd: () => undefined,
-      timeLog: () => undefined,
-      trace: unsafeErr,
-      warn: unsafeErr
-    }
+    warn: err
   }
 }

@@ -4,10 +4,9 @@
  * database unreachable), 2 bad usage (an unknown command or option, a malformed value).
  */
 import { createRequire } from "node:module"
-import * as Command from "@effect/cli/Command"
-import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Cause, ConfigProvider, Effect, Exit, Logger, LogLevel, Option } from "effect"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Cause, ConfigProvider, Console, Effect, Exit, Layer, Logger, Option, References } from "effect"
+import { CliError, CliOutput, Command } from "effect/cli"
 import { modelgate } from "./commands.js"
 import { type CliIo, consoleOf } from "./io.js"
 
@@ -15,7 +14,12 @@ export type { CliIo } from "./io.js"
 
 const version = (createRequire(import.meta.url)("../../package.json") as { readonly version: string }).version
 
-const cli = Command.run(modelgate, { name: "modelgate", version })
+const cli = Command.runWith(modelgate, { version })
+
+/** effect/cli's output, but `--version` prints the bare version (as scripts read it). */
+const presenter: CliOutput.Presenter = {
+  present: (event) => (event._tag === "Version" ? Console.log(event.version) : CliOutput.defaultPresenter.present(event))
+}
 
 const messageOf = (e: unknown): string => {
   if (typeof e === "object" && e !== null && "message" in e && typeof e.message === "string") {
@@ -33,30 +37,35 @@ export const runCli = async (
 ): Promise<number> => {
   // `modelgate help [command]` is `modelgate [command] --help`.
   const args = argv[0] === "help" ? [...argv.slice(1), "--help"] : [...argv]
-  const vars = new Map(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined))
   // Log lines (a migration ran, a warning) go to stderr so stdout stays the command's output.
   const logger = Logger.make(({ logLevel, message }) =>
-    io.err(`${logLevel.label.toLowerCase()}: ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+    io.err(`${logLevel.toLowerCase()}: ${Array.isArray(message) ? message.join(" ") : String(message)}`)
   )
   const exit = await Effect.runPromiseExit(
-    cli(["node", "modelgate", ...args]).pipe(
-      Effect.withConsole(consoleOf(io)),
-      Effect.withConfigProvider(ConfigProvider.fromMap(vars)),
-      Effect.provide(NodeContext.layer),
-      Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-      Logger.withMinimumLogLevel(LogLevel.Warning)
+    cli(args).pipe(
+      Effect.provideService(Console.Console, consoleOf(io)),
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({ ...env })),
+      Effect.provideService(CliOutput.Presenter, presenter),
+      Effect.provideService(CliOutput.Formatter, CliOutput.defaultFormatter({ colors: false })),
+      Effect.provideService(References.MinimumLogLevel, "Warn"),
+      Effect.provide(Layer.merge(NodeServices.layer, Logger.layer([logger])))
     )
   )
   if (Exit.isSuccess(exit)) return 0
-  const failure = Cause.failureOption(exit.cause)
+  const failure = Cause.findErrorOption(exit.cause)
   if (Option.isNone(failure)) {
     io.err(`error: ${Cause.pretty(exit.cause)}`)
     return 1
   }
-  if (ValidationError.isValidationError(failure.value)) {
-    // @effect/cli has printed what was wrong, with the command's usage.
+  const e: unknown = failure.value
+  if (CliError.isCliError(e)) {
+    // A parse error: effect/cli has printed what was wrong, with the command's usage. Bare
+    // help (a group named without a command) is no error.
+    if (e._tag === "ShowHelp") return e.errors.length === 0 ? 0 : 2
+    // A value the command itself refused (an amount of 0, a malformed DATABASE_URL).
+    io.err(`error: ${e.message}`)
     return 2
   }
-  io.err(`error: ${messageOf(failure.value)}`)
+  io.err(`error: ${messageOf(e)}`)
   return 1
 }

@@ -17,7 +17,7 @@ export interface AppConfigShape {
   readonly demoKey: string | undefined
 }
 
-export class AppConfig extends Context.Tag("modelgate/AppConfig")<AppConfig, AppConfigShape>() {
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("modelgate/AppConfig") {
   static readonly layer = (data: GatewayData, source = "inline"): Layer.Layer<AppConfig> =>
     Layer.succeed(AppConfig, { data, source, demoKey: undefined })
 
@@ -29,7 +29,7 @@ export class AppConfig extends Context.Tag("modelgate/AppConfig")<AppConfig, App
       if (path !== undefined) {
         return Effect.map(loadConfigFile(path, process.env), (data) => ({ data, source: path, demoKey: undefined }))
       }
-      return Effect.map(decodeConfig(demoConfig, "demo", process.env), (data) => ({
+      return Effect.map(Effect.fromResult(decodeConfig(demoConfig, "demo", process.env)), (data) => ({
         data,
         source: "demo",
         demoKey: DEMO_KEY
@@ -89,43 +89,43 @@ export const defaultSettings: SettingsShape = {
   scheduling: defaultSchedulingSettings
 }
 
-export class Settings extends Context.Tag("modelgate/Settings")<Settings, SettingsShape>() {
+export class Settings extends Context.Service<Settings, SettingsShape>()("modelgate/Settings") {
   static readonly layer = (overrides: Partial<SettingsShape> = {}): Layer.Layer<Settings> =>
     Layer.succeed(Settings, { ...defaultSettings, ...overrides })
 
   static readonly layerConfig = Layer.effect(
     Settings,
     Config.all({
-      maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(defaultSettings.maxBodyBytes)),
-      websocketMaxAgeMillis: Config.number("WEBSOCKET_MAX_AGE_MINUTES").pipe(
+      maxBodyBytes: Config.Int("MAX_BODY_BYTES").pipe(Config.withDefault(defaultSettings.maxBodyBytes)),
+      websocketMaxAgeMillis: Config.Number("WEBSOCKET_MAX_AGE_MINUTES").pipe(
         Config.map((minutes) => minutes * 60_000),
         Config.withDefault(defaultSettings.websocketMaxAgeMillis)
       ),
-      drainSeconds: Config.number("DRAIN_SECONDS").pipe(Config.withDefault(defaultSettings.drainSeconds)),
-      slotWaitMillis: Config.integer("SLOT_WAIT_MS").pipe(Config.withDefault(defaultSettings.slotWaitMillis)),
-      slotQueueLimit: Config.integer("SLOT_QUEUE_LIMIT").pipe(Config.withDefault(defaultSettings.slotQueueLimit)),
-      upstreamConnectTimeoutMillis: Config.integer("UPSTREAM_CONNECT_TIMEOUT_MS").pipe(
+      drainSeconds: Config.Number("DRAIN_SECONDS").pipe(Config.withDefault(defaultSettings.drainSeconds)),
+      slotWaitMillis: Config.Int("SLOT_WAIT_MS").pipe(Config.withDefault(defaultSettings.slotWaitMillis)),
+      slotQueueLimit: Config.Int("SLOT_QUEUE_LIMIT").pipe(Config.withDefault(defaultSettings.slotQueueLimit)),
+      upstreamConnectTimeoutMillis: Config.Int("UPSTREAM_CONNECT_TIMEOUT_MS").pipe(
         Config.withDefault(defaultSettings.upstreamConnectTimeoutMillis)
       ),
-      upstreamFirstByteTimeoutMillis: Config.integer("UPSTREAM_FIRST_BYTE_TIMEOUT_MS").pipe(
+      upstreamFirstByteTimeoutMillis: Config.Int("UPSTREAM_FIRST_BYTE_TIMEOUT_MS").pipe(
         Config.withDefault(defaultSettings.upstreamFirstByteTimeoutMillis)
       ),
-      upstreamIdleTimeoutMillis: Config.integer("UPSTREAM_IDLE_TIMEOUT_MS").pipe(
+      upstreamIdleTimeoutMillis: Config.Int("UPSTREAM_IDLE_TIMEOUT_MS").pipe(
         Config.withDefault(defaultSettings.upstreamIdleTimeoutMillis)
       ),
-      headerTimeoutMillis: Config.integer("HEADER_TIMEOUT_MS").pipe(Config.withDefault(defaultSettings.headerTimeoutMillis)),
-      bodyTimeoutMillis: Config.integer("BODY_TIMEOUT_MS").pipe(Config.withDefault(defaultSettings.bodyTimeoutMillis)),
-      maxConnections: Config.integer("MAX_CONNECTIONS").pipe(Config.withDefault(defaultSettings.maxConnections)),
-      maxUpstreamBodyBytes: Config.integer("MAX_UPSTREAM_BODY_BYTES").pipe(
+      headerTimeoutMillis: Config.Int("HEADER_TIMEOUT_MS").pipe(Config.withDefault(defaultSettings.headerTimeoutMillis)),
+      bodyTimeoutMillis: Config.Int("BODY_TIMEOUT_MS").pipe(Config.withDefault(defaultSettings.bodyTimeoutMillis)),
+      maxConnections: Config.Int("MAX_CONNECTIONS").pipe(Config.withDefault(defaultSettings.maxConnections)),
+      maxUpstreamBodyBytes: Config.Int("MAX_UPSTREAM_BODY_BYTES").pipe(
         Config.withDefault(defaultSettings.maxUpstreamBodyBytes)
       ),
-      metricsToken: Config.option(Config.redacted("METRICS_TOKEN")).pipe(
+      metricsToken: Config.option(Config.Redacted("METRICS_TOKEN")).pipe(
         Config.map((token) => Option.getOrUndefined(Option.filter(token, (t) => Redacted.value(t) !== "")))
       ),
-      streamWriteTimeoutMillis: Config.integer("STREAM_WRITE_TIMEOUT_MS").pipe(
+      streamWriteTimeoutMillis: Config.Int("STREAM_WRITE_TIMEOUT_MS").pipe(
         Config.withDefault(defaultSettings.streamWriteTimeoutMillis)
       ),
-      maxSseEventBytes: Config.integer("MAX_SSE_EVENT_BYTES").pipe(Config.withDefault(defaultSettings.maxSseEventBytes)),
+      maxSseEventBytes: Config.Int("MAX_SSE_EVENT_BYTES").pipe(Config.withDefault(defaultSettings.maxSseEventBytes)),
       scheduling: schedulingConfig
     })
   )

@@ -3,7 +3,7 @@
  * start with one message that lists every problem by field path.
  */
 import { readFileSync } from "node:fs"
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, Result, Schema, SchemaIssue } from "effect"
 import { parse as parseYaml } from "yaml"
 import { GatewayConfig } from "../domain/config.js"
 import { type GatewayData, resolveConfig } from "./resolve.js"
@@ -17,34 +17,44 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
   }
 }
 
-const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>((acc, p) => (typeof p === "number" ? `${acc}[${p}]` : acc === "" ? String(p) : `${acc}.${String(p)}`), "")
+type PathSegment = PropertyKey | { readonly key: PropertyKey }
+
+const formatPath = (path: ReadonlyArray<PathSegment> | undefined): string =>
+  (path ?? []).reduce<string>((acc, s) => {
+    const p = typeof s === "object" ? s.key : s
+    return typeof p === "number" ? `${acc}[${p}]` : acc === "" ? String(p) : `${acc}.${String(p)}`
+  }, "")
+
+// reportInput: each problem says what was found, as Schema 3's messages did ("Expected …, got …").
+const decodeGatewayConfig = Schema.decodeUnknownResult(GatewayConfig, { errors: "all", onExcessProperty: "error", reportInput: true })
+/** Every issue as `{ path, message }`, one per problem (what ArrayFormatter gave on Schema 3). */
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
 export const decodeConfig = (
   raw: unknown,
   source: string,
   env: Readonly<Record<string, string | undefined>>
-): Either.Either<GatewayData, ConfigError> =>
-  Schema.decodeUnknownEither(GatewayConfig, { errors: "all", onExcessProperty: "error" })(raw).pipe(
-    Either.mapLeft((e) =>
+): Result.Result<GatewayData, ConfigError> =>
+  decodeGatewayConfig(raw).pipe(
+    Result.mapError((e) =>
       new ConfigError({
         source,
-        problems: ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${formatPath(i.path) || "(root)"}: ${i.message}`)
+        problems: formatIssues(e.issue).issues.map((i) => `${formatPath(i.path) || "(root)"}: ${i.message}`)
       })
     ),
-    Either.flatMap((cfg) => Either.mapLeft(resolveConfig(cfg, env), (problems) => new ConfigError({ source, problems })))
+    Result.flatMap((cfg) => Result.mapError(resolveConfig(cfg, env), (problems) => new ConfigError({ source, problems })))
   )
 
 export const parseConfigText = (
   text: string,
   source: string,
   env: Readonly<Record<string, string | undefined>>
-): Either.Either<GatewayData, ConfigError> => {
+): Result.Result<GatewayData, ConfigError> => {
   let raw: unknown
   try {
     raw = parseYaml(text)
   } catch (e) {
-    return Either.left(new ConfigError({ source, problems: [`not valid YAML: ${(e as Error).message}`] }))
+    return Result.fail(new ConfigError({ source, problems: [`not valid YAML: ${(e as Error).message}`] }))
   }
   return decodeConfig(raw, source, env)
 }
@@ -53,7 +63,7 @@ export const loadConfigFile = (path: string, env: Readonly<Record<string, string
   Effect.try({
     try: () => readFileSync(path, "utf8"),
     catch: (e) => new ConfigError({ source: path, problems: [`cannot read file: ${(e as Error).message}`] })
-  }).pipe(Effect.flatMap((text) => parseConfigText(text, path, env)))
+  }).pipe(Effect.flatMap((text) => Effect.fromResult(parseConfigText(text, path, env))))
 
 /** `--config <path>` or `--config=<path>` on the command line wins over MODELGATE_CONFIG. */
 export const configPathFrom = (

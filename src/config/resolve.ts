@@ -3,7 +3,7 @@
  * from the environment. Every problem names the field it is about.
  */
 import { hash } from "node:crypto"
-import { Either, Redacted } from "effect"
+import { Redacted, Result } from "effect"
 import type { GatewayConfig, Platform } from "../domain/config.js"
 import { type Account, type ApiKey, type Group, type User, usdToMicros } from "../domain/model.js"
 import type { ModerationConfig } from "../domain/moderationConfig.js"
@@ -48,7 +48,7 @@ const limitMicros = (usd: number | undefined) => (usd === undefined || usd === 0
 export const resolveConfig = (
   config: GatewayConfig,
   env: Readonly<Record<string, string | undefined>>
-): Either.Either<GatewayData, ReadonlyArray<string>> => {
+): Result.Result<GatewayData, ReadonlyArray<string>> => {
   const problems: Array<string> = []
   const groups = new Map<string, Group>()
   const windowLimits = new Map<string, WindowLimits>()
@@ -192,8 +192,8 @@ export const resolveConfig = (
       price: { input: p.input, output: p.output, cacheRead: p.cache_read ?? p.input, cacheWrite: p.cache_write ?? p.input }
     })
   })
-  if (problems.length > 0) return Either.left(problems)
-  return Either.right({
+  if (problems.length > 0) return Result.fail(problems)
+  return Result.succeed({
     groups,
     users,
     keys,

@@ -48,8 +48,8 @@ export const defaultSchedulingSettings: SchedulingSettings = {
 }
 
 const d = defaultSchedulingSettings
-const int = (name: string, fallback: number) => Config.integer(name).pipe(Config.withDefault(fallback))
-const num = (name: string, fallback: number) => Config.number(name).pipe(Config.withDefault(fallback))
+const int = (name: string, fallback: number) => Config.Int(name).pipe(Config.withDefault(fallback))
+const num = (name: string, fallback: number) => Config.Number(name).pipe(Config.withDefault(fallback))
 
 export const schedulingConfig: Config.Config<SchedulingSettings> = Config.all({
   maxSwitches: int("UPSTREAM_MAX_SWITCHES", d.maxSwitches),
@@ -63,6 +63,6 @@ export const schedulingConfig: Config.Config<SchedulingSettings> = Config.all({
   serverErrorThreshold: int("COOLDOWN_SERVER_ERROR_THRESHOLD", d.serverErrorThreshold),
   serverErrorWindowSeconds: num("COOLDOWN_SERVER_ERROR_WINDOW_SECONDS", d.serverErrorWindowSeconds),
   serverErrorSeconds: num("COOLDOWN_SERVER_ERROR_SECONDS", d.serverErrorSeconds),
-  redisKeyPrefix: Config.string("REDIS_KEY_PREFIX").pipe(Config.withDefault(d.redisKeyPrefix)),
+  redisKeyPrefix: Config.String("REDIS_KEY_PREFIX").pipe(Config.withDefault(d.redisKeyPrefix)),
   redisLeaseMillis: int("REDIS_LEASE_MS", d.redisLeaseMillis)
 })

@@ -4,20 +4,20 @@
  * (accounts name an environment variable instead).
  */
 import { Schema } from "effect"
-import { defaultModerationConfig, ModerationConfig } from "./moderationConfig.js"
+import { defaultModerationConfig, ModerationConfig, withDefault } from "./moderationConfig.js"
 
-export const Platform = Schema.Literal("openai", "anthropic", "antigravity")
+export const Platform = Schema.Literals(["openai", "anthropic", "antigravity"])
 export type Platform = typeof Platform.Type
 
-export const ModerationMode = Schema.Literal("off", "observe", "block")
+export const ModerationMode = Schema.Literals(["off", "observe", "block"])
 export type ModerationMode = typeof ModerationMode.Type
 
-const NonEmpty = Schema.String.pipe(Schema.minLength(1))
-const NonNegative = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
-const PositiveInt = Schema.Number.pipe(Schema.int(), Schema.positive())
+const NonEmpty = Schema.String.check(Schema.isMinLength(1))
+const NonNegative = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 /** A value sent as an HTTP header as it is: printable ASCII, no spaces (an id such as `org-…`). */
-const HeaderToken = Schema.String.pipe(Schema.pattern(/^[\x21-\x7e]{1,256}$/, {
-  message: () => "must be 1 to 256 printable ASCII characters without spaces"
+const HeaderToken = Schema.String.check(Schema.isPattern(/^[\x21-\x7e]{1,256}$/, {
+  message: "must be 1 to 256 printable ASCII characters without spaces"
 }))
 
 /** Requests / tokens per minute, on groups, users and keys; absent = no limit. */
@@ -29,41 +29,41 @@ const MinuteLimitFields = {
 export const GroupConfig = Schema.Struct({
   name: NonEmpty,
   platform: Platform,
-  billing: Schema.optionalWith(Schema.Literal("balance", "subscription"), { default: () => "balance" as const }),
-  allow_image_generation: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  rate_multiplier: Schema.optionalWith(NonNegative, { default: () => 1 }),
+  billing: Schema.Literals(["balance", "subscription"]).pipe(withDefault("balance")),
+  allow_image_generation: Schema.Boolean.pipe(withDefault(false)),
+  rate_multiplier: NonNegative.pipe(withDefault(1)),
   models: Schema.optional(Schema.Array(NonEmpty)),
-  moderation: Schema.optionalWith(ModerationMode, { default: () => "off" as const }),
+  moderation: ModerationMode.pipe(withDefault("off")),
   // Subscription windows (UTC day, ISO week from Monday, calendar month); absent or 0 = no limit.
   daily_limit_usd: Schema.optional(NonNegative),
   weekly_limit_usd: Schema.optional(NonNegative),
   monthly_limit_usd: Schema.optional(NonNegative),
   ...MinuteLimitFields,
   // The Responses WebSocket transport (GET upgrade, issue 19); false: the upgrade is answered 426 and clients fall back to HTTP.
-  websocket: Schema.optionalWith(Schema.Boolean, { default: () => true })
+  websocket: Schema.Boolean.pipe(withDefault(true))
 })
 export type GroupConfig = typeof GroupConfig.Type
 
 export const UserConfig = Schema.Struct({
   name: NonEmpty,
-  balance_usd: Schema.optionalWith(Schema.Number.pipe(Schema.finite()), { default: () => 0 }),
-  concurrency: Schema.optionalWith(PositiveInt, { default: () => 5 }),
+  balance_usd: Schema.Finite.pipe(withDefault(0)),
+  concurrency: PositiveInt.pipe(withDefault(5)),
   ...MinuteLimitFields
 })
 export type UserConfig = typeof UserConfig.Type
 
-export const KeyStatus = Schema.Literal("active", "disabled", "expired", "quota_exhausted")
+export const KeyStatus = Schema.Literals(["active", "disabled", "expired", "quota_exhausted"])
 export type KeyStatus = typeof KeyStatus.Type
 
 export const KeyConfig = Schema.Struct({
   key: Schema.optional(NonEmpty),
-  key_sha256: Schema.optional(Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/, {
-    message: () => "key_sha256 must be 64 lowercase hex characters"
+  key_sha256: Schema.optional(Schema.String.check(Schema.isPattern(/^[0-9a-f]{64}$/, {
+    message: "key_sha256 must be 64 lowercase hex characters"
   }))),
   user: NonEmpty,
   group: NonEmpty,
   name: Schema.optional(Schema.String),
-  status: Schema.optionalWith(KeyStatus, { default: () => "active" as const }),
+  status: KeyStatus.pipe(withDefault("active")),
   quota_usd: Schema.optional(NonNegative),
   expires_at: Schema.optional(Schema.DateFromString),
   concurrency: Schema.optional(PositiveInt),
@@ -74,22 +74,22 @@ export type KeyConfig = typeof KeyConfig.Type
 export const AccountConfig = Schema.Struct({
   name: NonEmpty,
   platform: Platform,
-  kind: Schema.optionalWith(Schema.Literal("http", "simulator"), { default: () => "http" as const }),
-  base_url: Schema.optional(Schema.String.pipe(Schema.pattern(/^https?:\/\/\S+$/, {
-    message: () => "base_url must be an http(s) URL"
+  kind: Schema.Literals(["http", "simulator"]).pipe(withDefault("http")),
+  base_url: Schema.optional(Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/, {
+    message: "base_url must be an http(s) URL"
   }))),
-  api_key_env: Schema.optional(Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  api_key_env: Schema.optional(Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]*$/))),
   groups: Schema.Array(NonEmpty),
-  priority: Schema.optionalWith(Schema.Number.pipe(Schema.int()), { default: () => 50 }),
-  concurrency: Schema.optionalWith(PositiveInt, { default: () => 10 }),
-  model_mapping: Schema.optional(Schema.Record({ key: Schema.String, value: NonEmpty })),
+  priority: Schema.Int.pipe(withDefault(50)),
+  concurrency: PositiveInt.pipe(withDefault(10)),
+  model_mapping: Schema.optional(Schema.Record(Schema.String, NonEmpty)),
   // OpenAI accounts only: sent upstream as OpenAI-Organization / OpenAI-Project (src/domain/forwardHeaders.ts).
   openai_organization: Schema.optional(HeaderToken),
   openai_project: Schema.optional(HeaderToken)
 })
 export type AccountConfig = typeof AccountConfig.Type
 
-export const SubscriptionStatus = Schema.Literal("active", "expired", "suspended")
+export const SubscriptionStatus = Schema.Literals(["active", "expired", "suspended"])
 export type SubscriptionStatus = typeof SubscriptionStatus.Type
 
 /** A user's subscription to a `billing: subscription` group. */
@@ -98,7 +98,7 @@ export const SubscriptionConfig = Schema.Struct({
   group: NonEmpty,
   starts_at: Schema.optional(Schema.DateFromString),
   expires_at: Schema.optional(Schema.DateFromString),
-  status: Schema.optionalWith(SubscriptionStatus, { default: () => "active" as const })
+  status: SubscriptionStatus.pipe(withDefault("active"))
 })
 export type SubscriptionConfig = typeof SubscriptionConfig.Type
 
@@ -107,8 +107,8 @@ export type SubscriptionConfig = typeof SubscriptionConfig.Type
  * Omitted cache prices default to the input price (never cheaper than the uncached token).
  */
 export const PriceConfig = Schema.Struct({
-  model: Schema.String.pipe(Schema.pattern(/^[^*]+\*?$/, {
-    message: () => "model must be a model name or a prefix ending in a single *"
+  model: Schema.String.check(Schema.isPattern(/^[^*]+\*?$/, {
+    message: "model must be a model name or a prefix ending in a single *"
   })),
   input: NonNegative,
   output: NonNegative,
@@ -119,15 +119,15 @@ export type PriceConfig = typeof PriceConfig.Type
 
 export const GatewayConfig = Schema.Struct({
   groups: Schema.Array(GroupConfig),
-  users: Schema.optionalWith(Schema.Array(UserConfig), { default: () => [] }),
-  keys: Schema.optionalWith(Schema.Array(KeyConfig), { default: () => [] }),
-  accounts: Schema.optionalWith(Schema.Array(AccountConfig), { default: () => [] }),
+  users: Schema.Array(UserConfig).pipe(withDefault([])),
+  keys: Schema.Array(KeyConfig).pipe(withDefault([])),
+  accounts: Schema.Array(AccountConfig).pipe(withDefault([])),
   // Optional (not defaulted) so existing config literals stay valid; resolve treats absent as [].
   subscriptions: Schema.optional(Schema.Array(SubscriptionConfig)),
   prices: Schema.optional(Schema.Array(PriceConfig)),
   /** Which moderation implementation decides, and its rules or endpoint settings. */
-  moderation: Schema.optionalWith(ModerationConfig, { default: () => defaultModerationConfig }),
+  moderation: ModerationConfig.pipe(withDefault(defaultModerationConfig)),
   /** Per-platform fallback model lists for /v1/models (data, not code). */
-  default_models: Schema.optional(Schema.partial(Schema.Record({ key: Platform, value: Schema.Array(NonEmpty) })))
+  default_models: Schema.optional(Schema.Record(Platform, Schema.optional(Schema.Array(NonEmpty))))
 })
 export type GatewayConfig = typeof GatewayConfig.Type

@@ -2,13 +2,13 @@
  * The gateway's typed errors: few, each carrying what the client envelope needs.
  * `src/domain/envelope.ts` maps them exhaustively; adding a class here without mapping it fails to compile.
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 
 /** 400: the request is malformed or asks for something we do not support. */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   code: Schema.String,
   message: Schema.String,
-  param: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+  param: Schema.NullOr(Schema.String).pipe(Schema.withConstructorDefault(Effect.succeed(null)))
 }) {}
 
 /** 413: the body exceeds the configured limit. */
@@ -22,7 +22,7 @@ export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("Requ
 
 /** 401: no key, unknown key, disabled key. */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
-  code: Schema.Literal("missing_api_key", "invalid_api_key", "api_key_disabled", "user_disabled"),
+  code: Schema.Literals(["missing_api_key", "invalid_api_key", "api_key_disabled", "user_disabled"]),
   message: Schema.String
 }) {}
 
@@ -43,7 +43,7 @@ export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNot
 
 /** 402: money ran out (key quota or user balance). */
 export class InsufficientQuota extends Schema.TaggedError<InsufficientQuota>()("InsufficientQuota", {
-  code: Schema.Literal("key_quota_exhausted", "insufficient_balance"),
+  code: Schema.Literals(["key_quota_exhausted", "insufficient_balance"]),
   message: Schema.String
 }) {}
 
@@ -53,7 +53,7 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   message: Schema.String,
   retryAfterSeconds: Schema.optional(Schema.Number),
   /** The `x-ratelimit-*` headers of a per-minute limit, so a client can pace itself. */
-  headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  headers: Schema.optional(Schema.Record(Schema.String, Schema.String))
 }) {}
 
 /** 503: no upstream account can take the request now. */
@@ -88,7 +88,7 @@ export const upstreamRefusedRequest = (status: number): boolean =>
 /** Infrastructure (database, cache) failed in a way the client cannot fix. */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   message: Schema.String,
-  cause: Schema.optional(Schema.Defect)
+  cause: Schema.optional(Schema.Defect())
 }) {}
 
 /** A typed error a handler may fail with; the envelope maps each one. */

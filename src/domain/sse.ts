@@ -91,7 +91,26 @@ export class SseDecoder {
    */
   push(chunk: Uint8Array): Array<SseFrame> {
     if (this.overflowed) return []
-    let text = this.decode(chunk)
+    return this.take(this.decode(chunk), chunk.byteLength)
+  }
+
+  /**
+   * The frames this already decoded text completes: the same decoder for a stream of text (the
+   * Responses WebSocket bridge reads the client SSE text a turn produces). Do not mix with `push`
+   * on one decoder. The event size limit counts UTF-16 units here, not bytes.
+   */
+  pushText(chunk: string): Array<SseFrame> {
+    if (this.overflowed) return []
+    let text = chunk
+    if (this.atStart && text !== "") {
+      this.atStart = false
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+    }
+    return this.take(text, chunk.length)
+  }
+
+  private take(decoded: string, size: number): Array<SseFrame> {
+    let text = decoded
     if (this.heldCR) {
       text = "\r" + text
       this.heldCR = false
@@ -110,7 +129,7 @@ export class SseDecoder {
     this.endsWithNewline = text.charCodeAt(text.length - 1) === 10
     if (!endsFrame) {
       this.buffer += text
-      this.bufferBytes += chunk.byteLength
+      this.bufferBytes += size
       if (this.bufferBytes > this.maxEventBytes) this.overflow()
       return []
     }
@@ -148,12 +167,8 @@ export class SseDecoder {
 }
 
 export const sseFrames = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<SseFrame, E, R> =>
-  Stream.suspend(() => {
-    const decoder = new SseDecoder()
-    return bytes.pipe(
-      Stream.mapConcat((chunk) => decoder.push(chunk)),
-      Stream.concat(Stream.sync(() => decoder.flush()).pipe(Stream.flattenIterables))
-    )
+  Stream.mapAccum(bytes, () => new SseDecoder(), (decoder, chunk) => [decoder, decoder.push(chunk)] as const, {
+    onHalt: (decoder) => decoder.flush()
   })
 
 /** One Responses event as a frame: `event:` line (as the real API sends) plus one-line JSON data. */

@@ -1,5 +1,5 @@
 /** GET /v1/models and GET /antigravity/models in the OpenAI list shape. */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { Effect } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import type { Platform } from "../domain/config.js"

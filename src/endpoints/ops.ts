@@ -1,24 +1,19 @@
 /**
  * The operator's endpoints: GET /health (liveness), GET /readyz (readiness: the database and Redis
  * answer and the gateway is not draining) and GET /metrics (Prometheus text of every Effect metric
- * in the process, the scheduler's slot gauges read at scrape time).
+ * in the process, through effect/observability's PrometheusMetrics, the scheduler's slot gauges read
+ * at scrape time).
  */
 import { randomBytes, timingSafeEqual } from "node:crypto"
-import { Effect, Metric, MetricLabel, MetricState, Redacted } from "effect"
+import { Effect, Metric, Redacted } from "effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 import { Unauthenticated } from "../domain/errors.js"
 import type { ReadinessShape } from "../services/readiness/Readiness.js"
 import type { SchedulerShape } from "../services/scheduler/Scheduler.js"
 import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
 import { json } from "./kit/reply.js"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-
-const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
-
-const labels = (tags: ReadonlyArray<{ key: string; value: string }>, extra?: readonly [string, string]) => {
-  const all = extra ? [...tags.map((t) => [t.key, t.value] as const), extra] : tags.map((t) => [t.key, t.value] as const)
-  return all.length === 0 ? "" : `{${all.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}}`
-}
 
 /**
  * A key's label: its configured name, or, for a key without one (whose id is derived from its
@@ -51,54 +46,19 @@ const collectSlotGauges = (scheduler: SchedulerShape) =>
         const at = pool.indexOf(":")
         const kind = at < 0 ? "other" : pool.slice(0, at)
         const name = at < 0 ? pool : pool.slice(at + 1)
-        const tags = [
-          MetricLabel.make("kind", kind),
-          MetricLabel.make("name", kind === "key" ? keyLabel(name) : name)
-        ]
-        return Effect.zipRight(
-          Metric.set(Metric.taggedWithLabels(slotsInUse, tags), inUse),
-          Metric.set(Metric.taggedWithLabels(slotQueueLength, tags), waiting)
+        const attributes = { kind, name: kind === "key" ? keyLabel(name) : name }
+        return Effect.andThen(
+          Metric.update(Metric.withAttributes(slotsInUse, attributes), inUse),
+          Metric.update(Metric.withAttributes(slotQueueLength, attributes), waiting)
         )
       }, { discard: true })
     }),
-    Effect.catchAll((e) => Effect.logWarning("slot gauges unavailable").pipe(Effect.annotateLogs({ error: e.message })))
+    Effect.catch((e) => Effect.logWarning("slot gauges unavailable").pipe(Effect.annotateLogs({ error: e.message })))
   )
 
 /** Prometheus text exposition (version 0.0.4) of every metric in the registry. */
-export const prometheusText = (scheduler: SchedulerShape) => Effect.zipRight(collectSlotGauges(scheduler), Effect.map(Metric.snapshot, (pairs) => {
-  const byName = new Map<string, { type: string; help: string; lines: Array<string> }>()
-  for (const { metricKey, metricState } of pairs) {
-    const name = metricKey.name.replace(/[^a-zA-Z0-9_:]/g, "_")
-    const help = metricKey.description._tag === "Some" ? metricKey.description.value : name
-    const tags = metricKey.tags
-    let entry = byName.get(name)
-    const add = (type: string) => {
-      if (!entry) byName.set(name, entry = { type, help, lines: [] })
-      return entry.lines
-    }
-    if (MetricState.isCounterState(metricState)) {
-      add("counter").push(`${name}${labels(tags)} ${metricState.count}`)
-    } else if (MetricState.isGaugeState(metricState)) {
-      add("gauge").push(`${name}${labels(tags)} ${metricState.value}`)
-    } else if (MetricState.isHistogramState(metricState)) {
-      const lines = add("histogram")
-      for (const [bound, count] of metricState.buckets) {
-        lines.push(`${name}_bucket${labels(tags, ["le", Number.isFinite(bound) ? String(bound) : "+Inf"])} ${count}`)
-      }
-      if (!metricState.buckets.some(([b]) => !Number.isFinite(b))) {
-        lines.push(`${name}_bucket${labels(tags, ["le", "+Inf"])} ${metricState.count}`)
-      }
-      lines.push(`${name}_sum${labels(tags)} ${metricState.sum}`)
-      lines.push(`${name}_count${labels(tags)} ${metricState.count}`)
-    }
-  }
-  let out = ""
-  for (const [name, { type, help, lines }] of byName) {
-    out += `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${lines.join("\n")}\n`
-  }
-  return out
-}))
-
+export const prometheusText = (scheduler: SchedulerShape): Effect.Effect<string> =>
+  Effect.andThen(collectSlotGauges(scheduler), PrometheusMetrics.format())
 
 export const health = Effect.succeed(json({ status: "ok" }))
 

@@ -1,6 +1,6 @@
 /** GET /v1/usage: the calling key's quota, balance and usage; readable by expired and exhausted keys. */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Effect } from "effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import { Clock, Effect } from "effect"
 import { InvalidRequest } from "../domain/errors.js"
 import { addDays, dayOf, DEFAULT_RANGE_DAYS, parseDay, usageReport } from "../domain/usageReport.js"
 import { KeyRepo } from "../services/keyRepo/KeyRepo.js"
@@ -25,7 +25,8 @@ export const makeUsageHandler = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const principal = yield* authenticate(keys, request, { allowExpired: true })
     const params = new URLSearchParams(request.url.split("?")[1] ?? "")
-    const now = new Date()
+    // "Today" is the Clock's (a test under TestClock can roll the day over).
+    const now = new Date(yield* Clock.currentTimeMillis)
     const end = yield* dayParam(params, "end_date")
     const to = end ?? dayOf(now)
     const from = (yield* dayParam(params, "start_date")) ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1))

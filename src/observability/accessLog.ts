@@ -11,7 +11,7 @@
  * log's batched stdout writer: measured, Effect's log call with six annotations costs about 18 µs
  * per request before any formatting, more than authentication does.
  */
-import { Context, Effect, FiberRef, Layer, LogLevel } from "effect"
+import { Context, Effect, Layer, LogLevel, References } from "effect"
 import { stdoutLines } from "./logger.js"
 import type { RequestFacts } from "./requestFacts.js"
 
@@ -91,7 +91,7 @@ const viaLogger: AccessLogShape = {
     )
 }
 
-export class AccessLog extends Context.Tag("modelgate/AccessLog")<AccessLog, AccessLogShape>() {
+export class AccessLog extends Context.Service<AccessLog, AccessLogShape>()("modelgate/AccessLog") {
   /** Through Effect's logger: the embedder's logger sees it, tests capture it. */
   static readonly layerLogger = Layer.succeed(AccessLog, viaLogger)
 
@@ -102,12 +102,15 @@ export class AccessLog extends Context.Tag("modelgate/AccessLog")<AccessLog, Acc
   static readonly layerWriter = (write: (line: string) => void) =>
     Layer.effect(
       AccessLog,
-      Effect.map(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum): AccessLogShape =>
-        LogLevel.lessThan(LogLevel.Info, minimum)
+      Effect.map(References.MinimumLogLevel, (minimum): AccessLogShape =>
+        LogLevel.isLessThan("Info", minimum)
           ? { record: () => Effect.void }
-          : { record: (e) => Effect.sync(() => write(accessLine(e, new Date()))) })
+          : {
+            // Dated by the Effect Clock (TestClock in tests), read without an Effect step of its own.
+            record: (e) => Effect.clockWith((clock) => Effect.sync(() => write(accessLine(e, new Date(clock.currentTimeMillisUnsafe())))))
+          })
     )
 
   /** Straight to the process log on stdout, through its batched writer (observability/logger.ts). */
-  static readonly layer = Layer.unwrapEffect(Effect.sync(() => AccessLog.layerWriter(stdoutLines())))
+  static readonly layer: Layer.Layer<AccessLog> = Layer.unwrap(Effect.sync(() => AccessLog.layerWriter(stdoutLines())))
 }

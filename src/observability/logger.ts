@@ -1,14 +1,15 @@
 /**
- * The process's log: one JSON object per line on stdout, in the shape of Effect's `Logger.json`
- * (`message`, `logLevel`, `timestamp`, `annotations`, `cause` when there is one) without the fiber
- * id and spans nobody reads.
+ * The process's log: one JSON object per line on stdout (`message`, `logLevel`, `timestamp`,
+ * `annotations`, `cause` when there is one): the line shape of Effect 3's `Logger.json`, which
+ * operators' log queries and the access log (accessLog.ts) keep, without the fiber id and spans
+ * nobody reads. A Logger of Effect 4's own (`Logger.make`, installed with `Logger.layer`).
  *
- * Why not `Logger.json` itself: measured in process, it cost 100-170 µs of CPU per access-log line
- * (structured message, circular-safe stringify, one synchronous write per line), more than a
- * whole proxied request may cost (docs/performance.md). This builds the line with one
- * JSON.stringify per value and writes the lines of one event-loop turn together.
+ * Why not Effect 4's `Logger.formatJson` / `consoleJson`: their line is another shape (`level`,
+ * `fiberId`, `spans`), and measured they cost more per line (docs/decisions.md has the figures).
+ * This builds the line with one JSON.stringify per value and writes the lines of one event-loop
+ * turn together.
  */
-import { Cause, Effect, HashMap, Layer, Logger } from "effect"
+import { Cause, Effect, Layer, Logger, References } from "effect"
 
 /** `value` as JSON text; what JSON cannot hold (circular, undefined, functions) as a JSON string. */
 const jsonValue = (value: unknown): string => {
@@ -27,18 +28,17 @@ const messageText = (message: unknown): string => {
   return jsonValue(message)
 }
 
-/** A log line for `message`, `annotations` and `cause`, ending in a newline. */
-export const formatLine = (options: Logger.Logger.Options<unknown>): string => {
-  let line = `{"message":${JSON.stringify(messageText(options.message))},"logLevel":"${options.logLevel.label}",` +
+/** A log line for `message`, the fiber's log annotations and `cause`, ending in a newline. */
+export const formatLine = (options: Logger.Options<unknown>): string => {
+  let line = `{"message":${JSON.stringify(messageText(options.message))},"logLevel":"${options.logLevel.toUpperCase()}",` +
     `"timestamp":"${options.date.toISOString()}"`
-  if (!Cause.isEmpty(options.cause)) line += `,"cause":${JSON.stringify(Cause.pretty(options.cause))}`
-  if (HashMap.size(options.annotations) > 0) {
-    let annotations = ""
-    for (const [key, value] of options.annotations) {
-      annotations += `${annotations === "" ? "" : ","}${JSON.stringify(key)}:${jsonValue(value)}`
-    }
-    line += `,"annotations":{${annotations}}`
+  if (options.cause.reasons.length > 0) line += `,"cause":${JSON.stringify(Cause.pretty(options.cause))}`
+  const fields = options.fiber.getRef(References.CurrentLogAnnotations)
+  let annotations = ""
+  for (const key in fields) {
+    annotations += `${annotations === "" ? "" : ","}${JSON.stringify(key)}:${jsonValue(fields[key])}`
   }
+  if (annotations !== "") line += `,"annotations":{${annotations}}`
   return `${line}}\n`
 }
 
@@ -71,10 +71,9 @@ let stdout: ((line: string) => void) | undefined
 /** The process's one batched writer on stdout, shared by the logger and the access log (accessLog.ts). */
 export const stdoutLines = (): ((line: string) => void) => (stdout ??= batchedWriter(process.stdout))
 
-/** Replaces the default logger with JSON lines on stdout (stdout to a file or a pipe is synchronous on Linux). */
-export const layer = Layer.unwrapEffect(
-  Effect.sync(() => {
-    const write = stdoutLines()
-    return Logger.replace(Logger.defaultLogger, Logger.make((options) => write(formatLine(options))))
-  })
-)
+/** The JSON-lines logger writing to `write`. */
+export const jsonLinesLogger = (write: (line: string) => void): Logger.Logger<unknown, void> =>
+  Logger.make((options) => write(formatLine(options)))
+
+/** Replaces the loggers with JSON lines on stdout (stdout to a file or a pipe is synchronous on Linux). */
+export const layer: Layer.Layer<never> = Logger.layer([Effect.sync(() => jsonLinesLogger(stdoutLines()))])

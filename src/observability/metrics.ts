@@ -2,26 +2,24 @@
  * The gateway's Effect metrics (requests, upstream timings, tokens, cost, moderation) and the
  * helpers that record them cheaply. GET /metrics renders every metric (src/endpoints/ops.ts).
  */
-import { Metric, MetricBoundaries, MetricLabel } from "effect"
+import { Context, Effect, Metric } from "effect"
 
 export const requestsTotal = Metric.counter("modelgate_requests_total", {
   description: "HTTP requests by route, status and error code",
   incremental: true
 })
 
-const latencyBuckets = MetricBoundaries.exponential({ start: 5, factor: 2, count: 14 })
+const latencyBuckets = Metric.exponentialBoundaries({ start: 5, factor: 2, count: 14 })
 
-export const upstreamLatency = Metric.histogram(
-  "modelgate_upstream_latency_ms",
-  latencyBuckets,
-  "Upstream call duration until the answer is complete"
-)
+export const upstreamLatency = Metric.histogram("modelgate_upstream_latency_ms", {
+  boundaries: latencyBuckets,
+  description: "Upstream call duration until the answer is complete"
+})
 
-export const upstreamFirstByte = Metric.histogram(
-  "modelgate_upstream_first_byte_ms",
-  latencyBuckets,
-  "Time from sending the upstream request to its response headers"
-)
+export const upstreamFirstByte = Metric.histogram("modelgate_upstream_first_byte_ms", {
+  boundaries: latencyBuckets,
+  description: "Time from sending the upstream request to its response headers"
+})
 
 export const tokensTotal = Metric.counter("modelgate_tokens_total", { description: "Tokens settled", incremental: true })
 export const costMicrosTotal = Metric.counter("modelgate_cost_micro_usd_total", {
@@ -30,37 +28,41 @@ export const costMicrosTotal = Metric.counter("modelgate_cost_micro_usd_total", 
 })
 
 /**
- * `base` tagged with the given label values, each combination built once: tagging builds and hashes
- * a new metric key, and the combinations (routes, models, groups) are few.
+ * `base` with the given attribute values (`Metric.withAttributes`), each combination built once:
+ * the attributed metric caches its series key, and the combinations (routes, models, groups) are
+ * few. Record with `Metric.update(counter(...values), n)`.
  */
-export const taggedCounters = (base: Metric.Metric.Counter<number>, names: ReadonlyArray<string>) => {
-  const built = new Map<string, Metric.Metric.Counter<number>>()
-  return (...values: ReadonlyArray<string>): Metric.Metric.Counter<number> => {
+export const taggedCounters = (base: Metric.Counter<number>, names: ReadonlyArray<string>) => {
+  const built = new Map<string, Metric.Counter<number>>()
+  return (...values: ReadonlyArray<string>): Metric.Counter<number> => {
     const id = values.join("\u0000")
     let counter = built.get(id)
     if (counter === undefined) {
-      counter = Metric.taggedWithLabels(base, names.map((name, i) => MetricLabel.make(name, values[i] ?? "")))
+      const attributes: Record<string, string> = {}
+      names.forEach((name, i) => {
+        attributes[name] = values[i] ?? ""
+      })
+      counter = Metric.withAttributes(base, attributes)
       built.set(id, counter)
     }
     return counter
   }
 }
 
-/**
- * Records a value now, from plain code. `Metric.update` first reads the fiber's metric labels
- * (`Effect.labelMetrics`), which this gateway never sets: its labels are fixed per metric
- * (taggedCounters). On the request path that read, times five metrics, is a measurable share of
- * a request's Effect operations.
- */
-const NO_LABELS: ReadonlyArray<MetricLabel.MetricLabel> = []
-
-export const observe = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, value: In): void =>
-  metric.unsafeUpdate(value, NO_LABELS)
-
 const requestCounter = taggedCounters(requestsTotal, ["route", "status", "code"])
 
+/** Counts an answered request by route, status and our code (`Metric.update`). */
+export const countRequest = (route: string, status: number, code: string): Effect.Effect<void> =>
+  Metric.update(requestCounter(route, String(status), code), 1)
+
+/**
+ * `countRequest` from plain code, for a caller not yet in an Effect: the same series, updated
+ * through the metric's own `updateUnsafe` with an empty context (the default registry, no fiber
+ * attributes).
+ * @deprecated call sites move to `countRequest` (server/app.ts); kept so they compile meanwhile.
+ */
 export const recordRequest = (route: string, status: number, code: string): void =>
-  observe(requestCounter(route, String(status), code), 1)
+  requestCounter(route, String(status), code).updateUnsafe(1, Context.empty())
 
 export const moderationFlagged = Metric.counter("modelgate_moderation_flagged_total", {
   description: "Requests flagged by moderation, by group and category",

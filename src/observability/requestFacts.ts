@@ -2,11 +2,12 @@
  * What a request came to, filled in by the steps that learn it (who called, which account answered,
  * what it cost) and read once the request is over by the access log (and the request's span).
  *
- * One plain mutable record per request, made by the gateway app and found through a FiberRef, like
- * the request id: cheaper than threading a service through every step, and the steps that write it
- * hold it directly (the settlement after the answer may run on another fiber).
+ * One plain mutable record per request, made by the gateway app and provided as a Context.Reference
+ * (`Effect.provideService(currentRequestFacts, facts)`), like the request id: cheaper than threading
+ * a service through every step, and the steps that write it hold it directly (the settlement after
+ * the answer may run on another fiber).
  */
-import { Effect, FiberRef, type Tracer } from "effect"
+import { Context, Effect, type Tracer } from "effect"
 
 export interface RequestFacts {
   /** The key's id (its configured name, or an id derived from its hash): never key material. */
@@ -44,10 +45,11 @@ export const newRequestFacts = (): RequestFacts => ({
   span: undefined
 })
 
-export const currentRequestFacts: FiberRef.FiberRef<RequestFacts | undefined> = FiberRef.unsafeMake<RequestFacts | undefined>(undefined)
+/** The facts of the request being served; undefined outside the gateway app. */
+export const currentRequestFacts: Context.Reference<RequestFacts | undefined> = Context.Reference<RequestFacts | undefined>(
+  "modelgate/RequestFacts",
+  { defaultValue: () => undefined }
+)
 
 /** The facts of the request this fiber serves (a throwaway record outside the gateway app, e.g. in a unit test). */
-export const requestFacts: Effect.Effect<RequestFacts> = Effect.map(
-  FiberRef.get(currentRequestFacts),
-  (facts) => facts ?? newRequestFacts()
-)
+export const requestFacts: Effect.Effect<RequestFacts> = currentRequestFacts.useSync((facts) => facts ?? newRequestFacts())

@@ -9,15 +9,15 @@
  * span, and `traced` hands back the effect unwrapped when the request has none.
  *
  * `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) turns it on in `npm start`
- * and exports through @effect/opentelemetry's OTLP/HTTP (JSON) tracer; an embedder may instead set
- * `ListenOptions.tracing` and provide any Tracer.
+ * and exports through effect/observability's OTLP/HTTP (JSON) tracer (no @effect/opentelemetry);
+ * an embedder may instead set `ListenOptions.tracing` and provide any Tracer.
  */
-import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
-import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
-import { Config, type ConfigError, Effect, Exit, Layer, Option, type Tracer } from "effect"
+import { Config, Effect, Exit, Layer, Option, type Tracer } from "effect"
+import * as HttpTraceContext from "effect/http/HttpTraceContext"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as OtlpSerialization from "effect/observability/OtlpSerialization"
+import * as OtlpTracer from "effect/observability/OtlpTracer"
 import type { RequestFacts } from "./requestFacts.js"
 
 /** The W3C `traceparent` naming `span` as the parent: `00-<trace id>-<span id>-<flags>`. */
@@ -97,12 +97,12 @@ export const parseOtlpHeaders = (text: string): Record<string, string> => {
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is) or `OTEL_EXPORTER_OTLP_ENDPOINT` (+ `/v1/traces`),
  * `OTEL_SERVICE_NAME` (default `modelgate`), `OTEL_EXPORTER_OTLP_HEADERS`.
  */
-export const otlpFromEnv: Effect.Effect<Option.Option<OtlpOptions>, ConfigError.ConfigError> = Effect.map(
+export const otlpFromEnv: Effect.Effect<Option.Option<OtlpOptions>, Config.ConfigError> = Effect.map(
   Config.all({
-    traces: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
-    base: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
-    serviceName: Config.nonEmptyString("OTEL_SERVICE_NAME").pipe(Config.withDefault("modelgate")),
-    headers: Config.string("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.withDefault(""))
+    traces: Config.option(Config.NonEmptyString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+    base: Config.option(Config.NonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
+    serviceName: Config.NonEmptyString("OTEL_SERVICE_NAME").pipe(Config.withDefault("modelgate")),
+    headers: Config.String("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.withDefault(""))
   }),
   ({ base, headers, serviceName, traces }) => {
     const url = Option.orElse(traces, () => Option.map(base, (b) => `${b.replace(/\/+$/, "")}/v1/traces`))
@@ -111,6 +111,6 @@ export const otlpFromEnv: Effect.Effect<Option.Option<OtlpOptions>, ConfigError.
 )
 
 /** The OTLP exporter when the environment names an endpoint; nothing otherwise. */
-export const layerFromEnv: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(
+export const layerFromEnv: Layer.Layer<never, Config.ConfigError> = Layer.unwrap(
   Effect.map(otlpFromEnv, Option.match({ onNone: () => Layer.empty, onSome: layerOtlp }))
 )

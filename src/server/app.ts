@@ -1,31 +1,33 @@
 /**
- * The gateway as one platform HttpApp: the router, with what every request gets at its edges.
+ * The gateway as one HttpEffect (effect/http): the router, with what every request gets at its edges.
  * - an id (`x-request-id` on every answer, `request_id` on every log line of the request);
  * - the one mapping of failures to the error envelope: typed errors exhaustively (domain/envelope),
  *   the router's RouteNotFound as 404/405, defects as 500s that do not leak internals;
  * - one access-log line and one metric per request, once it is over: the status it was answered
  *   with, or 499 when the client left first (as nginx logs it), and the request's facts
  *   (observability/requestFacts.ts) the endpoint noted;
- * - the `x-ratelimit-*` headers of an admitted request, on whatever answer it gets.
+ * - the `x-ratelimit-*` headers of an admitted request, on whatever answer it gets;
+ * - the write-stall cut of a streamed answer (STREAM_WRITE_TIMEOUT_MS, ./writeStall.ts).
  *
  * The request's Scope (the platform's, closed after the response is written) carries what a request
  * holds: slots, the upstream connection, the settlement that runs after the answer.
  */
-import type * as HttpServerError from "@effect/platform/HttpServerError"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Cause, Clock, Context, Effect, FiberRef, HashMap, HashSet, Scope, type Tracer } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Layer, References, Scope, type Tracer } from "effect"
+import type * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { Settings } from "../config/AppConfig.js"
 import { envelopeBody, envelopeHeaders, envelopeOf, type Envelope, internalError, type RouteRefused } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"
 import { newRequestId } from "../domain/ids.js"
 import { currentRequestId, pathOf } from "../endpoints/kit/request.js"
+import { type GatewayApp, makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
 import { AccessLog } from "../observability/accessLog.js"
+import { recordRequest } from "../observability/metrics.js"
 import { currentRequestFacts, newRequestFacts } from "../observability/requestFacts.js"
 import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
-import { recordRequest } from "../observability/metrics.js"
-import { writeStallFiberId } from "./leanNodeServer.js"
-import { type GatewayApp, makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
 import { makeRouterWith, refusal, routeName } from "./router.js"
+import { watchWriteStall } from "./writeStall.js"
 
 /** The route as a span names it: one name for the responses aliases, none for unknown paths. */
 const routeTemplate = (path: string): string => {
@@ -33,10 +35,15 @@ const routeTemplate = (path: string): string => {
   return name === "responses" ? "/v1/responses" : name === "ui" ? "/ui" : name === "unknown" ? "unknown" : path
 }
 
-type Refused = GatewayError | RouteRefused | HttpServerError.RouteNotFound
+type Refused = GatewayError | RouteRefused | HttpServerError.HttpServerError
 
-const envelopeFor = (e: Refused, method: string, path: string): Envelope =>
-  e._tag === "RouteRefused" ? e.envelope : e._tag === "RouteNotFound" ? refusal(method, path) : envelopeOf(e)
+/** The envelope of a typed failure; undefined for a platform failure other than RouteNotFound. */
+const envelopeFor = (e: Refused, method: string, path: string): Envelope | undefined =>
+  e._tag === "RouteRefused"
+    ? e.envelope
+    : e._tag === "HttpServerError"
+    ? (e.reason._tag === "RouteNotFound" ? refusal(method, path) : undefined)
+    : envelopeOf(e)
 
 export const envelopeResponse = (e: Envelope) =>
   HttpServerResponse.text(JSON.stringify(envelopeBody(e)), {
@@ -50,9 +57,14 @@ export interface GatewayAppOptions {
   readonly tracing?: boolean
 }
 
+/** A Scope's exit that says the request was interrupted: its client left (or the server cut it). */
+const interrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>
+  Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)
+
 /**
  * The gateway app: every request answered (never a platform default), logged and counted. Build it
- * once; it needs nothing more from the context than the request and its Scope.
+ * once (in a Scope: its routes live as long); it needs nothing more from the context than the
+ * request and its Scope.
  */
 export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(function*() {
   // The WebSocket endpoint runs each turn through this very app, made below.
@@ -60,36 +72,39 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
   const responsesUpgrade = yield* makeResponsesWebSocket(() => self!)
   const router = yield* makeRouterWith({ responsesUpgrade })
   const accessLog = yield* AccessLog
+  const stallMillis = (yield* Settings).streamWriteTimeoutMillis
   const tracing = options.tracing === true
 
-  const app = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>(
-    (fiber) => {
-      const context = fiber.currentContext
-      const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
-      const scope = Context.unsafeGet(context, Scope.Scope)
-      const id = newRequestId()
-      const started = Date.now()
-      const path = pathOf(request.url)
-      const facts = newRequestFacts()
-      // The request is the root of a fiber of its own: set once, never restored (no one to restore for).
-      const identified = Effect.zipRight(
-        Effect.zipRight(FiberRef.set(currentRequestId, id), FiberRef.set(currentRequestFacts, facts)),
-        FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set("request_id", id as unknown))
-      )
-      let status = 200
-      let code = "ok"
-      let answeredAt: number | undefined
+  const app: GatewayApp = Effect.withFiber((fiber) => {
+    const context = fiber.context
+    const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
+    const scope = Context.getUnsafe(context, Scope.Scope)
+    const clock = fiber.getRef(Clock.Clock)
+    const id = newRequestId()
+    const started = clock.currentTimeMillisUnsafe()
+    const path = pathOf(request.url)
+    const facts = newRequestFacts()
+    // What the request's steps read: its id, its facts, and the id on every log line.
+    const requestContext = Context.add(
+      Context.add(Context.add(context, currentRequestId, id), currentRequestFacts, facts),
+      References.CurrentLogAnnotations,
+      { ...fiber.getRef(References.CurrentLogAnnotations), request_id: id }
+    )
+    let status = 200
+    let code = "ok"
+    let answeredAt: number | undefined
+    let stalled = false
 
-      // Last to run when the request's scope closes: the response is out (or the client left), and
-      // what the request held has been given back.
-      // Whether the client left is read from the fiber, not the exit: the platform answers a
-      // stream cut short with a success of its own.
-      const logged = (span: Tracer.Span | undefined) => Scope.addFinalizer(scope,
-        Effect.descriptorWith((fiber) => {
-          if (HashSet.has(fiber.interruptors, writeStallFiberId)) {
+    // Last to run when the request's scope closes: the response is out (or the client left), and
+    // what the request held has been given back. The scope closes with how the request ended: an
+    // interruption there is a client that went away (or was cut for not reading).
+    const logged = (span: Tracer.Span | undefined) =>
+      Scope.addFinalizerExit(scope, (exit) =>
+        Effect.suspend(() => {
+          if (stalled) {
             status = 499
             code = "client_write_timeout"
-          } else if (HashSet.size(fiber.interruptors) > 0) {
+          } else if (interrupted(exit)) {
             status = 499
             code = "client_closed_request"
           }
@@ -100,50 +115,68 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
             path,
             status,
             code,
-            durationMs: (answeredAt ?? Date.now()) - started,
+            durationMs: (answeredAt ?? clock.currentTimeMillisUnsafe()) - started,
             facts
           })
           if (span === undefined) return record
-          return Effect.zipLeft(record, Effect.map(Clock.currentTimeNanos, (now) => endRequestSpan(span, facts, status, code, now)))
+          return Effect.tap(record, Effect.sync(() => {
+            // The router names the route it took (`/v1/responses/*`) on the span; ours is the template.
+            span.attribute("http.route", routeTemplate(path))
+            endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())
+          }))
         }))
 
-      const answered = (response: HttpServerResponse.HttpServerResponse) => {
-        status = response.status
-        // First to run when the scope closes (added last): the client's wait ends here, before the
-        // settlement that follows the answer.
-        const identifiedResponse = HttpServerResponse.setHeader(response, "x-request-id", id)
-        return Effect.as(
-          Scope.addFinalizer(scope, Effect.sync(() => void (answeredAt = Date.now()))),
-          // Once a request is admitted under its per-minute limits, every answer says where they stand.
-          facts.headers === undefined ? identifiedResponse : HttpServerResponse.setHeaders(identifiedResponse, facts.headers)
-        )
-      }
+    const answered = (response: HttpServerResponse.HttpServerResponse) => {
+      status = response.status
+      const identified = HttpServerResponse.setHeader(response, "x-request-id", id)
+      // Once a request is admitted under its per-minute limits, every answer says where they stand.
+      const answer = facts.headers === undefined ? identified : HttpServerResponse.setHeaders(identified, facts.headers)
+      if (answer.body._tag === "Stream") watchWriteStall(request, stallMillis, () => void (stalled = true))
+      // First to run when the scope closes (added last): the client's wait ends here, before the
+      // settlement that follows the answer.
+      return Effect.as(
+        Scope.addFinalizer(scope, Effect.sync(() => void (answeredAt = clock.currentTimeMillisUnsafe()))),
+        answer
+      )
+    }
 
-      const failed = (cause: Cause.Cause<Refused>) => {
-        // The client went away: nobody to answer (an interrupted-only cause carries no failure).
-        if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-        const failure = Cause.failureOption(cause)
-        const envelope = failure._tag === "Some" ? envelopeFor(failure.value, request.method, path) : internalError(id)
-        code = envelope.code
-        const response = answered(envelopeResponse(envelope))
-        return failure._tag === "Some" ? response : Effect.zipRight(Effect.logError("unhandled defect", cause), response)
-      }
+    const failed = (cause: Cause.Cause<Refused>) => {
+      // The client went away: nobody to answer (an interrupted-only cause carries no failure).
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const failure = Cause.findErrorOption(cause)
+      const envelope = (failure._tag === "Some" ? envelopeFor(failure.value, request.method, path) : undefined) ??
+        internalError(id)
+      code = envelope.code
+      const response = answered(envelopeResponse(envelope))
+      return envelope.status < 500 || failure._tag === "Some" && envelope.code !== "internal_error"
+        ? response
+        : Effect.andThen(Effect.logError("unhandled defect", cause), response)
+    }
 
-      const served = Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
-      if (!tracing) return identified.pipe(Effect.zipRight(logged(undefined)), Effect.zipRight(served))
-      return identified.pipe(
-        Effect.zipRight(startRequestSpan(request, path, routeTemplate(path))),
+    const served = Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
+    if (!tracing) return Effect.provideContext(Effect.andThen(logged(undefined), served), requestContext)
+    return Effect.provideContext(
+      startRequestSpan(request, path, routeTemplate(path)).pipe(
         Effect.tap((span) => {
           facts.span = span
           return logged(span)
         }),
         Effect.flatMap((span) => Effect.withParentSpan(served, span))
-      )
-    }
-  )
+      ),
+      requestContext
+    )
+  })
   self = app
   return app
 })
 
 /** The gateway app without spans (mount it under your own middleware: README "Composing"). */
 export const makeGatewayApp = makeGatewayAppWith({})
+
+/**
+ * The gateway app as a service, made once in the layer's Scope: what to take from a built context
+ * to serve the app some other way than on a socket (layers.ts `gatewayWebHandler`).
+ */
+export class GatewayHttpApp extends Context.Service<GatewayHttpApp, GatewayApp>()("modelgate/GatewayHttpApp") {
+  static readonly layer = (options: GatewayAppOptions = {}) => Layer.effect(GatewayHttpApp)(makeGatewayAppWith(options))
+}

@@ -1,10 +1,13 @@
 /**
- * What a node:http server gives clients before any route runs: how long they may take to send a
- * request, how many connections may be open, and how a request the HTTP parser rejects is answered
- * (431 for headers too large, 408 for a request too slow, 400 otherwise), in the error envelope
- * with an `x-request-id`, where the socket still allows an answer.
+ * The node:http server the platform's NodeHttpServer serves on (`NodeHttpServer.layer(() =>
+ * makeNodeServer(settings), ...)`), with what it gives clients before any route runs: how long they
+ * may take to send a request (HEADER_TIMEOUT_MS, BODY_TIMEOUT_MS), how many connections may be open
+ * (MAX_CONNECTIONS), and how a request the HTTP parser rejects is answered (431 for headers too
+ * large, 408 for a request too slow, 400 otherwise), in the error envelope with an `x-request-id`,
+ * where the socket still allows an answer (node's `clientError` event). Once the platform closes
+ * it, keep-alive connections are closed as they fall idle.
  */
-import { createServer, type Server } from "node:http"
+import { Server } from "node:http"
 import type { Duplex } from "node:stream"
 import type { SettingsShape } from "../config/AppConfig.js"
 import { envelopeBody, type Envelope } from "../domain/envelope.js"
@@ -38,9 +41,30 @@ const answerParseError = (error: Error & { readonly code?: string }, socket: Dup
   )
 }
 
+/** How often a closing server looks for keep-alive connections that fell idle. */
+const IDLE_SWEEP_MILLIS = 50
+
+/**
+ * node:http's server, whose `close` (called by the platform when it stops serving) also closes
+ * keep-alive connections as they fall idle, until the server has closed: node closes those idle
+ * at that moment, and a connection finishing its answer later would otherwise hold the close up
+ * until its keep-alive timeout.
+ */
+class GatewayNodeServer extends Server {
+  private sweep: NodeJS.Timeout | undefined
+
+  override close(callback?: (error?: Error) => void): this {
+    if (this.sweep === undefined && this.listening) {
+      this.sweep = setInterval(() => this.closeIdleConnections(), IDLE_SWEEP_MILLIS)
+      this.once("close", () => clearInterval(this.sweep))
+    }
+    return super.close(callback)
+  }
+}
+
 /** A node:http server with the gateway's limits on its clients. */
 export const makeNodeServer = (settings: SettingsShape): Server => {
-  const server = createServer({
+  const server = new GatewayNodeServer({
     headersTimeout: settings.headerTimeoutMillis,
     requestTimeout: settings.bodyTimeoutMillis,
     // node checks both timeouts on this period (default 30 s, which would add up to 30 s to each).

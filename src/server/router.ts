@@ -1,12 +1,14 @@
 /**
- * The gateway's routes, exactly as DESIGN.md lists them, as an @effect/platform HttpRouter. Each
- * handler is an Effect over the HttpServerRequest, built once with its services resolved. Failures
- * (the handlers' typed errors, and the router's own RouteNotFound) are mapped to the envelope in one
+ * The gateway's routes, exactly as DESIGN.md lists them, on effect/http's HttpRouter. Each handler
+ * is an Effect over the HttpServerRequest, built once with its services resolved. Failures (the
+ * handlers' typed errors, and the router's own RouteNotFound) are mapped to the envelope in one
  * place, src/server/app.ts; `refusal` says there which unknown-route answer a path gets.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, type Scope } from "effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import type * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type Envelope, methodNotAllowed, RouteRefused, routeNotFound } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"
 import { makeModelsHandlers } from "../endpoints/models.js"
@@ -67,19 +69,36 @@ const websocketRefused = new RouteRefused({
  * GET on a responses path without the WebSocket endpoint (a router mounted on its own): an upgrade
  * is told at once to use HTTP (426); anything else is a 405.
  */
-const upgradeAnswer = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+const upgradeAnswer: RouteHandler = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
   Effect.fail(
     request.headers["upgrade"]?.toLowerCase() === "websocket"
       ? websocketRefused
       : new RouteRefused({ envelope: methodNotAllowed(request.method, request.url.split("?")[0] ?? "", ["POST"]) })
   ))
 
+/** A route's handler: an answer for the request, or a typed failure for the app to map. */
+export type RouteHandler = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  GatewayError | RouteRefused,
+  HttpServerRequest.HttpServerRequest | Scope.Scope
+>
+
+/** The routes as one HttpEffect: their answer, their typed failure, or the router's RouteNotFound. */
+export type GatewayRoutes = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  GatewayError | RouteRefused | HttpServerError.HttpServerError,
+  HttpServerRequest.HttpServerRequest | Scope.Scope
+>
+
 export interface RouterOptions {
   /** GET on the responses paths: the WebSocket transport (the gateway app provides it). */
-  readonly responsesUpgrade?: HttpRouter.Route.Handler<GatewayError | RouteRefused, HttpServerRequest.HttpServerRequest | Scope.Scope>
+  readonly responsesUpgrade?: RouteHandler
 }
 
-/** The router, with every handler's services resolved once. */
+/**
+ * The router, with every handler's services resolved once, as an HttpEffect over the request. Its
+ * routes live as long as the Scope it is built in.
+ */
 export const makeRouterWith = (options: RouterOptions) => Effect.gen(function*() {
   const responses = yield* makeResponsesHandler
   const { antigravityModels, models } = yield* makeModelsHandlers
@@ -87,26 +106,27 @@ export const makeRouterWith = (options: RouterOptions) => Effect.gen(function*()
   const scheduler = yield* Scheduler
   const settings = yield* Settings
   const readiness = yield* Readiness
-  let router: HttpRouter.HttpRouter<GatewayError | RouteRefused> = HttpRouter.empty.pipe(
-    HttpRouter.get("/v1/models", models),
-    HttpRouter.get("/antigravity/models", antigravityModels),
-    HttpRouter.get("/v1/usage", usage),
-    HttpRouter.get("/health", health),
-    HttpRouter.get("/readyz", readyz(readiness)),
-    HttpRouter.get("/metrics", metrics(scheduler, settings.metricsToken)),
-    // The dashboard's key-holder view (its operator view is on the admin listener).
-    HttpRouter.get("/ui", uiHandler("key")),
-    HttpRouter.get("/ui/*", uiHandler("key"))
-  )
+  const upgrade = options.responsesUpgrade ?? upgradeAnswer
+  const routes: Array<HttpRouter.Route<GatewayError | RouteRefused>> = [
+    HttpRouter.route("GET", "/v1/models", models),
+    HttpRouter.route("GET", "/antigravity/models", antigravityModels),
+    HttpRouter.route("GET", "/v1/usage", usage),
+    HttpRouter.route("GET", "/health", health),
+    HttpRouter.route("GET", "/readyz", readyz(readiness)),
+    HttpRouter.route("GET", "/metrics", metrics(scheduler, settings.metricsToken)),
+    // The dashboard's key-holder view (its operator view is on the admin listener); `/ui/*` also
+    // takes `/ui`.
+    HttpRouter.route("GET", "/ui/*", uiHandler("key"))
+  ]
   for (const path of RESPONSES_PATHS) {
-    router = router.pipe(
-      HttpRouter.post(path, responses),
-      HttpRouter.post(`${path}/*`, responses),
-      HttpRouter.get(path, options.responsesUpgrade ?? upgradeAnswer),
-      HttpRouter.get(`${path}/*`, options.responsesUpgrade ?? upgradeAnswer)
+    // `<path>/*` takes `<path>` itself too.
+    routes.push(
+      HttpRouter.route("POST", `${path}/*`, responses),
+      HttpRouter.route("GET", `${path}/*`, upgrade)
     )
   }
-  return router
+  const app: GatewayRoutes = yield* HttpRouter.toHttpEffect(HttpRouter.addAll(routes))
+  return app
 })
 
 /** The router without the WebSocket transport (GET upgrades on the responses paths get 426). */

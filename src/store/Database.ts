@@ -2,8 +2,8 @@
  * Wiring the SQL store: open the database, run the migrations, sync the configuration, then build
  * the Store that the SQL KeyRepo and Quota (keyRepoSql.ts, quotaSql.ts) share. One SqlClient per process.
  */
-import type { SqlClient } from "@effect/sql"
-import { Config, Effect, Either, Layer } from "effect"
+import { Config, Effect, Layer, Result } from "effect"
+import type { SqlClient } from "effect/sql"
 import { AppConfig, type AppConfigShape } from "../config/AppConfig.js"
 import { StoreError } from "../domain/errors.js"
 import { sqlClientLayer } from "./client.js"
@@ -62,7 +62,7 @@ export const sqlServices = (target: DatabaseTarget, options?: Partial<StoreOptio
  */
 export const targetFor = (config: AppConfigShape): Effect.Effect<DatabaseTarget, StoreError> =>
   Effect.gen(function*() {
-    const url = yield* Config.option(Config.string("DATABASE_URL")).pipe(
+    const url = yield* Config.option(Config.String("DATABASE_URL")).pipe(
       Effect.mapError((cause) => new StoreError({ message: "cannot read DATABASE_URL", cause }))
     )
     if (config.demoKey !== undefined) {
@@ -71,10 +71,9 @@ export const targetFor = (config: AppConfigShape): Effect.Effect<DatabaseTarget,
       }
       return sqliteTarget(DEMO_SQLITE_FILE)
     }
-    return yield* Either.mapLeft(
-      parseDatabaseUrl(url._tag === "Some" ? url.value : undefined),
-      (message) => new StoreError({ message })
-    )
+    const target = parseDatabaseUrl(url._tag === "Some" ? url.value : undefined)
+    if (Result.isFailure(target)) return yield* new StoreError({ message: target.failure })
+    return target.success
   })
 
 export { describeTarget }

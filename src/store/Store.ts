@@ -8,24 +8,22 @@
  * a key whose status flipped (quota used up) is dropped from the lookup cache. The TTL bounds how
  * long a change made elsewhere (the CLI, another instance) takes to be seen.
  */
-import { SqlClient } from "@effect/sql"
-import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
+import { Cache, Clock, Config, Context, Duration, Effect, Exit, Latch, Layer, Option, Schedule, type Scope } from "effect"
+import { SqlClient } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
 import { AppConfig } from "../config/AppConfig.js"
 import type { Account, Principal } from "../domain/model.js"
 import { charge } from "../domain/pricing.js"
 import type { SubscriptionFigures } from "../domain/subscription.js"
 import type { UsageSnapshot } from "../domain/usageReport.js"
-import { addFinalizer } from "../lib/scope.js"
 import type { Charged, DayRange, EligibilityFigures, Settlement } from "../services/quota/Quota.js"
-import { dialectOf, sqlitePragmas } from "./client.js"
-import * as SqliteClient from "./sqliteClient.js"
+import { dialectOf, sqlClientLayer, sqlitePragmas } from "./client.js"
 import { operatorAccounts } from "./accounts.js"
+import { migrate } from "./migrate.js"
 import { reportOrphans } from "./orphans.js"
 import { balanceOf, keyFigures, priceOverrides, principalByHash, subscriptionOf } from "./queries.js"
 import { loadSnapshot } from "./report.js"
 import { orStoreError } from "./rows.js"
-import { TtlCache } from "./ttlCache.js"
 import { InFlight, subscriptionId as subKey } from "./inFlight.js"
 import {
   type BatchRunner,
@@ -36,6 +34,8 @@ import {
   runOnThread,
   type SettleItem
 } from "./writer.js"
+import { SqliteClient } from "./sqliteClient.js"
+import { sqliteTarget } from "./target.js"
 import { startWriterThread } from "./writerThread.js"
 
 export interface StoreShape {
@@ -100,7 +100,7 @@ export const defaultStoreOptions: StoreOptions = {
  */
 const batchRunner = (sql: SqlClient.SqlClient, options: StoreOptions): Effect.Effect<BatchRunner, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const sqlite = yield* Effect.serviceOption(SqliteClient.SqliteClient)
+    const sqlite = yield* Effect.serviceOption(SqliteClient)
     if (!options.writerThread || Option.isNone(sqlite) || sqlite.value.config.filename === ":memory:") {
       return runOnConnection(sql)
     }
@@ -111,6 +111,9 @@ const batchRunner = (sql: SqlClient.SqlClient, options: StoreOptions): Effect.Ef
 const make = (options: StoreOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Time is the fiber's Clock (a TestClock in tests): cache TTLs, open markers, orphan cut-offs.
+    const clock = yield* Clock.Clock
+    const now = () => clock.currentTimeMillisUnsafe()
     // Reloaded when an operator changes something (forgetCached), so a price set through the admin API applies at once.
     let prices = yield* priceOverrides.pipe(orStoreError("loading prices failed"))
     const { data } = yield* AppConfig
@@ -119,48 +122,62 @@ const make = (options: StoreOptions) =>
     let accounts = withOperators(yield* operatorAccounts.pipe(orStoreError("loading accounts failed")))
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.provideService(effect, SqlClient.SqlClient, sql)
+    // Effect's Cache: the TTL on the fiber's Clock, LRU at the capacity, concurrent misses of a key
+    // share one lookup, and a failed lookup is not kept (a TTL of zero for failures).
+    const ttl = Duration.millis(options.cacheTtlMillis)
     const cache = <K, V>(message: string, lookup: (k: K) => Effect.Effect<V, unknown, SqlClient.SqlClient>) =>
-      new TtlCache((k: K) => withSql(lookup(k)).pipe(orStoreError(message)), options.cacheTtlMillis, options.cacheCapacity)
+      Cache.makeWith((k: K) => withSql(lookup(k)).pipe(orStoreError(message)), {
+        capacity: options.cacheCapacity,
+        timeToLive: (exit) => (Exit.isFailure(exit) ? Duration.zero : ttl)
+      })
 
-    const principals = cache("looking up an API key failed", principalByHash)
-    const keys = cache("reading a key's quota failed", keyFigures)
-    const balances = cache("reading a balance failed", balanceOf)
-    const subscriptions = cache("reading a subscription failed", (id: string) => {
+    const principals = yield* cache("looking up an API key failed", principalByHash)
+    const keys = yield* cache("reading a key's quota failed", keyFigures)
+    const balances = yield* cache("reading a balance failed", balanceOf)
+    const subscriptions = yield* cache("reading a subscription failed", (id: string) => {
       const [user = "", group = ""] = id.split("\u0000")
       return subscriptionOf(user, group)
     })
     const hashOfKey = new Map<string, string>()
 
     const inFlight = new InFlight<SettleItem>()
+    const forget = (items: ReadonlyArray<SettleItem>) => {
+      for (const s of items) inFlight.remove(s)
+    }
+    // The caches take the committed figures first, then the costs stop counting as in flight: no
+    // step between them waits on anything, and were the fiber to yield there, a check would count
+    // a cost twice (refuse early), never miss it.
     const onBatch = (c: Committed | undefined, settles: ReadonlyArray<SettleItem>, repeats: ReadonlyArray<SettleItem>) => {
-      for (const s of settles) inFlight.remove(s)
-      for (const s of repeats) inFlight.remove(s)
-      if (c === undefined) return
-      for (const b of c.balances) balances.set(b.user, b.balanceMicros)
-      for (const k of c.keys) {
-        keys.set(k.id, Option.some({ status: k.status, quotaUsedMicros: k.quotaUsedMicros }))
-        const hash = hashOfKey.get(k.id)
-        if (hash === undefined) continue
-        const cached = principals.peek(hash)?.value
-        // The status is part of what auth and /v1/usage read: a flip must not wait for the TTL.
-        if (cached !== undefined && Option.isSome(cached) && cached.value.key.status !== k.status) {
-          principals.invalidate(hash)
-        }
+      if (c === undefined) {
+        forget(settles)
+        forget(repeats)
+        return Effect.void
       }
-      for (const s of c.subscriptions) {
-        const id = subKey(s.user, s.group)
-        const cached = subscriptions.peek(id)?.value
-        if (cached !== undefined && Option.isSome(cached)) {
-          subscriptions.set(id, Option.some({ ...cached.value, spends: s.spends }))
+      return Effect.gen(function*() {
+        for (const b of c.balances) yield* Cache.set(balances, b.user, b.balanceMicros)
+        for (const k of c.keys) {
+          yield* Cache.set(keys, k.id, Option.some({ status: k.status, quotaUsedMicros: k.quotaUsedMicros }))
+          const hash = hashOfKey.get(k.id)
+          if (hash === undefined) continue
+          const cached = Option.flatten(yield* Cache.getSuccess(principals, hash))
+          // The status is part of what auth and /v1/usage read: a flip must not wait for the TTL.
+          if (Option.isSome(cached) && cached.value.key.status !== k.status) yield* Cache.invalidate(principals, hash)
         }
-      }
+        for (const s of c.subscriptions) {
+          const id = subKey(s.user, s.group)
+          const cached = Option.flatten(yield* Cache.getSuccess(subscriptions, id))
+          if (Option.isSome(cached)) yield* Cache.set(subscriptions, id, Option.some({ ...cached.value, spends: s.spends }))
+        }
+        forget(settles)
+        forget(repeats)
+      })
     }
 
     // Requests tracked and not yet settled or ended, with whether their marker has been written.
     const tracked = new Map<string, { readonly marker: OpenMarker; written: boolean }>()
     const dueMarkers = () => {
       const due: Array<OpenMarker> = []
-      const before = Date.now() - options.openMarkerDelayMillis
+      const before = now() - options.openMarkerDelayMillis
       for (const entry of tracked.values()) {
         if (!entry.written && entry.marker.at <= before) {
           entry.written = true
@@ -179,33 +196,33 @@ const make = (options: StoreOptions) =>
     // closes it): an idle gateway does not wake 20 times a second. Polling at idle made ~0.7 MB/s
     // of garbage, which grew RSS by ~1 MB/s after start until V8's memory reducer ran, and counts
     // against the low allocation rate that reducer waits for (docs/performance.md, "Where the memory goes").
-    const markersPending = yield* Effect.makeLatch(false)
+    const markersPending = yield* Latch.make(false)
     const markerTick = Effect.sync(() => {
-      const before = Date.now() - options.openMarkerDelayMillis
+      const before = now() - options.openMarkerDelayMillis
       let unwritten = false
       for (const entry of tracked.values()) {
         if (entry.written) continue
         if (entry.marker.at <= before) return writer.enqueue({ _tag: "Tick" })
         unwritten = true
       }
-      if (!unwritten) markersPending.unsafeClose()
+      if (!unwritten) markersPending.closeUnsafe()
     })
     yield* markersPending.await.pipe(
-      Effect.zipRight(Effect.sleep(Duration.millis(Math.max(10, options.openMarkerDelayMillis / 2)))),
-      Effect.zipRight(markerTick),
+      Effect.andThen(Effect.sleep(Duration.millis(Math.max(10, options.openMarkerDelayMillis / 2)))),
+      Effect.andThen(markerTick),
       Effect.forever,
       Effect.forkScoped
     )
 
     if (options.reportOrphans) {
       // SQLite belongs to one process: anything open from before this start is an orphan.
-      const startedAt = Date.now()
+      const startedAt = now()
       const firstCutoff = dialectOf(sql) === "sqlite" ? startedAt : startedAt - options.orphanAfterMillis
       yield* withSql(reportOrphans(firstCutoff)).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("could not check for unsettled requests", cause))
+        Effect.catchCause((cause) => Effect.logWarning("could not check for unsettled requests", cause))
       )
-      yield* withSql(Effect.suspend(() => reportOrphans(Date.now() - options.orphanAfterMillis))).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("could not check for unsettled requests", cause)),
+      yield* withSql(Effect.suspend(() => reportOrphans(now() - options.orphanAfterMillis))).pipe(
+        Effect.catchCause((cause) => Effect.logWarning("could not check for unsettled requests", cause)),
         Effect.repeat(Schedule.spaced(Duration.millis(Math.max(60_000, options.orphanAfterMillis / 6)))),
         Effect.delay(Duration.millis(Math.max(60_000, options.orphanAfterMillis / 6))),
         Effect.forkScoped
@@ -229,16 +246,16 @@ const make = (options: StoreOptions) =>
     const figures = (p: Principal): Effect.Effect<EligibilityFigures, StoreError> =>
       Effect.gen(function*() {
         const key = Option.getOrElse(
-          yield* keys.get(p.key.id),
+          yield* Cache.get(keys, p.key.id),
           () => ({ status: p.key.status, quotaUsedMicros: p.key.quotaUsedMicros })
         )
         const subscription: SubscriptionFigures | undefined = p.group.billing === "subscription"
-          ? Option.getOrUndefined(yield* subscriptions.get(subKey(p.user.name, p.group.name)))
+          ? Option.getOrUndefined(yield* Cache.get(subscriptions, subKey(p.user.name, p.group.name)))
           : undefined
         return inFlight.apply(p, {
           keyStatus: key.status,
           quotaUsedMicros: key.quotaUsedMicros,
-          balanceMicros: p.group.billing === "balance" ? yield* balances.get(p.user.name) : 0,
+          balanceMicros: p.group.billing === "balance" ? yield* Cache.get(balances, p.user.name) : 0,
           subscription
         })
       })
@@ -253,7 +270,7 @@ const make = (options: StoreOptions) =>
         hashOfKey.set(s.principal.key.id, s.principal.key.sha256)
         const { cost, priceFallback } = charge(s.model, s.usage, s.principal.group.rateMultiplier, prices)
         // The caller waits for the batch's commit; a plain callback, not a Deferred, per settlement.
-        return Effect.async<Charged, StoreError>((resume) => {
+        return Effect.callback<Charged, StoreError>((resume) => {
           const item: SettleItem = {
             _tag: "Settle",
             settlement: s,
@@ -270,9 +287,9 @@ const make = (options: StoreOptions) =>
     const track = (requestId: string, p: Principal, model: string) =>
       Effect.suspend(() => {
         if (closed) return Effect.void
-        tracked.set(requestId, { marker: { requestId, keyId: p.key.id, model, at: Date.now() }, written: false })
-        markersPending.unsafeOpen()
-        return addFinalizer(() =>
+        tracked.set(requestId, { marker: { requestId, keyId: p.key.id, model, at: now() }, written: false })
+        markersPending.openUnsafe()
+        return Effect.addFinalizer(() =>
           Effect.sync(() => {
             // Still here: the request ended without a settlement (an error, a refusal), nothing is owed.
             const entry = tracked.get(requestId)
@@ -283,30 +300,30 @@ const make = (options: StoreOptions) =>
       })
 
     return {
-      findPrincipal: (sha256) => principals.get(sha256),
+      findPrincipal: (sha256) => Cache.get(principals, sha256),
       figures,
       settle,
       track,
       // A report reads what is committed: settlements still in flight (this key's, or another key's
       // of the same user, which moved the balance) are written first.
       snapshot: (p, range, now) =>
-        Effect.zipRight(
+        Effect.andThen(
           Effect.suspend(() => (inFlight.size > 0 ? writer.flush : Effect.void)),
           withSql(loadSnapshot(p, range, now)).pipe(orStoreError("reading usage failed"))
         ),
       flush: writer.flush,
-      forgetCached: Effect.sync(() => {
-        principals.clear()
-        keys.clear()
-        balances.clear()
-        subscriptions.clear()
-      }).pipe(
-        Effect.zipRight(withSql(Effect.all([priceOverrides, operatorAccounts]))),
+      forgetCached: Effect.all([
+        Cache.invalidateAll(principals),
+        Cache.invalidateAll(keys),
+        Cache.invalidateAll(balances),
+        Cache.invalidateAll(subscriptions)
+      ], { discard: true }).pipe(
+        Effect.andThen(withSql(Effect.all([priceOverrides, operatorAccounts]))),
         Effect.map(([loadedPrices, added]) => {
           prices = loadedPrices
           accounts = withOperators(added)
         }),
-        Effect.catchAllCause((cause) => Effect.logWarning("could not reload prices and accounts; the ones loaded before stay", cause))
+        Effect.catchCause((cause) => Effect.logWarning("could not reload prices and accounts; the ones loaded before stay", cause))
       ),
       accounts: () => accounts
     } satisfies StoreShape
@@ -314,13 +331,13 @@ const make = (options: StoreOptions) =>
 
 /** Environment overrides: STORE_CACHE_TTL_MS, STORE_MAX_BATCH. */
 const optionsFromEnv = Config.all({
-  cacheTtlMillis: Config.integer("STORE_CACHE_TTL_MS").pipe(Config.withDefault(defaultStoreOptions.cacheTtlMillis)),
-  maxBatch: Config.integer("STORE_MAX_BATCH").pipe(Config.withDefault(defaultStoreOptions.maxBatch))
+  cacheTtlMillis: Config.Int("STORE_CACHE_TTL_MS").pipe(Config.withDefault(defaultStoreOptions.cacheTtlMillis)),
+  maxBatch: Config.Int("STORE_MAX_BATCH").pipe(Config.withDefault(defaultStoreOptions.maxBatch))
 }).pipe(Effect.map((env): StoreOptions => ({ ...defaultStoreOptions, ...env })))
 
-export class Store extends Context.Tag("modelgate/Store")<Store, StoreShape>() {
+export class Store extends Context.Service<Store, StoreShape>()("modelgate/Store") {
   /** Over the provided SqlClient (already migrated), options from the environment. */
-  static readonly layer = Layer.scoped(
+  static readonly layer = Layer.effect(
     Store,
     Effect.flatMap(
       optionsFromEnv.pipe(Effect.mapError((cause) => new StoreError({ message: "invalid store settings", cause }))),
@@ -328,5 +345,15 @@ export class Store extends Context.Tag("modelgate/Store")<Store, StoreShape>() {
     )
   )
   static readonly layerWith = (options: Partial<StoreOptions>) =>
-    Layer.scoped(Store, make({ ...defaultStoreOptions, ...options }))
+    Layer.effect(Store, make({ ...defaultStoreOptions, ...options }))
+  /**
+   * Over a fresh in-memory SQLite database (migrated, empty: rows come from the test, or from
+   * Database.configSyncLayer), with its SqlClient. The AppConfig comes from the caller.
+   */
+  static readonly layerTest = (options: Partial<StoreOptions> = {}) =>
+    Store.layerWith({ reportOrphans: false, ...options }).pipe(
+      Layer.provideMerge(
+        Layer.tap(sqlClientLayer(sqliteTarget(":memory:")), (ctx) => Effect.provide(migrate(), ctx))
+      )
+    )
 }

@@ -3,7 +3,7 @@
  * scheduler uses them: the credential is read from the environment variable the row names (the
  * database never holds a secret). The config file's accounts come from the loaded file instead.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Config, Effect, Option, Schema } from "effect"
 import { Platform } from "../domain/config.js"
 import type { Account } from "../domain/model.js"
@@ -12,13 +12,13 @@ import { DbInt, decodeRows } from "./rows.js"
 const AccountRow = Schema.Struct({
   name: Schema.String,
   platform: Platform,
-  kind: Schema.Literal("http", "simulator"),
+  kind: Schema.Literals(["http", "simulator"]),
   base_url: Schema.String,
   secret_env: Schema.NullOr(Schema.String),
-  groups: Schema.parseJson(Schema.Array(Schema.String)),
+  groups: Schema.fromJsonString(Schema.Array(Schema.String)),
   priority: DbInt,
   concurrency: DbInt,
-  model_mapping: Schema.NullOr(Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String })))
+  model_mapping: Schema.NullOr(Schema.fromJsonString(Schema.Record(Schema.String, Schema.String)))
 })
 
 export const operatorAccounts = Effect.gen(function*() {
@@ -29,7 +29,7 @@ export const operatorAccounts = Effect.gen(function*() {
   )
   return yield* Effect.forEach(rows, (r) =>
     Effect.map(
-      r.secret_env === null ? Effect.succeed(Option.none()) : Effect.orElseSucceed(Config.option(Config.redacted(r.secret_env)), () => Option.none()),
+      r.secret_env === null ? Effect.succeed(Option.none()) : Effect.orElseSucceed(Config.option(Config.Redacted(r.secret_env)), () => Option.none()),
       (secret): Account => ({
         name: r.name,
         platform: r.platform,

@@ -17,7 +17,7 @@
  * only ever come in a few shapes (they are built once per shape here). Measured in process, 16
  * settlements in flight: 33-44 -> 25-39 µs of event-loop CPU per settlement.
  */
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 import { KeyStatus } from "../domain/config.js"
 import type { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
@@ -26,7 +26,7 @@ import { dayOf } from "../domain/usageReport.js"
 import type { Settlement } from "../services/quota/Quota.js"
 import type { Dialect } from "./client.js"
 import { spendsOf, SpendRow } from "./queries.js"
-import { DbInt, decodeRowsEither } from "./rows.js"
+import { DbInt, decodeRowsResult } from "./rows.js"
 
 /** A settlement as the batch writes it: the cost is computed before it is queued. */
 export interface BatchSettle {
@@ -283,23 +283,23 @@ export const totalSteps = (batch: Batch, fresh: ReadonlySet<string>, now: number
 const RequestIdRow = Schema.Struct({ request_id: Schema.String })
 const BalanceRow = Schema.Struct({ name: Schema.String, balance_micros: DbInt })
 const KeyRow = Schema.Struct({ id: Schema.String, status: KeyStatus, quota_used_micros: DbInt })
-const SubRow = Schema.extend(SpendRow, Schema.Struct({ user_name: Schema.String, group_name: Schema.String }))
+const SubRow = SpendRow.pipe(Schema.fieldsAssign({ user_name: Schema.String, group_name: Schema.String }))
 
-const requestIds = decodeRowsEither(RequestIdRow)
-const balanceRows = decodeRowsEither(BalanceRow)
-const keyRows = decodeRowsEither(KeyRow)
-const subscriptionRows = decodeRowsEither(SubRow)
+const requestIds = decodeRowsResult(RequestIdRow)
+const balanceRows = decodeRowsResult(BalanceRow)
+const keyRows = decodeRowsResult(KeyRow)
+const subscriptionRows = decodeRowsResult(SubRow)
 
 /** Adds the request ids a "fresh" step returned. */
-export const freshIds = (rows: ReadonlyArray<unknown>, into: Set<string>): Either.Either<void, StoreError> =>
-  Either.map(requestIds(rows), (decoded) => {
+export const freshIds = (rows: ReadonlyArray<unknown>, into: Set<string>): Result.Result<void, StoreError> =>
+  Result.map(requestIds(rows), (decoded) => {
     for (const r of decoded) into.add(r.request_id)
   })
 
 /** The figures the second step's RETURNING rows carry, in step order. */
 export const committedOf = (
   results: ReadonlyArray<readonly [Step, ReadonlyArray<unknown>]>
-): Either.Either<Committed, StoreError> => {
+): Result.Result<Committed, StoreError> => {
   const committed = {
     balances: [] as Array<Committed["balances"][number]>,
     keys: [] as Array<Committed["keys"][number]>,
@@ -308,17 +308,17 @@ export const committedOf = (
   for (const [step, rows] of results) {
     if (step.rows === "balance") {
       const decoded = balanceRows(rows)
-      if (Either.isLeft(decoded)) return Either.left(decoded.left)
-      for (const r of decoded.right) committed.balances.push({ user: r.name, balanceMicros: r.balance_micros })
+      if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+      for (const r of decoded.success) committed.balances.push({ user: r.name, balanceMicros: r.balance_micros })
     } else if (step.rows === "subscription") {
       const decoded = subscriptionRows(rows)
-      if (Either.isLeft(decoded)) return Either.left(decoded.left)
-      for (const r of decoded.right) committed.subscriptions.push({ user: r.user_name, group: r.group_name, spends: spendsOf(r) })
+      if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+      for (const r of decoded.success) committed.subscriptions.push({ user: r.user_name, group: r.group_name, spends: spendsOf(r) })
     } else if (step.rows === "key") {
       const decoded = keyRows(rows)
-      if (Either.isLeft(decoded)) return Either.left(decoded.left)
-      for (const r of decoded.right) committed.keys.push({ id: r.id, status: r.status, quotaUsedMicros: r.quota_used_micros })
+      if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+      for (const r of decoded.success) committed.keys.push({ id: r.id, status: r.status, quotaUsedMicros: r.quota_used_micros })
     }
   }
-  return Either.right(committed)
+  return Result.succeed(committed)
 }

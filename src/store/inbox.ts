@@ -1,69 +1,65 @@
 /**
- * The settlement writer's inbox and its gathering, with as few Effect steps as a batch allows: on
- * an idle gateway every request is a batch of its own, and the writer's scaffolding (an Effect
- * Queue, a step per gathering turn) allocated about 47 KB per batch, more than the request's own
- * garbage (docs/performance.md, "Decisions and why").
+ * The settlement writer's batching over an Effect `Queue` (the hand-written inbox of the Effect 3
+ * gateway is retired: on Effect 4 a Queue costs about what it did, see writer.ts).
+ *
+ * What stays ours is the gathering policy, group commit: a batch is everything queued, plus what
+ * arrives over the next few event-loop turns while items keep coming.
  */
-import { Effect } from "effect"
+import { Effect, Exit, Queue } from "effect"
 
-export class Inbox<A> {
-  private items: Array<A> = []
-  private wake: (() => void) | undefined
+/**
+ * One event-loop turn: I/O that is ready runs (and so enqueues) before the gathering goes on,
+ * which a microtask or a fiber yield would not let happen.
+ */
+export const nextTurn: Effect.Effect<void> = Effect.callback<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
 
-  readonly offer = (item: A): void => {
-    this.items.push(item)
-    const wake = this.wake
-    this.wake = undefined
-    wake?.()
+/** Up to `max` items that are in the queue now, oldest first (none when empty); never waits. */
+const takeNow = <A>(queue: Queue.Queue<A>, max: number, into: Array<A>): number => {
+  let taken = 0
+  while (taken < max) {
+    const next = Queue.takeUnsafe(queue)
+    if (next === undefined || !Exit.isSuccess(next)) break
+    into.push(next.value)
+    taken++
   }
-
-  /** Up to `max` items, oldest first (none when empty). */
-  take(max: number): Array<A> {
-    if (this.items.length <= max) {
-      const all = this.items
-      this.items = []
-      return all
-    }
-    return this.items.splice(0, max)
-  }
-
-  /** Resolves once there is something to take; at once if there is. */
-  readonly waitForItems: Effect.Effect<void> = Effect.async<void>((resume) => {
-    if (this.items.length > 0) return resume(Effect.void)
-    this.wake = () => resume(Effect.void)
-    return Effect.sync(() => {
-      this.wake = undefined
-    })
-  })
-
-  /**
-   * Takes what there is, then keeps taking what arrives over up to `maxTurns` event-loop turns
-   * (a turn lets pending I/O run, and so enqueue, unlike a microtask), stopping after `quietTurns`
-   * turns in a row bring nothing or at `max` items. One async step, whatever the turns.
-   */
-  gather(max: number, maxTurns: number, quietTurns: number): Effect.Effect<Array<A>> {
-    return Effect.async<Array<A>>((resume) => {
-      const items = this.take(max)
-      let turn = 0
-      let quiet = 0
-      let handle: NodeJS.Immediate | undefined
-      const onTurn = () => {
-        const more = this.take(max - items.length)
-        if (more.length === 0) quiet++
-        else {
-          quiet = 0
-          for (const item of more) items.push(item)
-        }
-        if (++turn >= maxTurns || quiet >= quietTurns || items.length >= max) resume(Effect.succeed(items))
-        else handle = setImmediate(onTurn)
-      }
-      if (maxTurns === 0 || items.length >= max) return resume(Effect.succeed(items))
-      handle = setImmediate(onTurn)
-      // Interrupted while gathering: what it took goes back to the front of the inbox.
-      return Effect.sync(() => {
-        clearImmediate(handle)
-        this.items = [...items, ...this.items]
-      })
-    })
-  }
+  return taken
 }
+
+/**
+ * Given the `first` items taken, keeps taking what arrives over up to `maxTurns` event-loop turns,
+ * stopping after `quietTurns` turns in a row bring nothing or at `max` items. One step per turn.
+ * Interrupted while gathering, it puts what it took back in front of the queue (the writer is the
+ * queue's only taker), so nothing taken is lost.
+ */
+export const gatherMore = <A>(
+  queue: Queue.Queue<A>,
+  first: Iterable<A>,
+  max: number,
+  maxTurns: number,
+  quietTurns: number
+): Effect.Effect<Array<A>> => {
+  const items: Array<A> = Array.from(first)
+  if (maxTurns === 0 || items.length >= max) return Effect.succeed(items)
+  let turn = 0
+  let quiet = 0
+  const onTurn = (): Effect.Effect<Array<A>> => {
+    if (takeNow(queue, max - items.length, items) === 0) quiet++
+    else quiet = 0
+    return ++turn >= maxTurns || quiet >= quietTurns || items.length >= max
+      ? Effect.succeed(items)
+      : Effect.flatMap(nextTurn, onTurn)
+  }
+  return Effect.onInterrupt(Effect.flatMap(nextTurn, onTurn), () =>
+    Effect.sync(() => {
+      const rest: Array<A> = []
+      takeNow(queue, Number.POSITIVE_INFINITY, rest)
+      Queue.offerAllUnsafe(queue, [...items, ...rest])
+    }))
+}
+
+/** Waits for a first item, takes what there is (up to `max`), then gathers more (`gatherMore`). */
+export const gather = <A>(queue: Queue.Queue<A>, max: number, maxTurns: number, quietTurns: number): Effect.Effect<Array<A>> =>
+  Effect.flatMap(Queue.takeBetween(queue, 1, max), (first) => gatherMore(queue, first, max, maxTurns, quietTurns))

@@ -2,9 +2,15 @@
  * Runs the migrations that a database has not seen yet, in one transaction, at start. Idempotent:
  * a second run finds everything applied and does nothing. On PostgreSQL an advisory lock makes
  * instances that start together take turns instead of racing on the DDL.
+ *
+ * Kept rather than effect/sql's Migrator: existing databases record their migrations in
+ * `modelgate_migrations (version, name, applied_at BIGINT epoch ms)`, where the Migrator keeps
+ * `effect_sql_migrations (migration_id, name, created_at TIMESTAMP)`; and the Migrator fails a run
+ * that finds another in progress, where instances starting together here wait on the advisory
+ * lock and then find nothing to do. It also refuses a database newer than this build.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
 import { dialectOf } from "./client.js"
 import { type Migration, migrations as all } from "./migrations.js"
@@ -38,7 +44,7 @@ export const migrate = (migrations: ReadonlyArray<Migration> = all) =>
       const pending = migrations.filter((m) => !applied.has(m.version)).sort((a, b) => a.version - b.version)
       for (const m of pending) {
         for (const statement of m.statements) yield* sql.unsafe(statement)
-        yield* sql`INSERT INTO modelgate_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${Date.now()})`
+        yield* sql`INSERT INTO modelgate_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${yield* Clock.currentTimeMillis})`
         yield* Effect.logInfo("database migrated").pipe(Effect.annotateLogs({ version: m.version, name: m.name }))
       }
       return pending.map((m) => m.version)

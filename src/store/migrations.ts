@@ -2,8 +2,8 @@
  * The schema, as numbered migrations. Append new ones; never edit one that has shipped.
  *
  * Portable on purpose (SQLite and PostgreSQL run the same text): natural TEXT keys instead of
- * dialect-specific identity columns, 0/1 INTEGERs instead of booleans (SQLite has no boolean
- * type), instants as BIGINT epoch milliseconds, money as BIGINT micro-dollars, prices as BIGINT
+ * dialect-specific identity columns, 0/1 INTEGERs instead of booleans (SQLite has no boolean type; its drivers differ on JS
+ * booleans), instants as BIGINT epoch milliseconds, money as BIGINT micro-dollars, prices as BIGINT
  * pico-dollars per token, multipliers as BIGINT parts per million, UTC days as 'YYYY-MM-DD' TEXT.
  */
 export interface Migration {

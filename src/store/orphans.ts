@@ -3,8 +3,8 @@
  * between the upstream answer and settlement. Each is logged once, as an error naming the request
  * id, so an operator can reconcile it against the upstream's own records.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Clock, Effect, Schema } from "effect"
 import { DbInt, decodeRows } from "./rows.js"
 
 const OpenRow = Schema.Struct({ request_id: Schema.String, key_id: Schema.String, model: Schema.String, started_at: DbInt })
@@ -30,7 +30,7 @@ export const reportOrphans = (cutoff: number) =>
       )
     }
     if (rows.length > 0) {
-      yield* sql`UPDATE usage_open SET reported_at = ${Date.now()} WHERE request_id IN ${sql.in(rows.map((r) => r.request_id))}`
+      yield* sql`UPDATE usage_open SET reported_at = ${(yield* Clock.currentTimeMillis)} WHERE request_id IN ${sql.in(rows.map((r) => r.request_id))}`
     }
     return rows.length
   })

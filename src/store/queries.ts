@@ -2,7 +2,7 @@
  * The reads the services make, each one query, decoded into domain values. No caching here
  * (Store.ts decides what is cached and for how long).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { KeyStatus, ModerationMode, Platform, SubscriptionStatus } from "../domain/config.js"
 import type { Micros, Principal } from "../domain/model.js"
@@ -10,7 +10,7 @@ import type { PriceTable } from "../domain/pricing.js"
 import type { SubscriptionFigures, WindowSpends } from "../domain/subscription.js"
 import { DbFlag, DbInt, DbIntOrNull, dateOrUndefined, decodeRows } from "./rows.js"
 
-const ModelList = Schema.NullOr(Schema.parseJson(Schema.Array(Schema.String)))
+const ModelList = Schema.NullOr(Schema.fromJsonString(Schema.Array(Schema.String)))
 
 /** The api_keys columns every key read decodes (the lookup by hash, the admin listing). */
 export const KeyColumns = {
@@ -36,7 +36,7 @@ const PrincipalRow = Schema.Struct({
   user_rpm_limit: DbIntOrNull,
   user_tpm_limit: DbIntOrNull,
   platform: Platform,
-  billing: Schema.Literal("balance", "subscription"),
+  billing: Schema.Literals(["balance", "subscription"]),
   allow_image_generation: DbFlag,
   rate_multiplier_ppm: DbInt,
   models: ModelList,
@@ -97,7 +97,7 @@ const principalWhere = (column: "hash" | "id", value: string) =>
       JOIN groups g ON g.name = k.group_name
       WHERE ${sql(`k.${column}`)} = ${value}`
     const decoded = yield* decodeRows(PrincipalRow)(rows)
-    return Option.map(Option.fromNullable(decoded[0]), toPrincipal)
+    return Option.map(Option.fromNullishOr(decoded[0]), toPrincipal)
   })
 
 export const principalByHash = (sha256: string) => principalWhere("hash", sha256)
@@ -114,7 +114,7 @@ export const keyFigures = (id: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* decodeRows(KeyFiguresRow)(yield* sql`SELECT status, quota_used_micros FROM api_keys WHERE id = ${id}`)
-    return Option.map(Option.fromNullable(rows[0]), (r): KeyFigures => ({ status: r.status, quotaUsedMicros: r.quota_used_micros }))
+    return Option.map(Option.fromNullishOr(rows[0]), (r): KeyFigures => ({ status: r.status, quotaUsedMicros: r.quota_used_micros }))
   })
 
 const BalanceRow = Schema.Struct({ balance_micros: DbInt })
@@ -141,9 +141,7 @@ export const spendsOf = (r: typeof SpendRow.Type): WindowSpends => ({
   monthly: { start: r.monthly_start, usedMicros: r.monthly_used_micros }
 })
 
-const SubscriptionRow = Schema.extend(
-  SpendRow,
-  Schema.Struct({
+const SubscriptionRow = SpendRow.pipe(Schema.fieldsAssign({
     user_name: Schema.String,
     group_name: Schema.String,
     status: SubscriptionStatus,
@@ -168,7 +166,7 @@ export const subscriptionOf = (user: string, group: string) =>
         FROM subscriptions s JOIN groups g ON g.name = s.group_name
         WHERE s.user_name = ${user} AND s.group_name = ${group}`
     )
-    return Option.map(Option.fromNullable(rows[0]), (r): SubscriptionFigures => ({
+    return Option.map(Option.fromNullishOr(rows[0]), (r): SubscriptionFigures => ({
       subscription: {
         userName: r.user_name,
         groupName: r.group_name,

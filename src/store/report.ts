@@ -2,7 +2,7 @@
  * /v1/usage figures from the database: the key's current state and the usage_daily rollups
  * (today, all time, and per model over a day range). Never a scan of usage_events.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { KeyStatus } from "../domain/config.js"
 import type { Principal } from "../domain/model.js"
@@ -20,8 +20,8 @@ export const Totals = Schema.Struct({
   cache_creation_tokens: DbInt,
   cost_micros: DbInt
 })
-const ModelTotals = Schema.extend(Totals, Schema.Struct({ model: Schema.String }))
-const DayTotals = Schema.extend(Totals, Schema.Struct({ day: Schema.String }))
+const ModelTotals = Totals.pipe(Schema.fieldsAssign({ model: Schema.String }))
+const DayTotals = Totals.pipe(Schema.fieldsAssign({ day: Schema.String }))
 
 const toTotals = (r: typeof Totals.Type): UsageTotals => ({
   requests: r.requests,

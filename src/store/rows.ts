@@ -1,40 +1,61 @@
 /**
  * Decoding database rows into typed values. The two drivers differ: node:sqlite returns numbers,
- * pg returns BIGINT and SUM() as strings; both are accepted here so queries stay dialect-free.
+ * pg returns BIGINT as bigint and SUM() as strings; all are accepted here so queries stay dialect-free.
  */
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, Result, Schema, SchemaTransformation } from "effect"
 import { StoreError } from "../domain/errors.js"
 
-/** An integer column: a JS number (SQLite) or a decimal string (PostgreSQL BIGINT / NUMERIC). */
-export const DbInt = Schema.Union(Schema.Number, Schema.NumberFromString)
+/** A PostgreSQL BIGINT as @effect/sql-pg 4 reads it (a bigint): money and instants are far below 2^53. */
+const NumberFromBigInt = Schema.BigInt.pipe(
+  Schema.decodeTo(
+    Schema.Number,
+    SchemaTransformation.transform({ decode: (n: bigint) => Number(n), encode: (n: number) => BigInt(n) })
+  )
+)
+
+/**
+ * An integer column: a JS number (SQLite; PostgreSQL INTEGER), a bigint (PostgreSQL BIGINT) or a
+ * decimal string (PostgreSQL NUMERIC, what SUM() of a BIGINT is).
+ */
+export const DbInt = Schema.Union([Schema.Number, NumberFromBigInt, Schema.NumberFromString])
 export const DbIntOrNull = Schema.NullOr(DbInt)
-/** A 0/1 INTEGER flag (booleans are not portable: SQLite has no boolean type). */
-export const DbFlag = Schema.transform(DbInt, Schema.Boolean, {
-  strict: true,
-  decode: (n) => n !== 0,
-  encode: (b) => (b ? 1 : 0)
-})
+/** A 0/1 INTEGER flag (booleans are not portable across the drivers). */
+export const DbFlag = DbInt.pipe(
+  Schema.decodeTo(
+    Schema.Boolean,
+    SchemaTransformation.transform({ decode: (n: number) => n !== 0, encode: (b: boolean): number => (b ? 1 : 0) })
+  )
+)
+
+type RowSchema<A> = Schema.Codec<A, unknown>
 
 // One decoder per row schema, built on first use: building Schema.Array on every query showed up
 // in the settlement profile.
-const decoders = new WeakMap<object, (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<unknown>, ParseResult.ParseError>>()
+const decoders = new WeakMap<object, (rows: ReadonlyArray<unknown>) => Result.Result<ReadonlyArray<unknown>, Schema.SchemaError>>()
 
-const unexpectedRow = (e: ParseResult.ParseError) =>
-  new StoreError({ message: `unexpected row from the database: ${ParseResult.TreeFormatter.formatErrorSync(e)}` })
-
-/** Like `decodeRows`, without an Effect step: for the settlement writer's batch, decoded in one go. */
-export const decodeRowsEither = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknownEither(Schema.Array(schema))
-  return (rows: ReadonlyArray<unknown>): Either.Either<ReadonlyArray<A>, StoreError> => Either.mapLeft(decode(rows), unexpectedRow)
-}
-
-export const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<A>, StoreError> => {
+const decoderOf = <A>(schema: RowSchema<A>) => {
   let decode = decoders.get(schema)
   if (decode === undefined) {
-    decode = Schema.decodeUnknown(Schema.Array(schema))
+    decode = Schema.decodeUnknownResult(Schema.Array(schema))
     decoders.set(schema, decode)
   }
-  return (decode(rows) as Effect.Effect<ReadonlyArray<A>, ParseResult.ParseError>).pipe(Effect.mapError(unexpectedRow))
+  return decode as (rows: ReadonlyArray<unknown>) => Result.Result<ReadonlyArray<A>, Schema.SchemaError>
+}
+
+const unexpectedRow = (e: Schema.SchemaError) => new StoreError({ message: `unexpected row from the database: ${e.message}` })
+
+/** Like `decodeRows`, without an Effect step: for the settlement writer's batch, decoded in one go. */
+export const decodeRowsResult = <A>(schema: RowSchema<A>) => {
+  const decode = decoderOf(schema)
+  return (rows: ReadonlyArray<unknown>): Result.Result<ReadonlyArray<A>, StoreError> => Result.mapError(decode(rows), unexpectedRow)
+}
+
+/** The former name (Effect 3's Either), kept for callers outside the store. */
+export const decodeRowsEither = decodeRowsResult
+
+export const decodeRows = <A>(schema: RowSchema<A>) => (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<A>, StoreError> => {
+  const decoded = decoderOf(schema)(rows)
+  return Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : Effect.fail(unexpectedRow(decoded.failure))
 }
 
 /** Infrastructure failures become StoreError with a message saying what was being done. */

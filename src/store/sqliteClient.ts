@@ -1,167 +1,188 @@
 /**
- * An @effect/sql SqlClient over Node's built-in SQLite (`node:sqlite`, Node 24), so the gateway
- * needs no native addon. It covers what the store uses: one connection, prepared statements
- * (cached by SQL text), `unsafe`, values (`executeValues`), raw results, `reserve` and
- * `withTransaction` (nested calls become savepoints: @effect/sql's Client.make does that), and the
- * database closed when the layer's scope closes.
+ * A SqlClient over Node's built-in SQLite (`node:sqlite`, Node >= 24), built on effect/sql's own
+ * constructors the way @effect/sql-pg builds its client: `SqlClient.make` with the SQLite statement
+ * compiler, one connection shared through a semaphore (`SqlClient.makeSqliteAcquirers`), savepoints
+ * for nested transactions, failures as `SqlError` (classified by SQLite's error code).
  *
- * Behaviour kept from the better-sqlite3 client it replaces (@effect/sql-sqlite-node):
- * - journal_mode = WAL on open, and a 5 s busy timeout from the first statement on (better-sqlite3's
- *   default; node:sqlite's is 0, so `PRAGMA journal_mode` could fail at once against another
- *   process's connection).
- * - INTEGER columns come back as JS numbers: the store never asked for safe integers, and money
- *   (micro-dollars) stays far below 2^53. Unlike better-sqlite3, node:sqlite refuses to read a
- *   larger integer as a number (an error rather than a rounded value).
- * - One connection, shared: a statement outside a transaction waits while a transaction (or a
- *   `reserve`d connection) holds it.
- * Differences to keep in mind: rows are null-prototype objects; a JS boolean binds as 1/0
- * (better-sqlite3 refused it); a SQL text with several statements runs only the first
- * (better-sqlite3 refused it), so migrations stay one statement per string.
- * Not carried over, because nothing here uses them: `SafeIntegers`, `transformResultNames` /
- * `transformQueryNames`, streaming queries, export/backup/loadExtension.
+ * What the store needs of it, and no more: parameters, `unsafe`, transactions (nested too),
+ * `onDialectOrElse` answering "sqlite", rows as plain objects with INTEGERs as JS numbers (money is
+ * integer micro-dollars, far below 2^53; a value beyond that is an error rather than a rounded
+ * figure), and the database closed when the layer's scope closes.
+ *
+ * `node:sqlite` is synchronous, like better-sqlite3 was: each statement runs on the event loop.
+ * Settlement batches on a file are written from a thread of their own (writerThread.ts).
  */
-import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite"
-import * as Reactivity from "@effect/experimental/Reactivity"
-import * as Client from "@effect/sql/SqlClient"
-import type { Connection } from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
-import * as Statement from "@effect/sql/Statement"
-import { Context, Effect, Layer, Scope } from "effect"
+import { DatabaseSync, type StatementSync } from "node:sqlite"
+import { Context, Effect, Layer, Scope, Semaphore, Stream } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Client from "effect/sql/SqlClient"
+import type { Connection } from "effect/sql/SqlConnection"
+import { classifySqliteError, SqlError } from "effect/sql/SqlError"
+import * as Statement from "effect/sql/Statement"
 
 export interface SqliteClientConfig {
-  /** A file name, or ":memory:". */
   readonly filename: string
-  /** How many prepared statements are kept, by SQL text (default 200). */
-  readonly prepareCacheSize?: number | undefined
+  /** Prepared statements kept per connection (by SQL text). */
+  readonly preparedCacheSize?: number | undefined
 }
 
-/** The SqlClient, with the configuration it was opened with (the writer thread opens the same file). */
 export interface SqliteClient extends Client.SqlClient {
   readonly config: SqliteClientConfig
 }
 
-export const SqliteClient = Context.GenericTag<SqliteClient>("modelgate/store/SqliteClient")
+/** Beside the SqlClient in the layer's context: the writer thread opens the same file. */
+export const SqliteClient = Context.Service<SqliteClient>("modelgate/SqliteClient")
 
-const BUSY_TIMEOUT_MILLIS = 5000
+const sqlError = (operation: string) => (cause: unknown) =>
+  new SqlError({
+    reason: classifySqliteError(cause, {
+      message: cause instanceof Error ? cause.message : `SQLite ${operation} failed`,
+      operation
+    })
+  })
+
+// node:sqlite returns rows with a null prototype; the store (and tests comparing rows) expect plain objects.
+const plain = (rows: ReadonlyArray<Record<string, unknown>>): Array<Record<string, unknown>> => {
+  const out = new Array<Record<string, unknown>>(rows.length)
+  for (let i = 0; i < rows.length; i++) out[i] = { ...rows[i] }
+  return out
+}
+
+type Param = null | number | bigint | string | NodeJS.ArrayBufferView
+
+const bindable = (params: ReadonlyArray<unknown>): Array<Param> =>
+  params.map((p) => (typeof p === "boolean" ? (p ? 1 : 0) : p === undefined ? null : (p as Param)))
 
 interface Prepared {
   readonly statement: StatementSync
-  /** It returns rows (a SELECT, a PRAGMA, a statement with RETURNING): run with all(), not run(). */
+  /** It returns rows (a SELECT, a RETURNING): `all`, else `run`. */
   readonly reader: boolean
 }
 
-const prepare = (db: DatabaseSync, sql: string): Prepared => {
-  const statement = db.prepare(sql)
-  return { statement, reader: statement.columns().length > 0 }
-}
+const preparedOf = (statement: StatementSync): Prepared => ({ statement, reader: statement.columns().length > 0 })
 
-export const make = (config: SqliteClientConfig): Effect.Effect<SqliteClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
-  Effect.gen(function*() {
-    const cacheSize = config.prepareCacheSize ?? 200
-    const cache = new Map<string, Prepared>()
+class SqliteConnection implements Connection {
+  private readonly prepared = new Map<string, Prepared>()
 
-    const db = yield* Effect.acquireRelease(
-      Effect.try({
-        try: () => {
-          const db = new DatabaseSync(config.filename, { timeout: BUSY_TIMEOUT_MILLIS })
-          try {
-            db.exec("PRAGMA journal_mode = WAL")
-          } catch (e) {
-            db.close()
-            throw e
-          }
-          return db
-        },
-        catch: (cause) => new SqlError({ cause, message: `Failed to open the database ${config.filename}` })
-      }),
-      (db) =>
-        Effect.sync(() => {
-          cache.clear()
-          if (db.isOpen) db.close()
-        })
-    )
+  constructor(readonly db: DatabaseSync, private readonly cacheSize: number) {}
 
-    /** A cached prepared statement; the oldest entry makes room when the cache is full. */
-    const prepared = (sql: string): Prepared => {
-      let entry = cache.get(sql)
-      if (entry === undefined) {
-        entry = prepare(db, sql)
-        if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!)
-        cache.set(sql, entry)
-      }
-      return entry
+  private prepare(sql: string): Prepared {
+    let prepared = this.prepared.get(sql)
+    if (prepared === undefined) {
+      if (this.prepared.size >= this.cacheSize) this.prepared.clear()
+      prepared = preparedOf(this.db.prepare(sql))
+      this.prepared.set(sql, prepared)
     }
+    return prepared
+  }
 
-    // Synchronous work in one step: prepare (from the cache) and run, any throw a SqlError.
-    const attempt = <A>(message: string, body: () => A): Effect.Effect<A, SqlError> =>
-      Effect.try({ try: body, catch: (cause) => new SqlError({ cause, message }) })
-
-    const params = (values: ReadonlyArray<unknown>) => values as Array<SQLInputValue>
-
-    const rowsOf = (entry: Prepared, values: ReadonlyArray<unknown>): ReadonlyArray<any> => {
-      if (entry.reader) return entry.statement.all(...params(values))
-      entry.statement.run(...params(values))
+  /** Rows for a statement that returns rows, else none. */
+  private rows({ reader, statement }: Prepared, params: ReadonlyArray<unknown>): Array<Record<string, unknown>> {
+    const bound = bindable(params)
+    if (!reader) {
+      statement.run(...bound)
       return []
     }
+    return plain(statement.all(...bound) as Array<Record<string, unknown>>)
+  }
 
-    const connection: Connection = {
-      execute: (sql, values, transformRows) =>
-        attempt("Failed to execute statement", () => {
-          const rows = rowsOf(prepared(sql), values)
-          return transformRows ? transformRows(rows) : rows
-        }),
-      executeRaw: (sql, values) =>
-        attempt("Failed to execute statement", () => {
-          const entry = prepared(sql)
-          return entry.reader ? entry.statement.all(...params(values)) : entry.statement.run(...params(values))
-        }),
-      executeValues: (sql, values) =>
-        attempt("Failed to execute statement", () => {
-          const entry = prepared(sql)
-          if (!entry.reader) {
-            entry.statement.run(...params(values))
-            return []
-          }
-          entry.statement.setReturnArrays(true)
-          try {
-            return entry.statement.all(...params(values)) as unknown as ReadonlyArray<ReadonlyArray<unknown>>
-          } finally {
-            entry.statement.setReturnArrays(false)
-          }
-        }),
-      executeUnprepared: (sql, values, transformRows) =>
-        attempt("Failed to execute statement", () => {
-          const rows = rowsOf(prepare(db, sql), values ?? [])
-          return transformRows ? transformRows(rows) : rows
-        }),
-      executeStream: () => Effect.dieMessage("executeStream is not implemented for node:sqlite") as never
-    }
-
-    // One connection: a transaction (or a reserved connection) holds the permit for its scope,
-    // a plain statement only waits for it to be free.
-    const semaphore = yield* Effect.makeSemaphore(1)
-    const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
-    const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
-      Effect.as(
-        Effect.zipRight(
-          restore(semaphore.take(1)),
-          Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, semaphore.release(1)))
-        ),
-        connection
-      )
-    )
-
-    const client = yield* Client.make({
-      acquirer,
-      transactionAcquirer,
-      compiler: Statement.makeCompilerSqlite(),
-      spanAttributes: [["db.system.name", "sqlite"]]
+  private run(sql: string, params: ReadonlyArray<unknown>, prepared: boolean) {
+    return Effect.try({
+      try: () => this.rows(prepared ? this.prepare(sql) : preparedOf(this.db.prepare(sql)), params),
+      catch: sqlError("execute")
     })
-    return Object.assign(client, { config })
+  }
+
+  execute(
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+  ) {
+    const rows = this.run(sql, params, true)
+    return transformRows === undefined ? rows : Effect.map(rows, transformRows)
+  }
+  executeRaw(sql: string, params: ReadonlyArray<unknown>) {
+    return Effect.try({
+      try: () => {
+        const statement = this.db.prepare(sql)
+        const bound = bindable(params)
+        return statement.columns().length === 0 ? statement.run(...bound) : statement.all(...bound)
+      },
+      catch: sqlError("execute")
+    })
+  }
+  executeValues(sql: string, params: ReadonlyArray<unknown>) {
+    return Effect.try({
+      try: () => {
+        const { statement } = this.prepare(sql)
+        statement.setReturnArrays(true)
+        try {
+          return statement.all(...bindable(params)) as unknown as ReadonlyArray<ReadonlyArray<unknown>>
+        } finally {
+          statement.setReturnArrays(false)
+        }
+      },
+      catch: sqlError("execute")
+    })
+  }
+  executeValuesUnprepared(sql: string, params: ReadonlyArray<unknown>) {
+    return Effect.try({
+      try: () => {
+        const statement = this.db.prepare(sql)
+        statement.setReturnArrays(true)
+        return statement.all(...bindable(params)) as unknown as ReadonlyArray<ReadonlyArray<unknown>>
+      },
+      catch: sqlError("execute")
+    })
+  }
+  executeUnprepared(
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+  ) {
+    const rows = this.run(sql, params, false)
+    return transformRows === undefined ? rows : Effect.map(rows, transformRows)
+  }
+  executeStream(
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+  ) {
+    return Stream.fromIterableEffect(this.execute(sql, params, transformRows))
+  }
+}
+
+/** Opens the database; closed (the WAL checkpointed) when the scope closes. */
+export const make = (
+  config: SqliteClientConfig
+): Effect.Effect<SqliteClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.gen(function*() {
+    const db = yield* Effect.acquireRelease(
+      Effect.try({ try: () => new DatabaseSync(config.filename), catch: sqlError("open") }),
+      (db) => Effect.sync(() => db.isOpen && db.close())
+    )
+    const connection = new SqliteConnection(db, config.preparedCacheSize ?? 200)
+    const acquirers = Client.makeSqliteAcquirers({
+      connection: Effect.succeed(connection),
+      semaphore: Semaphore.makeUnsafe(1),
+      isTransaction: (conn) => conn.db.isTransaction
+    })
+    const client = yield* Client.make({
+      acquirer: acquirers.acquirer,
+      borrower: acquirers.borrower,
+      transactionAcquirer: acquirers.transactionAcquirer,
+      onCommitFailure: acquirers.onCommitFailure,
+      isTransaction: acquirers.isTransaction,
+      compiler: Statement.makeCompilerSqlite(),
+      driver: "node:sqlite",
+      spanAttributes: [["db.system.name", "sqlite"]],
+      releaseSavepoint: (name) => `RELEASE SAVEPOINT ${name}`
+    })
+    return Object.assign(client, { config }) as SqliteClient
   })
 
-/** Provides the client both as SqliteClient and as the generic SqlClient. */
+/** Provides both SqliteClient and SqlClient; the database closes with the layer. */
 export const layer = (config: SqliteClientConfig): Layer.Layer<SqliteClient | Client.SqlClient, SqlError> =>
-  Layer.scopedContext(
+  Layer.effectContext(
     Effect.map(make(config), (client) => Context.make(SqliteClient, client).pipe(Context.add(Client.SqlClient, client)))
   ).pipe(Layer.provide(Reactivity.layer))

@@ -6,8 +6,8 @@
  * Balances: `balance_usd` is an initial balance. It is applied while the user's balance is
  * untouched; after the first settlement or top-up the database owns it (top-ups via the CLI).
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Clock, Effect, Schema } from "effect"
 import type { GatewayData } from "../config/resolve.js"
 import { StoreError } from "../domain/errors.js"
 import type { ApiKey } from "../domain/model.js"
@@ -64,10 +64,10 @@ const keyStatus = (key: ApiKey, existing: typeof ExistingKey.Type | undefined) =
   return { status: exhausted ? "quota_exhausted" : "active", disabledBy: null }
 }
 
-export const syncConfig = (data: GatewayData, now: Date = new Date()) =>
+export const syncConfig = (data: GatewayData, now?: Date) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const at = now.getTime()
+    const at = now === undefined ? yield* Clock.currentTimeMillis : now.getTime()
     const notes: Array<string> = []
 
     const run = Effect.gen(function*() {

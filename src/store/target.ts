@@ -3,7 +3,7 @@
  * `sqlite:<path>` or a plain path -> SQLite; `postgres://` / `postgresql://` -> PostgreSQL.
  * Pure, so the rules are tested without opening anything.
  */
-import { Either, Redacted } from "effect"
+import { Redacted, Result } from "effect"
 
 export type DatabaseTarget =
   | { readonly _tag: "Sqlite"; readonly filename: string }
@@ -19,36 +19,36 @@ export const sqliteTarget = (filename: string): DatabaseTarget => ({ _tag: "Sqli
  * A `schema=<name>` query parameter selects a PostgreSQL schema (search_path), so several gateways
  * or test runs can share one database; it becomes the driver's `options` startup parameter.
  */
-const postgresTarget = (raw: string): Either.Either<DatabaseTarget, string> => {
+const postgresTarget = (raw: string): Result.Result<DatabaseTarget, string> => {
   let url: URL
   try {
     url = new URL(raw)
   } catch {
-    return Either.left("DATABASE_URL is not a valid postgres:// URL")
+    return Result.fail("DATABASE_URL is not a valid postgres:// URL")
   }
   const schema = url.searchParams.get("schema")
   if (schema !== null) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(schema)) return Either.left("DATABASE_URL schema must be a plain identifier")
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(schema)) return Result.fail("DATABASE_URL schema must be a plain identifier")
     url.searchParams.delete("schema")
     url.searchParams.set("options", `-c search_path=${schema}`)
   }
-  return Either.right({ _tag: "Postgres", url: Redacted.make(url.toString()) })
+  return Result.succeed({ _tag: "Postgres", url: Redacted.make(url.toString()) })
 }
 
-export const parseDatabaseUrl = (raw: string | undefined): Either.Either<DatabaseTarget, string> => {
+export const parseDatabaseUrl = (raw: string | undefined): Result.Result<DatabaseTarget, string> => {
   const value = raw?.trim() ?? ""
-  if (value === "") return Either.right(sqliteTarget(DEFAULT_SQLITE_FILE))
+  if (value === "") return Result.succeed(sqliteTarget(DEFAULT_SQLITE_FILE))
   if (/^postgres(ql)?:\/\//i.test(value)) return postgresTarget(value)
   if (/^sqlite:/i.test(value)) {
     // sqlite:data/x.db, sqlite:///abs/x.db, sqlite::memory:
     const rest = value.slice("sqlite:".length)
     const path = rest.startsWith("//") ? rest.slice(2) : rest
-    return path === "" ? Either.left("DATABASE_URL sqlite: needs a file path") : Either.right(sqliteTarget(path))
+    return path === "" ? Result.fail("DATABASE_URL sqlite: needs a file path") : Result.succeed(sqliteTarget(path))
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-    return Either.left(`DATABASE_URL scheme is not supported (use sqlite:<path> or postgres://): ${value.split(":")[0]}`)
+    return Result.fail(`DATABASE_URL scheme is not supported (use sqlite:<path> or postgres://): ${value.split(":")[0]}`)
   }
-  return Either.right(sqliteTarget(value))
+  return Result.succeed(sqliteTarget(value))
 }
 
 /** For logs: never the password. */

@@ -13,8 +13,8 @@
  * only those move balances, windows, key quotas and rollups, in the same transaction. A retried
  * batch (or a retried settle) therefore cannot charge twice, and a batch either lands whole or not at all.
  */
-import type { SqlClient, SqlError } from "@effect/sql"
-import { Cause, Deferred, Effect, Either, Exit, FiberId, Schedule, type Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Queue, Result, Schedule, type Scope } from "effect"
+import type { SqlClient, SqlError } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
 import { type Charged, notCharged } from "../services/quota/Quota.js"
 import {
@@ -31,7 +31,7 @@ import {
   totalSteps
 } from "./batch.js"
 import { dialectOf } from "./client.js"
-import { Inbox } from "./inbox.js"
+import { gatherMore } from "./inbox.js"
 import { orStoreError } from "./rows.js"
 import type { WriterThread } from "./writerThread.js"
 
@@ -69,14 +69,14 @@ export interface WriterOptions {
   readonly runBatch: BatchRunner
   /**
    * After each batch, before any settle resolves: what it committed (undefined when it failed) and
-   * the settlements it carried, committed or not. One synchronous step, so the caches and the
-   * costs in flight (inFlight.ts) never both count, nor both miss, a settlement.
+   * the settlements it carried, committed or not. A step that waits on nothing, so the caches and
+   * the costs in flight (inFlight.ts) never both miss a settlement. May be plain (void) or an Effect.
    */
   readonly onBatch: (
     committed: Committed | undefined,
     settles: ReadonlyArray<SettleItem>,
     repeats: ReadonlyArray<SettleItem>
-  ) => void
+  ) => void | Effect.Effect<void>
   /** The open markers due to be written now (the Store marks them written). */
   readonly dueMarkers: () => ReadonlyArray<OpenMarker>
 }
@@ -101,9 +101,9 @@ const inTransaction = <A, E>(
       const run: Run = (step) => conn.execute(textFor(step.text, dialect), step.params, undefined)
       const rollback = Effect.ignore(conn.execute("ROLLBACK", [], undefined))
       const commit = Effect.tapError(conn.execute("COMMIT", [], undefined), () => rollback)
-      return Effect.zipRight(conn.execute("BEGIN", [], undefined), Effect.exit(body(run))).pipe(
+      return Effect.andThen(conn.execute("BEGIN", [], undefined), Effect.exit(body(run))).pipe(
         Effect.flatMap((exit): Effect.Effect<A, E | SqlError.SqlError> =>
-          Exit.isFailure(exit) ? Effect.zipRight(rollback, exit) : Effect.as(commit, exit.value)
+          Exit.isFailure(exit) ? Effect.andThen(rollback, exit) : Effect.as(commit, exit.value)
         )
       )
     })
@@ -116,14 +116,14 @@ export const runOnConnection = (sql: SqlClient.SqlClient): BatchRunner => (batch
       const fresh = new Set<string>()
       for (const step of eventSteps(batch)) {
         const rows = yield* run(step)
-        if (step.rows === "fresh") yield* freshIds(rows, fresh)
+        if (step.rows === "fresh") yield* Effect.fromResult(freshIds(rows, fresh))
       }
       const results: Array<readonly [Step, ReadonlyArray<unknown>]> = []
-      for (const step of totalSteps(batch, fresh, Date.now())) {
+      for (const step of totalSteps(batch, fresh, yield* Clock.currentTimeMillis)) {
         const rows = yield* run(step)
         if (step.rows !== undefined) results.push([step, rows])
       }
-      return { fresh, committed: yield* committedOf(results) }
+      return { fresh, committed: yield* Effect.fromResult(committedOf(results)) }
     })).pipe(orStoreError("writing settlements failed"))
 
 /**
@@ -134,8 +134,9 @@ export const runOnConnection = (sql: SqlClient.SqlClient): BatchRunner => (batch
 export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
   Effect.suspend(() => {
     const events = eventSteps(batch)
-    const attempt = (fresh: ReadonlySet<string>, left: number): Effect.Effect<BatchOutcome, StoreError> => {
-      const steps = [...events, ...totalSteps(batch, fresh, Date.now())]
+    const attempt = (fresh: ReadonlySet<string>, left: number): Effect.Effect<BatchOutcome, StoreError> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const steps = [...events, ...totalSteps(batch, fresh, now)]
       const statements = steps.map((step) => ({
         sql: step.text,
         params: step.params,
@@ -151,7 +152,7 @@ export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
           const actual = new Set<string>()
           for (const rows of reply.fresh) {
             const added = freshIds(rows, actual)
-            if (Either.isLeft(added)) return Effect.fail(added.left)
+            if (Result.isFailure(added)) return Effect.fail(added.failure)
           }
           return attempt(actual, left - 1)
         }
@@ -160,12 +161,12 @@ export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
           const rows = reply.rows[i]
           if (step.rows !== undefined && rows !== undefined && rows !== null) results.push([step, rows])
         })
-        return Either.match(committedOf(results), {
-          onLeft: (error) => Effect.fail(error),
-          onRight: (committed) => Effect.succeed({ fresh, committed })
+        return Result.match(committedOf(results), {
+          onFailure: (error) => Effect.fail(error),
+          onSuccess: (committed) => Effect.succeed({ fresh, committed })
         })
       })
-    }
+      })
     return attempt(new Set(batch.settles.map((s) => s.settlement.requestId)), 2)
   })
 
@@ -173,9 +174,9 @@ export const runOnThread = (thread: WriterThread): BatchRunner => (batch) =>
  * Transient failures (a dropped connection, a busy file) are retried; exactly-once makes that safe.
  * Five attempts, 25, 50, 100 and 200 ms apart; the schedule is only built once the first has failed.
  */
-const retryPolicy = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+const retryPolicy = Schedule.max([Schedule.exponential("50 millis"), Schedule.recurs(3)])
 const withRetries = <A>(attempt: Effect.Effect<A, StoreError>): Effect.Effect<A, StoreError> =>
-  Effect.catchAll(attempt, () => Effect.retry(Effect.delay(attempt, "25 millis"), retryPolicy))
+  Effect.catch(attempt, () => Effect.retry(Effect.delay(attempt, "25 millis"), retryPolicy))
 
 /**
  * Most event-loop turns spent gathering one batch: bounds the latency added under load. Gathering
@@ -194,7 +195,7 @@ export interface Writer {
 
 export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const inbox = new Inbox<WriterItem>()
+    const inbox = yield* Queue.unbounded<WriterItem>()
 
     const process = (items: ReadonlyArray<WriterItem>): Effect.Effect<void> => {
       const settles: Array<SettleItem> = []
@@ -213,22 +214,28 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
           }
         }
       }
-      const failAll = (error: StoreError) => {
-        options.onBatch(undefined, settles, repeats)
-        const failed = Exit.fail(error)
-        for (const s of settles) s.done(failed)
-        for (const s of repeats) s.done(failed)
-      }
       const flushed = () => {
-        for (const f of flushes) Deferred.unsafeDone(f.done, Exit.void)
+        for (const f of flushes) Deferred.doneUnsafe(f.done, Exit.void)
       }
+      const bookkeeping = (committed: Committed | undefined): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          const done = options.onBatch(committed, settles, repeats)
+          return done === undefined ? Effect.void : done
+        })
+      const failed = (error: StoreError) =>
+        Effect.sync(() => {
+          const failure = Exit.fail(error)
+          for (const s of settles) s.done(failure)
+          for (const s of repeats) s.done(failure)
+          flushed()
+        })
+      const failAll = (error: StoreError) => Effect.andThen(bookkeeping(undefined), failed(error))
       const write = Effect.suspend(() => {
         const opens = options.dueMarkers()
         if (opens.length + settles.length + closes.length === 0) return Effect.sync(flushed)
         return Effect.matchCauseEffect(withRetries(options.runBatch({ opens, settles, closes })), {
           onSuccess: ({ committed, fresh }) =>
-            Effect.sync(() => {
-              options.onBatch(committed, settles, repeats)
+            Effect.andThen(bookkeeping(committed), Effect.sync(() => {
               // Each settle resumes its waiting request.
               for (const s of settles) {
                 s.done(Exit.succeed(
@@ -237,46 +244,44 @@ export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never,
               }
               for (const s of repeats) s.done(Exit.succeed(notCharged))
               flushed()
-            }),
+            })),
           onFailure: (cause) => {
-            const failure = Cause.failureOption(cause)
+            const failure = Cause.findErrorOption(cause)
             if (failure._tag === "None") return Effect.failCause(cause)
-            return Effect.zipRight(
+            return Effect.andThen(
               settles.length === 0 ? Effect.logWarning("recording open requests failed", failure.value) : Effect.void,
-              Effect.sync(() => {
-                failAll(failure.value)
-                flushed()
-              })
+              failAll(failure.value)
             )
           }
         })
       })
       // A bug here must not stop the writer (every later settlement would wait forever). A settle
       // already resumed ignores a second answer.
-      return Effect.catchAllCause(write, (cause) =>
-        Effect.zipRight(
+      return Effect.catchCause(write, (cause) =>
+        Effect.andThen(
           Effect.logError("the settlement writer failed on a batch", cause),
-          Effect.sync(() => {
-            failAll(new StoreError({ message: "internal error while writing settlements" }))
-            flushed()
-          })
+          // Their callers are answered even if the bookkeeping is what failed.
+          Effect.andThen(
+            Effect.ignoreCause(bookkeeping(undefined)),
+            failed(new StoreError({ message: "internal error while writing settlements" }))
+          )
         ))
     }
 
     // Only the wait for a first item is interruptible: once items are out of the inbox, their
     // batch is gathered and written, also during shutdown, because their callers are waiting.
     const nextBatch = Effect.uninterruptibleMask((restore) =>
-      Effect.zipRight(
-        restore(inbox.waitForItems),
-        Effect.flatMap(inbox.gather(options.maxBatch, MAX_GATHER_TURNS, QUIET_TURNS), process)
+      Effect.flatMap(
+        restore(Queue.takeBetween(inbox, 1, options.maxBatch)),
+        (first) => Effect.flatMap(gatherMore(inbox, first, options.maxBatch, MAX_GATHER_TURNS, QUIET_TURNS), process)
       )
     )
     yield* nextBatch.pipe(Effect.forever, Effect.forkScoped)
 
     const flush = Effect.suspend(() => {
-      const done = Deferred.unsafeMake<void>(FiberId.none)
-      inbox.offer({ _tag: "Flush", done })
+      const done = Deferred.makeUnsafe<void>()
+      Queue.offerUnsafe(inbox, { _tag: "Flush", done })
       return Deferred.await(done)
     })
-    return { enqueue: inbox.offer, flush }
+    return { enqueue: (item) => void Queue.offerUnsafe(inbox, item), flush }
   })

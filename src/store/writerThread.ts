@@ -71,7 +71,7 @@ class Thread {
   constructor(private readonly options: ThreadOptions) {}
 
   readonly run: WriterThread["run"] = (statements, expectedFresh) =>
-    Effect.async((resume) => {
+    Effect.callback((resume) => {
       const id = ++this.nextId
       const worker = this.started()
       this.waiting.set(id, resume)
@@ -118,6 +118,9 @@ class Thread {
     if (worker === undefined) return Promise.resolve()
     return new Promise((resolve) => {
       worker.once("exit", () => resolve())
+      // Held open until the thread has closed its connection: an unreferenced worker's exit would
+      // not keep this process alive to see it, and the scope closing here waits for it.
+      worker.ref()
       worker.postMessage("close")
     })
   }

@@ -13,15 +13,12 @@ import { parentPort, workerData } from "node:worker_threads"
 /** @typedef {import("./writerThread.js").ThreadBatch} ThreadBatch */
 /** @typedef {import("./writerThread.js").ThreadReply} ThreadReply */
 /** @typedef {import("./writerThread.js").ThreadOptions} ThreadOptions */
-/** @typedef {import("node:sqlite").SQLInputValue} SQLInputValue */
 
 const options = /** @type {ThreadOptions} */ (workerData)
-// The same 5 s busy timeout as the main connection (sqliteClient.ts), from the first statement on.
-const db = new DatabaseSync(options.filename, { timeout: 5000 })
+const db = new DatabaseSync(options.filename)
 for (const pragma of options.pragmas) db.exec(pragma)
 
 // Prepared once per SQL text: a batch's statements repeat (only a multi-row insert's row count varies).
-// `reader`: it returns rows (RETURNING), so it runs with all().
 const PREPARED_MAX = 200
 /** @type {Map<string, { statement: import("node:sqlite").StatementSync, reader: boolean }>} */
 const prepared = new Map()
@@ -44,41 +41,35 @@ class Mismatch {
   }
 }
 
-/** @param {ThreadBatch} batch */
-const statements = (batch) => {
-  /** @type {Array<Array<unknown> | null>} */
-  const rows = []
-  /** @type {Array<Array<unknown>>} */
-  const fresh = []
-  let freshCount = 0
-  for (const s of batch.statements) {
-    const { statement, reader } = prepare(s.sql)
-    const params = /** @type {Array<SQLInputValue>} */ (s.params)
-    if (reader) {
-      const returned = statement.all(...params)
-      rows.push(s.rows ? returned : null)
-      if (s.fresh) {
-        fresh.push(returned)
-        freshCount += returned.length
-      }
-    } else {
-      statement.run(...params)
-      rows.push(null)
-    }
-  }
-  if (freshCount !== batch.expectedFresh) throw new Mismatch(fresh) // rolls the transaction back
-  return rows
-}
-
 /**
  * One transaction. BEGIN IMMEDIATE: the write lock is taken up front (waiting up to the busy
- * timeout), not mid-batch. On a throw it is rolled back, unless SQLite has already ended it.
+ * timeout), not mid-batch. Any throw rolls the whole batch back.
  * @param {ThreadBatch} batch
  */
 const write = (batch) => {
   db.exec("BEGIN IMMEDIATE")
   try {
-    const rows = statements(batch)
+    /** @type {Array<Array<unknown> | null>} */
+    const rows = []
+    /** @type {Array<Array<unknown>>} */
+    const fresh = []
+    let freshCount = 0
+    for (const s of batch.statements) {
+      const { reader, statement } = prepare(s.sql)
+      const params = /** @type {Array<import("node:sqlite").SQLInputValue>} */ (s.params)
+      if (reader) {
+        const returned = statement.all(...params)
+        rows.push(s.rows ? returned : null)
+        if (s.fresh) {
+          fresh.push(returned)
+          freshCount += returned.length
+        }
+      } else {
+        statement.run(...params)
+        rows.push(null)
+      }
+    }
+    if (freshCount !== batch.expectedFresh) throw new Mismatch(fresh)
     db.exec("COMMIT")
     return rows
   } catch (error) {

@@ -2,7 +2,7 @@
  * A client's Responses request -> the Anthropic Messages request for the same turn.
  * Pure: the caller has parsed the JSON and checked `model` and `stream`.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import { isRecord, reject, TranslationError } from "./error.js"
 import { readHistory } from "./history.js"
 import { PLACEHOLDER_USER_TEXT, repairTurns } from "./pairing.js"
@@ -166,11 +166,11 @@ const translate = (body: Record<string, unknown>, options: TranslateOptions): Me
 export const responsesToMessages = (
   body: Record<string, unknown>,
   options: TranslateOptions
-): Either.Either<MessagesRequest, TranslationError> => {
+): Result.Result<MessagesRequest, TranslationError> => {
   try {
-    return Either.right(translate(body, options))
+    return Result.succeed(translate(body, options))
   } catch (e) {
-    if (e instanceof TranslationError) return Either.left(e)
+    if (e instanceof TranslationError) return Result.fail(e)
     throw e
   }
 }

@@ -105,15 +105,15 @@ export const translateStream = <E, R>(
   const inputs: Stream.Stream<Input<E>, never, R> = events.pipe(
     Stream.map((event): Input<E> => ({ _tag: "Event", event })),
     Stream.concat(Stream.succeed<Input<E>>({ _tag: "Eof" })),
-    Stream.catchAllCause((cause) => {
-      const failure = Cause.failureOption(cause)
+    Stream.catchCause((cause) => {
+      const failure = Cause.findErrorOption(cause)
       if (Option.isSome(failure)) return Stream.succeed<Input<E>>({ _tag: "Error", error: failure.value })
-      if (Cause.isInterruptedOnly(cause)) return Stream.empty
+      if (Cause.hasInterruptsOnly(cause)) return Stream.empty
       return Stream.succeed<Input<E>>({ _tag: "Failed", code: "server_error", message: "The upstream stream failed" })
     })
   )
   return inputs.pipe(
-    Stream.mapAccum(initialStreamState(ctx), (state, input) => {
+    Stream.mapAccum(() => initialStreamState(ctx), (state, input) => {
       switch (input._tag) {
         case "Event":
           return stepStream(state, input.event)
@@ -122,7 +122,6 @@ export const translateStream = <E, R>(
         default:
           return finish(state, input)
       }
-    }),
-    Stream.flattenIterables
+    })
   )
 }

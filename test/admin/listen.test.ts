@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { adminListenFromEnv } from "../../src/admin/listen.js"
 
 const read = (env: Record<string, string>) =>
-  Effect.runPromiseExit(adminListenFromEnv.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))
+  Effect.runPromiseExit(adminListenFromEnv.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))))
 
 const failure = async (env: Record<string, string>) => {
   const exit = await read(env)

@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Result } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseDatabaseUrl } from "../../src/store/target.js"
@@ -35,8 +36,8 @@ if (existsSync(CHROMIUM)) {
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), "modelgate-ui-"))
       const target = parseDatabaseUrl(`sqlite:${join(dir, "ui.db")}`)
-      if (target._tag === "Left") throw new Error(target.left)
-      running = await startWithAdmin({ target: target.right })
+      if (Result.isFailure(target)) throw new Error(target.failure)
+      running = await startWithAdmin({ target: target.success })
       // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
     }, 60_000)

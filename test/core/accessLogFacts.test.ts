@@ -242,9 +242,9 @@ describe("the stdout writer's line (accessLine)", () => {
   const viaLogger = (entry: AccessEntry): string => {
     const lines: Array<string> = []
     Effect.runSync(
-      Effect.flatMap(AccessLog, (log) => log.record(entry)).pipe(
+      AccessLog.use((log) => log.record(entry)).pipe(
         Effect.provide(AccessLog.layerLogger),
-        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make((o) => lines.push(formatLine(o)))))
+        Effect.provide(Logger.layer([Logger.make((o) => lines.push(formatLine(o)))]))
       )
     )
     expect(lines).toHaveLength(1)

@@ -61,10 +61,10 @@ const slowUpstream = Upstream.layerTest((_account, request) =>
 let slotRequests = 0
 const scheduler = Layer.effect(
   Scheduler,
-  Effect.map(Scheduler, (inner) => ({
+  Scheduler.use((inner) => Effect.succeed({
     ...inner,
     acquireKeySlot: (p: Parameters<typeof inner.acquireKeySlot>[0]) =>
-      Effect.zipRight(Effect.sync(() => slotRequests++), inner.acquireKeySlot(p))
+      Effect.andThen(Effect.sync(() => slotRequests++), inner.acquireKeySlot(p))
   }))
 ).pipe(Layer.provide(SchedulerInProcess.layerTest(testData(config), { slotWaitMillis: 300, slotQueueLimit: 1 })))
 

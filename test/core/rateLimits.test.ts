@@ -7,7 +7,8 @@
  * Time passing is tested on the service itself under TestClock (no test waits a minute).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import OpenAI from "openai"
 import type { RateLimited, StoreError } from "../../src/domain/errors.js"
 import type { Principal } from "../../src/domain/model.js"

@@ -97,7 +97,7 @@ describe("/readyz on SQLite", () => {
 
   // Last in this block: shutdown cannot be undone.
   it("is 503 draining once shutdown has begun, while /health stays 200", async () => {
-    await gw.runtime.runPromise(Effect.flatMap(Lifecycle, (l) => l.beginShutdown(30)))
+    await gw.runtime.runPromise(Lifecycle.use((l) => l.beginShutdown(30)))
     const res = await readyz(gw)
     expect(res.status).toBe(503)
     expect(res.json).toEqual({ status: "not_ready", reason: "draining", checks: { database: "ok" } })
@@ -113,7 +113,7 @@ describe("/readyz with no database (the in-memory services)", () => {
     const gw = await startGateway({ config })
     try {
       expect((await readyz(gw)).json).toEqual({ status: "ready", checks: {} })
-      await gw.runtime.runPromise(Effect.flatMap(Lifecycle, (l) => l.beginShutdown(30)))
+      await gw.runtime.runPromise(Lifecycle.use((l) => l.beginShutdown(30)))
       const res = await readyz(gw)
       expect(res.status).toBe(503)
       expect(res.json).toEqual({ status: "not_ready", reason: "draining", checks: {} })
@@ -166,8 +166,8 @@ describe("/readyz when the database goes away", () => {
       viaProxy.hostname = "127.0.0.1"
       viaProxy.port = String(proxy.port)
       const target = parseDatabaseUrl(viaProxy.toString())
-      if (target._tag === "Left") throw new Error(target.left)
-      const gw = await gatewayOnSql(target.right)
+      if (target._tag === "Failure") throw new Error(target.failure)
+      const gw = await gatewayOnSql(target.success)
       try {
         expect((await readyz(gw)).json).toEqual({ status: "ready", checks: { database: "ok" } })
 

@@ -3,7 +3,6 @@
  * with a `response.failed` (code server_shutting_down) instead of a cut; usage is still settled.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
 import { Lifecycle } from "../../src/services/lifecycle/Lifecycle.js"
 import type { FakeUpstream } from "../support/fakeUpstream.js"
 import { startWithFakeUpstream, type TestGateway } from "../support/gateway.js"
@@ -40,7 +39,7 @@ describe("graceful shutdown", () => {
     const { events, error } = await readEvents(res, (e) => {
       if (e["type"] === "response.in_progress") {
         shutdownAt = Date.now()
-        void gw.runtime.runPromise(Effect.flatMap(Lifecycle, (l) => l.beginShutdown(0.2)))
+        void gw.runtime.runPromise(Lifecycle.use((l) => l.beginShutdown(0.2)))
       }
     })
     const endedAfter = Date.now() - shutdownAt
@@ -75,7 +74,7 @@ describe("shutdown past the drain deadline", () => {
       }).then((r) => r.status, () => "cut")
       await waitFor(() => upstream.inFlight() === 1)
       const started = Date.now()
-      await gw.runtime.runPromise(Effect.flatMap(Lifecycle, (l) => l.beginShutdown(0.2)))
+      await gw.runtime.runPromise(Lifecycle.use((l) => l.beginShutdown(0.2)))
       await gw.close()
       const took = Date.now() - started
       expect(await answer).toBe("cut")

@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import { AppConfig, Settings } from "../../src/config/AppConfig.js"
 import { gatewayLayer } from "../../src/layers.js"
 import { layerOtlp } from "../../src/observability/tracing.js"
@@ -91,7 +91,7 @@ const startTraced = async (upstream: FakeUpstream, receiverUrl: string, tracing:
       Layer.provide(Layer.mergeAll(AppConfig.layer(data, "test"), Settings.layer({})))
     )
   )
-  const url = (await runtime.runPromise(GatewayServer)).url
+  const url = (await runtime.runPromise(Effect.service(GatewayServer))).url
   return { url, runtime }
 }
 

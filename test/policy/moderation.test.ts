@@ -40,8 +40,8 @@ describe("rules moderation", () => {
       "test.yaml",
       {}
     )
-    expect(result._tag).toBe("Left")
-    if (result._tag === "Left") expect(result.left.message).toContain("moderation.rules.bad[0]: invalid regular expression")
+    expect(result._tag).toBe("Failure")
+    if (result._tag === "Failure") expect(result.failure.message).toContain("moderation.rules.bad[0]: invalid regular expression")
   })
 
   it("the openai provider needs an openai http account", () => {
@@ -50,7 +50,7 @@ describe("rules moderation", () => {
       "test.yaml",
       {}
     )
-    expect(result._tag === "Left" && result.left.message).toContain("moderation.openai.account: unknown account 'nope'")
+    expect(result._tag === "Failure" && result.failure.message).toContain("moderation.openai.account: unknown account 'nope'")
   })
 })
 

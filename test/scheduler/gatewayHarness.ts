@@ -3,7 +3,7 @@
  * lines must carry the request id and reason), a Redis scheduler option, and helpers to read the
  * scheduler's slot figures and watch how many upstream requests run at once.
  */
-import { Effect, Layer, Logger, ManagedRuntime } from "effect"
+import { Effect, Layer, Logger, ManagedRuntime, References } from "effect"
 import { AppConfig, defaultSettings, Settings, type SettingsShape } from "../../src/config/AppConfig.js"
 import type { GatewayData } from "../../src/config/resolve.js"
 import { GatewayServer } from "../../src/server/GatewayServer.js"
@@ -43,11 +43,11 @@ export interface GatewayOptions {
 export const startSchedulingGateway = async (options: GatewayOptions): Promise<SchedulingGateway> => {
   const data = testData(options.config, options.env)
   const logs: Array<LogLine> = []
-  const capture = Logger.make(({ annotations, logLevel, message }) => {
+  const capture = Logger.make(({ fiber, logLevel, message }) => {
     logs.push({
-      level: logLevel.label,
+      level: logLevel.toUpperCase(),
       message: Array.isArray(message) ? message.map(String).join(" ") : String(message),
-      annotations: Object.fromEntries(annotations)
+      annotations: { ...fiber.getRef(References.CurrentLogAnnotations) }
     })
   })
   const settings = Settings.layer({
@@ -60,7 +60,7 @@ export const startSchedulingGateway = async (options: GatewayOptions): Promise<S
   const layer = gatewayLayer({ ...options.services, ...(scheduler === undefined ? {} : { scheduler }) }).pipe(
     Layer.provide(AppConfig.layer(data, "test")),
     Layer.provide(settings),
-    Layer.provide(Logger.replace(Logger.defaultLogger, capture))
+    Layer.provide(Logger.layer([capture]))
   )
   const runtime = ManagedRuntime.make(layer)
   const server = await runtime.runPromise(GatewayServer)

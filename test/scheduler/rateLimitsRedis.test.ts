@@ -6,7 +6,7 @@
  * gateways sharing a key's rpm_limit cap the combined count over HTTP.
  * Skipped with a warning when Redis is unreachable, unless MODELGATE_REQUIRE_SERVICES=1 (CI).
  */
-import { Effect, Exit, ManagedRuntime } from "effect"
+import { Cause, Effect, Exit, ManagedRuntime, Option } from "effect"
 import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import type { RateLimited, StoreError } from "../../src/domain/errors.js"
@@ -37,7 +37,7 @@ const admitted = async (rt: Instance, principal: Principal, tokens = 0): Promise
 const refused = async (rt: Instance, principal: Principal, tokens = 0): Promise<RateLimited> => {
   const exit = await admit(rt, principal, tokens)
   if (Exit.isSuccess(exit)) throw new Error(`expected a refusal, got headers ${JSON.stringify(exit.value.headers)}`)
-  const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+  const failure = Cause.findErrorOption(exit.cause).pipe(Option.getOrUndefined)
   if (failure?._tag !== "RateLimited") throw new Error(`expected RateLimited, got ${JSON.stringify(exit.cause)}`)
   return failure
 }
@@ -65,7 +65,10 @@ if (reachable) {
           outcomes.push(
             Exit.isSuccess(exit)
               ? `ok ${exit.value.headers["x-ratelimit-remaining-requests"]}`
-              : exit.cause._tag === "Fail" ? exit.cause.error._tag === "RateLimited" ? exit.cause.error.code : "store" : "defect"
+              : Option.match(Cause.findErrorOption(exit.cause), {
+                onNone: () => "defect",
+                onSome: (error) => (error._tag === "RateLimited" ? error.code : "store")
+              })
           )
         }
         // One count across both: remaining goes 4..0 whichever instance admitted, then both refuse.

@@ -7,7 +7,7 @@
  * Skipped with a warning when Redis is unreachable, unless MODELGATE_REQUIRE_SERVICES=1 (CI).
  */
 import { spawn } from "node:child_process"
-import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Result, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { AppConfig, Settings } from "../../src/config/AppConfig.js"
 import { StoreError } from "../../src/domain/errors.js"
@@ -49,11 +49,11 @@ if (reachable) {
       const b = instance(prefix)
       try {
         const scopeA = await Effect.runPromise(Scope.make())
-        const heldA = await a.runPromise(Effect.flatMap(Scheduler, (s) => Scope.extend(s.acquireKeySlot(own), scopeA)))
+        const heldA = await a.runPromise(Effect.flatMap(Scheduler, (s) => Scope.provide(s.acquireKeySlot(own), scopeA)))
         expect(heldA._tag).toBe("Granted")
         // k-own allows 1: instance B must queue, and a third request finds the shared queue full.
         const scopeB = await Effect.runPromise(Scope.make())
-        const queued = await b.runPromise(Effect.flatMap(Scheduler, (s) => Scope.extend(s.acquireKeySlot(own), scopeB)))
+        const queued = await b.runPromise(Effect.flatMap(Scheduler, (s) => Scope.provide(s.acquireKeySlot(own), scopeB)))
         expect(queued._tag).toBe("Queued")
         const refused = await a.runPromise(Effect.scoped(Effect.flip(Effect.flatMap(Scheduler, (s) => s.acquireKeySlot(own)))))
         expect(refused).toMatchObject({ _tag: "RateLimited", code: "too_many_pending_requests" })
@@ -117,7 +117,7 @@ if (reachable) {
       const b = instance(prefix, options)
       try {
         const scope = await Effect.runPromise(Scope.make())
-        await a.runPromise(Effect.flatMap(Scheduler, (s) => Scope.extend(s.acquireKeySlot(own), scope)))
+        await a.runPromise(Effect.flatMap(Scheduler, (s) => Scope.provide(s.acquireKeySlot(own), scope)))
         await new Promise((r) => setTimeout(r, 1_800))
         const stillHeld = await b.runPromise(Effect.scoped(Effect.flatMap(Scheduler, (s) => s.acquireKeySlot(own))))
         expect(stillHeld._tag).toBe("Queued")
@@ -177,7 +177,7 @@ if (reachable) {
       ).pipe(Effect.scoped))
       expect(Exit.isFailure(exit)).toBe(true)
       if (Exit.isFailure(exit)) {
-        const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        const error = Cause.findErrorOption(exit.cause).pipe(Option.getOrUndefined)
         expect(error).toBeInstanceOf(StoreError)
         expect((error as StoreError).message).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:1 is unreachable .*REDIS_URL/)
       }
@@ -187,17 +187,17 @@ if (reachable) {
       const server = await privateRedis()
       await server.start()
       const rt = instance(freshPrefix(), suiteOptions, server.url)
-      const key = () => rt.runPromise(Effect.scoped(Effect.either(Effect.flatMap(Scheduler, (s) => s.acquireKeySlot(own)))))
+      const key = () => rt.runPromise(Effect.scoped(Effect.result(Effect.flatMap(Scheduler, (s) => s.acquireKeySlot(own)))))
       try {
         // A request in flight holds its slot when Redis goes away.
         const scope = await Effect.runPromise(Scope.make())
-        expect((await rt.runPromise(Effect.flatMap(Scheduler, (s) => Scope.extend(s.acquireKeySlot(own), scope))))._tag).toBe("Granted")
+        expect((await rt.runPromise(Effect.flatMap(Scheduler, (s) => Scope.provide(s.acquireKeySlot(own), scope))))._tag).toBe("Granted")
         await server.stop()
         const started = Date.now()
         const during = await key()
         expect(Date.now() - started).toBeLessThan(3_000)
-        expect(during._tag).toBe("Left")
-        if (during._tag === "Left") expect(during.left).toBeInstanceOf(StoreError)
+        expect(Result.isFailure(during)).toBe(true)
+        if (Result.isFailure(during)) expect(during.failure).toBeInstanceOf(StoreError)
         // Its release cannot reach Redis: logged, not a defect.
         await Effect.runPromise(Scope.close(scope, Exit.void))
         // Listing accounts falls back to the configuration.
@@ -207,11 +207,11 @@ if (reachable) {
         await server.start()
         const deadline = Date.now() + 10_000
         let after = await key()
-        while (after._tag === "Left" && Date.now() < deadline) {
+        while (Result.isFailure(after) && Date.now() < deadline) {
           await new Promise((r) => setTimeout(r, 100))
           after = await key()
         }
-        expect(after).toMatchObject({ _tag: "Right", right: { _tag: "Granted" } })
+        expect(after).toMatchObject({ _tag: "Success", success: { _tag: "Granted" } })
       } finally {
         await rt.dispose()
         await server.stop()

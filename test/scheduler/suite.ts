@@ -45,7 +45,7 @@ interface Held<A> {
 const holding = <A, E, R>(effect: Effect.Effect<A, E, R | Scope.Scope>): Effect.Effect<Held<A>, E, Exclude<R, Scope.Scope>> =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
-    const value = yield* Effect.onError(Scope.extend(effect, scope), (cause) => Scope.close(scope, Exit.failCause(cause)))
+    const value = yield* Effect.onError(Scope.provide(effect, scope), (cause) => Scope.close(scope, Exit.failCause(cause)))
     return { value, release: Scope.close(scope, Exit.void) }
   })
 
@@ -302,7 +302,7 @@ export const schedulerSuite = (make: MakeScheduler) => {
         expect((yield* poolStats("key:k-own")).waiting).toBe(0)
         // The queue has room again; a release hands the slot to the waiter.
         const third = yield* keySlot("k-own")
-        const waiting = yield* Effect.fork(waitOf(third.value))
+        const waiting = yield* Effect.forkChild(waitOf(third.value))
         yield* Effect.sleep("50 millis")
         yield* first.release
         yield* Fiber.join(waiting)
@@ -324,21 +324,21 @@ export const schedulerSuite = (make: MakeScheduler) => {
         const scheduler = yield* Scheduler
         const principal = principalOf(suiteData, "k-own")
         // Success.
-        yield* Effect.scoped(Effect.zipRight(scheduler.acquireKeySlot(principal), scheduler.acquireAccount(request())))
+        yield* Effect.scoped(Effect.andThen(scheduler.acquireKeySlot(principal), scheduler.acquireAccount(request())))
         // Failure after taking both.
         const failed = yield* Effect.exit(Effect.scoped(
           scheduler.acquireKeySlot(principal).pipe(
-            Effect.zipRight(scheduler.acquireAccount(request())),
-            Effect.zipRight(Effect.fail("upstream went away"))
+            Effect.andThen(scheduler.acquireAccount(request())),
+            Effect.andThen(Effect.fail("upstream went away"))
           )
         ))
         expect(Exit.isFailure(failed)).toBe(true)
         // Interruption while holding, and while waiting in the queue.
-        const holder = yield* Effect.fork(Effect.scoped(
-          Effect.zipRight(scheduler.acquireKeySlot(principal), Effect.zipRight(scheduler.acquireAccount(request()), Effect.never))
+        const holder = yield* Effect.forkChild(Effect.scoped(
+          Effect.andThen(scheduler.acquireKeySlot(principal), Effect.andThen(scheduler.acquireAccount(request()), Effect.never))
         ))
         yield* Effect.sleep("50 millis")
-        const waiter = yield* Effect.fork(Effect.scoped(
+        const waiter = yield* Effect.forkChild(Effect.scoped(
           Effect.flatMap(scheduler.acquireKeySlot(principal), (t) => (t._tag === "Queued" ? t.wait : Effect.void))
         ))
         yield* Effect.sleep("50 millis")

@@ -6,20 +6,21 @@
  * 3. the same with the open-request marker each gateway request writes (track + settle);
  * 4. whole requests through a gateway in its own process (memory store vs SQLite store), driven by
  *    autocannon from this process, 32 connections: requests/s and the gateway's CPU per request.
+ * Steps 1-3 run with the settlement writer on its own thread and on the event loop (writerThread
+ * false), to show whether the thread still pays. SETTLE_ONLY=1 skips step 4.
  */
 import { fork } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
-import { Effect, Either, Option } from "effect"
+import { Effect, Option, Result } from "effect"
 import { sha256Hex } from "../../src/config/resolve.js"
 import { emptyUsage } from "../../src/domain/usage.js"
 import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
 import { Quota } from "../../src/services/quota/Quota.js"
 import { sqlServices } from "../../src/store/Database.js"
 import { parseDatabaseUrl } from "../../src/store/target.js"
-import { startGateway } from "../support/gateway.js"
 import { dataOf, openStore } from "./harness.js"
 
 const N = 10_000
@@ -31,11 +32,11 @@ const config = {
   keys: [{ key: "sk-bench-0000000001", user: "u", group: "g", name: "bench" }],
   accounts: [{ name: "sim", platform: "openai", kind: "simulator", groups: ["g"], concurrency: 1000 }]
 }
-const target = (name: string) => Either.getOrThrow(parseDatabaseUrl(`sqlite:${join(dir, name)}`))
+const target = (name: string) => Result.getOrThrow(parseDatabaseUrl(`sqlite:${join(dir, name)}`))
 
-const settleLoop = async (name: string, concurrency: number, withTrack: boolean) => {
-  const db = { url: "", target: target(`${name}.db`) }
-  const rt = openStore(db, dataOf(config))
+const settleLoop = async (name: string, concurrency: number, withTrack: boolean, writerThread = true) => {
+  const db = { url: "", target: target(`${name}-${writerThread ? "thread" : "loop"}.db`) }
+  const rt = openStore(db, dataOf(config), { writerThread })
   const program = Effect.gen(function*() {
     const principal = Option.getOrThrow(yield* (yield* KeyRepo).findByHash(sha256Hex("sk-bench-0000000001")))
     const quota = yield* Quota
@@ -47,24 +48,27 @@ const settleLoop = async (name: string, concurrency: number, withTrack: boolean)
         usage: { ...emptyUsage, inputTokens: 1200, outputTokens: 300 },
         at: new Date()
       })
-      return withTrack ? Effect.scoped(Effect.zipRight(quota.track(`${name}-${i}`, principal, "gpt-5.4"), settle)) : settle
+      return withTrack ? Effect.scoped(Effect.andThen(quota.track(`${name}-${i}`, principal, "gpt-5.4"), settle)) : settle
     }
     const started = performance.now()
     const cpu = process.cpuUsage()
+    const main = process.threadCpuUsage()
     yield* Effect.forEach(Array.from({ length: N }, (_, i) => i), one, { concurrency, discard: true })
     const used = process.cpuUsage(cpu)
-    return { ms: performance.now() - started, cpuUs: used.user + used.system }
+    const mainUsed = process.threadCpuUsage(main)
+    return { ms: performance.now() - started, cpuUs: used.user + used.system, loopUs: mainUsed.user + mainUsed.system }
   })
-  const { cpuUs, ms } = await rt.runPromise(program)
+  const { cpuUs, loopUs, ms } = await rt.runPromise(program)
   await rt.dispose()
   console.log(
-    `${name.padEnd(28)} ${String(Math.round(N / (ms / 1000))).padStart(7)} settlements/s  ` +
-      `${((ms * 1000) / N).toFixed(1).padStart(6)} us wall  ${(cpuUs / N).toFixed(1).padStart(6)} us CPU each`
+    `${name.padEnd(28)} ${writerThread ? "thread" : "loop  "} ${String(Math.round(N / (ms / 1000))).padStart(7)} settlements/s  ` +
+      `${((ms * 1000) / N).toFixed(1).padStart(6)} us wall  ${(cpuUs / N).toFixed(1).padStart(6)} us CPU (all threads)  ${(loopUs / N).toFixed(1).padStart(6)} us main thread each`
   )
 }
 
 /** Child mode: serve a gateway on the given store and answer CPU-usage questions over IPC. */
 const serve = async (store: string) => {
+  const { startGateway } = await import("../support/gateway.js")
   const services = store === "sqlite" ? sqlServices(target("gateway.db"), { reportOrphans: false }) : {}
   const gw = await startGateway({ config, services, settings: { slotQueueLimit: 10_000 } })
   process.on("message", async (m) => {
@@ -80,7 +84,7 @@ const serve = async (store: string) => {
 const gateway = async (store: "memory" | "sqlite") => {
   const child = fork(new URL(import.meta.url).pathname, ["--serve", store, dir], {
     execArgv: ["--import", "tsx"],
-    env: { ...process.env, LOG_LEVEL: "Warning" }
+    env: { ...process.env, LOG_LEVEL: "Warn" }
   })
   const ask = <A>(message?: string) =>
     new Promise<A>((resolve) => {
@@ -122,10 +126,16 @@ if (process.argv[2] === "--serve") {
 
 async function main() {
   if (!process.env.ROUNDS) {
-  await settleLoop("sequential", 1, false)
-  await settleLoop("100 in flight", 100, false)
-  await settleLoop("sequential, track+settle", 1, true)
-  await settleLoop("100 in flight, track+settle", 100, true)
+    for (const writerThread of [true, false]) {
+      await settleLoop("sequential", 1, false, writerThread)
+      await settleLoop("100 in flight", 100, false, writerThread)
+      await settleLoop("sequential, track+settle", 1, true, writerThread)
+      await settleLoop("100 in flight, track+settle", 100, true, writerThread)
+    }
+  }
+  if (process.env.SETTLE_ONLY === "1") {
+    rmSync(dir, { recursive: true, force: true })
+    return
   }
   // Alternating rounds: this VM is noisy, one pair proves little.
   const memory: Array<number> = []

@@ -3,7 +3,7 @@
  * usage read back through /v1/usage, across a restart, under 200 parallel requests, and for a
  * stream the client abandons half way.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { costMicros } from "../../src/domain/pricing.js"

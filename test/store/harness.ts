@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SqlClient } from "@effect/sql"
-import { Effect, Either, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import { SqlClient } from "effect/sql"
+import { Effect, Layer, ManagedRuntime, References, Result } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import type { GatewayData } from "../../src/config/resolve.js"
 import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
@@ -17,7 +17,7 @@ import { sqlClientLayer } from "../../src/store/client.js"
 import { configSyncLayer, databaseLayer } from "../../src/store/Database.js"
 import { Store, type StoreOptions } from "../../src/store/Store.js"
 import { type DatabaseTarget, parseDatabaseUrl } from "../../src/store/target.js"
-import { testData } from "../support/gateway.js"
+import { decodeConfig } from "../../src/config/load.js"
 import * as KeyRepoSql from "../../src/store/keyRepoSql.js"
 import * as QuotaSql from "../../src/store/quotaSql.js"
 
@@ -35,7 +35,7 @@ export interface Backend {
   readonly cleanup: () => Promise<void>
 }
 
-const targetOf = (url: string) => Either.getOrThrowWith(parseDatabaseUrl(url), (m) => new Error(m))
+const targetOf = (url: string) => Result.getOrThrowWith(parseDatabaseUrl(url), (m) => new Error(m))
 
 export const sqliteBackend = (): Backend => {
   const dir = mkdtempSync(join(tmpdir(), "modelgate-store-"))
@@ -90,7 +90,7 @@ export const openStore = (
   db: TestDatabase,
   data: GatewayData,
   options: Partial<StoreOptions> = {},
-  logger: Layer.Layer<never> = Logger.minimumLogLevel(LogLevel.Warning)
+  logger: Layer.Layer<never> = Layer.succeed(References.MinimumLogLevel, "Warn")
 ): ManagedRuntime.ManagedRuntime<StoreServices, unknown> => {
   const base = Layer.provideMerge(configSyncLayer, databaseLayer(db.target))
   const store = Layer.provideMerge(Store.layerWith({ reportOrphans: false, ...options }), base)
@@ -103,5 +103,7 @@ export const openStore = (
   )
 }
 
-export const dataOf = (config: unknown): GatewayData => testData(config)
+/** A config as the gateway resolves it (as test/support/gateway.ts's testData, without loading the server). */
+export const dataOf = (config: unknown): GatewayData =>
+  Result.getOrThrowWith(decodeConfig(config, "test", {}), (e) => new Error(e.message))
 

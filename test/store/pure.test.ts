@@ -2,7 +2,7 @@
  * The pure pieces under the store: DATABASE_URL rules, exact pricing, subscription windows, the
  * UTC day a usage row is filed under, the shared eligibility rules, CLI money.
  */
-import { Effect, Either, Exit, Redacted } from "effect"
+import { Cause, Effect, Exit, Redacted, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { formatUsd, parseUsd } from "../../src/domain/money.js"
 import type { Principal } from "../../src/domain/model.js"
@@ -15,7 +15,7 @@ import { describeTarget, parseDatabaseUrl } from "../../src/store/target.js"
 import { testPrincipal } from "../support/principal.js"
 
 describe("DATABASE_URL", () => {
-  const parse = (url: string | undefined) => Either.getOrThrow(parseDatabaseUrl(url))
+  const parse = (url: string | undefined) => Result.getOrThrow(parseDatabaseUrl(url))
 
   it("defaults to ./data/modelgate.db and accepts sqlite: URLs and plain paths", () => {
     expect(parse(undefined)).toEqual({ _tag: "Sqlite", filename: "./data/modelgate.db" })
@@ -37,8 +37,8 @@ describe("DATABASE_URL", () => {
   })
 
   it("refuses other schemes and unsafe schema names", () => {
-    expect(Either.isLeft(parseDatabaseUrl("mysql://db/x"))).toBe(true)
-    expect(Either.isLeft(parseDatabaseUrl("postgres://db/x?schema=a;drop"))).toBe(true)
+    expect(Result.isFailure(parseDatabaseUrl("mysql://db/x"))).toBe(true)
+    expect(Result.isFailure(parseDatabaseUrl("postgres://db/x?schema=a;drop"))).toBe(true)
   })
 })
 
@@ -141,7 +141,9 @@ describe("eligibility rules", () => {
     testPrincipal({ billing, quotaMicros: quota })
   const outcome = (e: Effect.Effect<void, { readonly code: string }>) => {
     const exit = Effect.runSyncExit(e)
-    return Exit.isSuccess(exit) ? "ok" : exit.cause._tag === "Fail" ? exit.cause.error.code : "defect"
+    if (Exit.isSuccess(exit)) return "ok"
+    const error = Cause.findErrorOption(exit.cause)
+    return error._tag === "Some" ? error.value.code : "defect"
   }
 
   it("key quota first, then balance or subscription", () => {
@@ -156,12 +158,12 @@ describe("eligibility rules", () => {
 
 describe("CLI money", () => {
   it("parses USD as a decimal string and prints micro-dollars digit for digit", () => {
-    expect(parseUsd("12.345678", "x")).toEqual(Either.right(12_345_678))
-    expect(parseUsd("0.1", "x")).toEqual(Either.right(100_000))
-    expect(parseUsd("7", "x")).toEqual(Either.right(7_000_000))
-    expect(Either.isLeft(parseUsd("1.2345678", "x"))).toBe(true)
-    expect(Either.isLeft(parseUsd("-1", "x"))).toBe(true)
-    expect(Either.isLeft(parseUsd("1e3", "x"))).toBe(true)
+    expect(parseUsd("12.345678", "x")).toEqual(Result.succeed(12_345_678))
+    expect(parseUsd("0.1", "x")).toEqual(Result.succeed(100_000))
+    expect(parseUsd("7", "x")).toEqual(Result.succeed(7_000_000))
+    expect(Result.isFailure(parseUsd("1.2345678", "x"))).toBe(true)
+    expect(Result.isFailure(parseUsd("-1", "x"))).toBe(true)
+    expect(Result.isFailure(parseUsd("1e3", "x"))).toBe(true)
     expect(formatUsd(12_345_678)).toBe("12.345678")
     expect(formatUsd(1_500_000)).toBe("1.50")
     expect(formatUsd(-250_000)).toBe("-0.25")

@@ -6,10 +6,11 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SqlClient } from "@effect/sql"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { Cause, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { dialectOf } from "../../src/store/client.js"
+import { dialectOf, sqlClientLayer } from "../../src/store/client.js"
+import { sqliteTarget } from "../../src/store/target.js"
 import * as SqliteClient from "../../src/store/sqliteClient.js"
 
 const dir = mkdtempSync(join(tmpdir(), "modelgate-sqlite-client-"))
@@ -17,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 let n = 0
 const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>, filename = join(dir, `c${++n}.db`)) =>
-  Effect.runPromise(Effect.provide(effect, SqliteClient.layer({ filename })))
+  Effect.runPromise(Effect.provide(effect, sqlClientLayer(sqliteTarget(filename))))
 
 const withTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.as(sql`CREATE TABLE t (id TEXT PRIMARY KEY, micros BIGINT NOT NULL)`, sql))
@@ -47,10 +48,10 @@ describe("node:sqlite SqlClient", () => {
       const sql = yield* withTable
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`INSERT INTO t (id, micros) VALUES ('kept', 1)`
-        const inner = sql.withTransaction(Effect.zipRight(sql`INSERT INTO t (id, micros) VALUES ('dropped', 2)`, Effect.fail("no")))
+        const inner = sql.withTransaction(Effect.andThen(sql`INSERT INTO t (id, micros) VALUES ('dropped', 2)`, Effect.fail("no")))
         yield* Effect.exit(inner)
       }))
-      const failed = sql.withTransaction(Effect.zipRight(sql`INSERT INTO t (id, micros) VALUES ('outer', 3)`, Effect.fail("no")))
+      const failed = sql.withTransaction(Effect.andThen(sql`INSERT INTO t (id, micros) VALUES ('outer', 3)`, Effect.fail("no")))
       yield* Effect.exit(failed)
       return yield* sql`SELECT id FROM t ORDER BY id`
     }))
@@ -64,7 +65,7 @@ describe("node:sqlite SqlClient", () => {
       const unprepared = yield* sql`SELECT ${sql.unsafe("41 + 1")} AS n`.unprepared
       return { bad, unprepared }
     }))
-    expect(out.bad).toMatchObject({ _tag: "SqlError", message: "Failed to execute statement" })
+    expect(out.bad).toMatchObject({ _tag: "SqlError" })
     expect(String((out.bad as { cause: unknown }).cause)).toContain("NOT NULL constraint failed")
     expect(out.unprepared).toEqual([{ n: 42 }])
   })
@@ -76,6 +77,6 @@ describe("node:sqlite SqlClient", () => {
     expect(await Effect.runPromise(select)).toEqual([{ one: 1 }])
     await Effect.runPromise(Scope.close(scope, Exit.void))
     const exit = await Effect.runPromiseExit(select)
-    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag).toBe("SqlError")
+    expect(Exit.isFailure(exit) && (Cause.squash(exit.cause) as { _tag?: string })._tag).toBe("SqlError")
   })
 })

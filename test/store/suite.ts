@@ -3,8 +3,8 @@
  * exactly-once settlement (also 200 at once), eligibility, the usage rollups at day boundaries,
  * restarts, shutdown flush and the open-request markers.
  */
-import { SqlClient } from "@effect/sql"
-import { Cause, Effect, Exit, Layer, Logger, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { Cause, Effect, Exit, Fiber, Layer, Logger, Option, References } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sha256Hex } from "../../src/config/resolve.js"
 import type { Principal } from "../../src/domain/model.js"
@@ -85,7 +85,7 @@ const settle = (rt: Runtime, s: Settlement) => settleCharged(rt, s).then((c) => 
 const check = (rt: Runtime, p: Principal) =>
   rt.runPromiseExit(Effect.flatMap(Quota, (q) => q.check(p))).then((exit) => {
     if (Exit.isSuccess(exit)) return "ok" as const
-    const failure = Cause.failureOption(exit.cause)
+    const failure = Cause.findErrorOption(exit.cause)
     if (Option.isNone(failure)) throw new Error(Cause.pretty(exit.cause))
     return failure.value
   })
@@ -348,7 +348,7 @@ export const storeSuite = (makeBackend: () => Backend) => {
       for (const statement of sabotage) await query(rt, statement)
       const s = settlement("r-atomic", p, "gpt-5.4", usage({ inputTokens: 1000, outputTokens: 100 }))
       const failed = await rt.runPromiseExit(Effect.flatMap(Quota, (q) => q.settle(s)))
-      const error = Exit.isFailure(failed) ? Option.getOrNull(Cause.failureOption(failed.cause)) : null
+      const error = Exit.isFailure(failed) ? Option.getOrNull(Cause.findErrorOption(failed.cause)) : null
       expect(error).toMatchObject({ _tag: "StoreError" })
       expect(await one(rt, "SELECT COUNT(*) FROM usage_events")).toBe(0)
       expect(await one(rt, "SELECT balance_micros FROM users WHERE name = 'alice'")).toBe(100_000_000)
@@ -533,12 +533,15 @@ export const storeSuite = (makeBackend: () => Backend) => {
       const db = await fresh()
       const first = open(db)
       const p = await principal(first, "sk-store-alice-paid")
+      // The callers are fibers of their own, not the runtime's: Effect 4's ManagedRuntime interrupts the
+      // fibers it started before closing its layers, and a request's fiber outlives the store's shutdown.
+      const settleWith = Effect.runForkWith(await first.context())
       const fibers = Array.from({ length: 2000 }, (_, i) =>
-        first.runFork(Effect.flatMap(Quota, (q) => q.settle(settlement(`r-flush-${i}`, p, "gpt-5.4", usage({ outputTokens: 10 }))))))
+        settleWith(Effect.flatMap(Quota, (q) => q.settle(settlement(`r-flush-${i}`, p, "gpt-5.4", usage({ outputTokens: 10 }))))))
       // Most are still queued when shutdown starts: that is what this test is about.
-      expect(fibers.filter((f) => f.unsafePoll() !== null).length).toBeLessThan(2000)
+      expect(fibers.filter((f) => f.pollUnsafe() !== undefined).length).toBeLessThan(2000)
       await first.dispose()
-      const results = await Promise.all(fibers.map((f) => Effect.runPromise(f.await)))
+      const results = await Promise.all(fibers.map((f) => Effect.runPromise(Fiber.await(f))))
       const second = open(db)
       const written = await one(second, "SELECT COUNT(*) FROM usage_events")
       // Every settlement that was accepted (not refused as "shut down") is in the database.
@@ -606,12 +609,11 @@ export const storeSuite = (makeBackend: () => Backend) => {
       await rt.dispose()
 
       const lines: Array<string> = []
-      const capture = Logger.replace(
-        Logger.defaultLogger,
-        Logger.make(({ annotations, message }) => {
-          lines.push(`${String(message)} ${JSON.stringify(Object.fromEntries([...annotations]))}`)
+      const capture = Logger.layer([
+        Logger.make(({ fiber, message }) => {
+          lines.push(`${String(message)} ${JSON.stringify(fiber.getRef(References.CurrentLogAnnotations))}`)
         })
-      )
+      ])
       const again = open(db, storeConfig(), { reportOrphans: true, orphanAfterMillis: 1000 }, capture)
       expect(await one(again, "SELECT COUNT(*) FROM usage_open WHERE reported_at IS NOT NULL")).toBe(1)
       expect(lines.some((l) => l.includes("never settled") && l.includes("r-crashed"))).toBe(true)

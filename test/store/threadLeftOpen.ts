@@ -8,7 +8,7 @@ import { startWriterThread } from "../../src/store/writerThread.js"
 
 const filename = process.argv[2] ?? ""
 const scope = Effect.runSync(Scope.make())
-const thread = Effect.runSync(Scope.extend(startWriterThread({ filename, pragmas: [] }), scope))
+const thread = Effect.runSync(Scope.provide(startWriterThread({ filename, pragmas: [] }), scope))
 const insert = { sql: "INSERT INTO t (id, n) VALUES ('z', 1)", params: [], rows: false, fresh: false }
 const reply = await Effect.runPromise(thread.run([insert], 0))
 process.stdout.write(`${reply._tag}\n`)

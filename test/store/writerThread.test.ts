@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { DatabaseSync } from "node:sqlite"
+import { DatabaseSync as Database } from "node:sqlite"
 import { Cause, Effect, Exit, Option } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { sqlitePragmas } from "../../src/store/client.js"
@@ -21,7 +21,7 @@ let n = 0
 /** A fresh database file with one table, and this thread's own connection to it. */
 const freshDb = () => {
   const filename = join(dir, `w${++n}.db`)
-  const db = new DatabaseSync(filename)
+  const db = new Database(filename)
   db.exec("PRAGMA journal_mode = WAL")
   db.exec("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL CHECK (n >= 0))")
   return { filename, db }
@@ -50,7 +50,7 @@ const valueOf = <A>(exit: Exit.Exit<A, unknown>): A => {
 }
 const errorOf = (exit: Exit.Exit<unknown, unknown>): unknown => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure")
-  return Option.getOrNull(Cause.failureOption(exit.cause))
+  return Option.getOrNull(Cause.findErrorOption(exit.cause))
 }
 
 describe("SQLite writer thread", () => {
@@ -97,7 +97,7 @@ describe("SQLite writer thread", () => {
       Effect.gen(function*() {
         const first = yield* Effect.exit(t.run([insert(["a"])], 1))
         mkdirSync(join(dir, "not-yet"))
-        new DatabaseSync(missing).exec("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL)")
+        new Database(missing).exec("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL)")
         const second = yield* t.run([insert(["a"])], 1)
         return { first, second }
       }))

@@ -2,7 +2,7 @@
  * A gateway and the admin API on one SQL Store, as `npm start` wires them, on 127.0.0.1 ports,
  * with simulator accounts: for the admin suites and the dashboard's browser tests.
  */
-import { Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { AdminServer } from "../../src/admin/AdminServer.js"
 import { LiveStore } from "../../src/admin/LiveStore.js"
 import { AppConfig, Settings } from "../../src/config/AppConfig.js"
@@ -48,8 +48,8 @@ export const startWithAdmin = async (db: { readonly target: DatabaseTarget }): P
     }))
   ).pipe(Layer.provide(AppConfig.layer(testData(adminGatewayConfig), "test")), Layer.provide(Settings.layer({})))
   const runtime = ManagedRuntime.make(layer)
-  const gateway = (await runtime.runPromise(GatewayServer)).url
-  const admin = (await runtime.runPromise(AdminServer)).url
+  const gateway = (await runtime.runPromise(Effect.service(GatewayServer))).url
+  const admin = (await runtime.runPromise(Effect.service(AdminServer))).url
   return { gateway, admin, close: () => runtime.dispose() }
 }
 

@@ -2,7 +2,7 @@
  * Starts a real gateway on 127.0.0.1:<random port> from a config object and optional service
  * overrides, for tests that talk to it over a socket (curl-like fetch, or the openai SDK).
  */
-import { Either, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime, Result } from "effect"
 import { AppConfig, Settings, type SettingsShape } from "../../src/config/AppConfig.js"
 import { decodeConfig } from "../../src/config/load.js"
 import type { GatewayData } from "../../src/config/resolve.js"
@@ -18,7 +18,7 @@ export interface TestGateway {
 }
 
 export const testData = (config: unknown, env: Record<string, string> = {}): GatewayData =>
-  Either.getOrThrowWith(decodeConfig(config, "test", env), (e) => new Error(e.message))
+  Result.getOrThrowWith(decodeConfig(config, "test", env), (e) => new Error(e.message))
 
 export const startGateway = async (options: {
   readonly config: unknown
@@ -32,7 +32,7 @@ export const startGateway = async (options: {
     Layer.provide(Settings.layer(options.settings))
   )
   const runtime = ManagedRuntime.make(layer)
-  const server = await runtime.runPromise(GatewayServer)
+  const server = await runtime.runPromise(Effect.service(GatewayServer))
   return { url: server.url, data, runtime, close: () => runtime.dispose() }
 }
 

@@ -1,6 +1,6 @@
 /** src/translate/error.ts: TranslationError is a tagged error an Effect can fail with and catch by tag. */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { reject, TranslationError } from "../../src/translate/error.js"
 import { responsesToMessages } from "../../src/translate/request.js"
 
@@ -19,9 +19,9 @@ describe("TranslationError", () => {
 
   it("responsesToMessages returns it as the Left, param null allowed", () => {
     const result = responsesToMessages({ model: "m", input: "x", tools: "nope" }, { upstreamModel: "claude-sonnet-4-5" })
-    if (Either.isRight(result)) throw new Error("expected a TranslationError")
-    expect(result.left).toBeInstanceOf(TranslationError)
-    expect([result.left._tag, result.left.message, result.left.param]).toEqual(["TranslationError", "tools must be an array", "tools"])
+    if (Result.isSuccess(result)) throw new Error("expected a TranslationError")
+    expect(result.failure).toBeInstanceOf(TranslationError)
+    expect([result.failure._tag, result.failure.message, result.failure.param]).toEqual(["TranslationError", "tools must be an array", "tools"])
     expect(new TranslationError({ message: "m", param: null }).param).toBeNull()
   })
 

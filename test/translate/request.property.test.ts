@@ -3,7 +3,7 @@
  * sends, the Anthropic request obeys Anthropic's turn rules and keeps every user text.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import { encodeReasoning, responsesToMessages } from "../../src/translate/index.js"
 
@@ -24,9 +24,9 @@ describe("request translation property", () => {
     fc.assert(
       fc.property(fc.array(item, { maxLength: 14 }), (input) => {
         const result = responsesToMessages({ model: "m", input, tools: [{ type: "function", name: "f" }] }, { upstreamModel: "claude-sonnet-4-5" })
-        expect(Either.isRight(result)).toBe(true)
-        if (Either.isLeft(result)) return
-        const messages = result.right.messages
+        expect(Result.isSuccess(result)).toBe(true)
+        if (Result.isFailure(result)) return
+        const messages = result.success.messages
         expect(messages[0]?.role).toBe("user")
         messages.forEach((m, i) => {
           expect(m.content.length).toBeGreaterThan(0)

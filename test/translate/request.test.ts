@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import {
   encodeReasoning,
   type MessagesRequest,
@@ -14,14 +14,14 @@ const MODEL = "claude-sonnet-4-5-20250929"
 const ok = (body: Record<string, unknown>, defaultMaxTokens?: number): MessagesRequest => {
   const options = defaultMaxTokens === undefined ? { upstreamModel: MODEL } : { upstreamModel: MODEL, defaultMaxTokens }
   const result = responsesToMessages({ model: "claude-sonnet-4-5", ...body }, options)
-  if (Either.isLeft(result)) throw new Error(`unexpected TranslationError: ${result.left.message} (${String(result.left.param)})`)
-  return result.right
+  if (Result.isFailure(result)) throw new Error(`unexpected TranslationError: ${result.failure.message} (${String(result.failure.param)})`)
+  return result.success
 }
 
 const err = (body: Record<string, unknown>): TranslationError => {
   const result = responsesToMessages({ model: "claude-sonnet-4-5", ...body }, { upstreamModel: MODEL })
-  if (Either.isRight(result)) throw new Error("expected a TranslationError")
-  return result.left
+  if (Result.isSuccess(result)) throw new Error("expected a TranslationError")
+  return result.failure
 }
 
 const user = (text: string) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] })
@@ -40,7 +40,7 @@ describe("responsesToMessages: basics", () => {
     expect(ok({ input: "x" }).max_tokens).toBe(64000)
     expect(ok({ input: "x" }, 20000).max_tokens).toBe(20000)
     const opus = responsesToMessages({ model: "m", input: "x" }, { upstreamModel: "claude-opus-4-1-20250805" })
-    expect(Either.getOrThrow(opus).max_tokens).toBe(32000)
+    expect(Result.getOrThrow(opus).max_tokens).toBe(32000)
   })
 
   it("instructions, system and developer messages go to system, in order", () => {
@@ -413,7 +413,7 @@ describe("responsesToMessages: reasoning, sampling and output format", () => {
     expect(capped.max_tokens).toBe(8000)
     expect(capped.thinking?.budget_tokens).toBeGreaterThanOrEqual(1024)
     expect(capped.thinking?.budget_tokens).toBeLessThan(8000)
-    const xhigh = Either.getOrThrow(responsesToMessages({ model: "m", input: "x", reasoning: { effort: "xhigh" } }, { upstreamModel: "claude-opus-4-1" }))
+    const xhigh = Result.getOrThrow(responsesToMessages({ model: "m", input: "x", reasoning: { effort: "xhigh" } }, { upstreamModel: "claude-opus-4-1" }))
     expect(xhigh.thinking?.budget_tokens).toBeLessThan(xhigh.max_tokens)
     expect(ok({ input: "x", max_output_tokens: 1000, reasoning: { effort: "low" } }).thinking).toBeUndefined()
   })

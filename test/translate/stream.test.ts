@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import {
   type AnthropicStreamEvent,
   decodeReasoning,
@@ -127,10 +127,10 @@ describe("stream translation: recorded upstream streams", () => {
       ]
     }
     const request = responsesToMessages(body, { upstreamModel: "claude-sonnet-4-5-20250929" })
-    expect(request._tag).toBe("Right")
-    if (request._tag !== "Right") return
-    expect(request.right.thinking).toEqual({ type: "enabled", budget_tokens: 10240 })
-    expect(request.right.messages[1]).toEqual({
+    expect(request._tag).toBe("Success")
+    if (request._tag !== "Success") return
+    expect(request.success.thinking).toEqual({ type: "enabled", budget_tokens: 10240 })
+    expect(request.success.messages[1]).toEqual({
       role: "assistant",
       content: [
         { type: "thinking", thinking: THINKING_TEXT, signature: THINKING_SIGNATURE },
@@ -138,7 +138,7 @@ describe("stream translation: recorded upstream streams", () => {
         { type: "tool_use", id: "toolu_01Think", name: "get_weather", input: { location: "Paris" } }
       ]
     })
-    expect(request.right.messages[2]).toEqual({
+    expect(request.success.messages[2]).toEqual({
       role: "user",
       content: [{ type: "tool_result", tool_use_id: "toolu_01Think", content: "{\"temp\":18}" }]
     })
@@ -319,7 +319,7 @@ describe("translateStream", () => {
 
   it.effect("translates a whole upstream stream", () =>
     Effect.gen(function*() {
-      const out = Chunk.toArray(yield* Stream.runCollect(translateStream(Stream.fromIterable(TEXT_ONLY), context(), onError)))
+      const out = yield* Stream.runCollect(translateStream(Stream.fromIterable(TEXT_ONLY), context(), onError))
       expect(checkResponsesStream(out)).toEqual([])
       expect(last(out).type).toBe("response.completed")
     }))
@@ -327,14 +327,14 @@ describe("translateStream", () => {
   it.effect("an upstream failure becomes response.failed through onError, and the stream succeeds", () =>
     Effect.gen(function*() {
       const upstream = Stream.fromIterable(TEXT_ONLY.slice(0, 4)).pipe(Stream.concat(Stream.fail("socket hang up")))
-      const out = Chunk.toArray(yield* Stream.runCollect(translateStream(upstream, context(), onError)))
+      const out = yield* Stream.runCollect(translateStream(upstream, context(), onError))
       expect(checkResponsesStream(out)).toEqual([])
       expect(terminal(out)["error"]).toEqual({ code: "server_error", message: "upstream: socket hang up" })
     }))
 
   it.effect("an upstream that ends without message_stop becomes response.failed", () =>
     Effect.gen(function*() {
-      const out = Chunk.toArray(yield* Stream.runCollect(translateStream(Stream.fromIterable(CUT_IN_TOOL), context(), onError)))
+      const out = yield* Stream.runCollect(translateStream(Stream.fromIterable(CUT_IN_TOOL), context(), onError))
       expect(checkResponsesStream(out)).toEqual([])
       expect(last(out).type).toBe("response.failed")
     }))
@@ -342,7 +342,7 @@ describe("translateStream", () => {
   it.effect("a defect in the upstream stream also ends in response.failed", () =>
     Effect.gen(function*() {
       const upstream = Stream.fromIterable(TEXT_ONLY.slice(0, 2)).pipe(Stream.concat(Stream.die(new Error("boom"))))
-      const out = Chunk.toArray(yield* Stream.runCollect(translateStream(upstream, context(), onError)))
+      const out = yield* Stream.runCollect(translateStream(upstream, context(), onError))
       expect(checkResponsesStream(out)).toEqual([])
       expect(last(out).type).toBe("response.failed")
     }))

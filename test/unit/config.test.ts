@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { type ConfigError, parseConfigText } from "../../src/config/load.js"
 import type { GatewayData } from "../../src/config/resolve.js"
 
@@ -41,12 +41,12 @@ accounts:
 const ENV = { UPSTREAM_KEY: "sk-upstream-from-env" }
 
 const ok = (text: string, env: Record<string, string> = ENV): GatewayData =>
-  Either.getOrThrowWith(parseConfigText(text, "test.yaml", env), (e) => new Error(e.message))
+  Result.getOrThrowWith(parseConfigText(text, "test.yaml", env), (e) => new Error(e.message))
 
 const problems = (text: string, env: Record<string, string> = ENV): ConfigError => {
   const result = parseConfigText(text, "test.yaml", env)
-  if (Either.isRight(result)) throw new Error("expected the config to be refused")
-  return result.left
+  if (Result.isSuccess(result)) throw new Error("expected the config to be refused")
+  return result.failure
 }
 
 /** GOOD with one line replaced (the first occurrence). */

@@ -13,7 +13,7 @@ import { once } from "node:events"
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Option, Redacted, Scope, Stream } from "effect"
+import { Cause, Effect, Exit, Fiber, Redacted, Scope, Stream } from "effect"
 import { defaultSettings, type SettingsShape } from "../../src/config/AppConfig.js"
 import { UpstreamFailed } from "../../src/domain/errors.js"
 import type { Account, Platform } from "../../src/domain/model.js"
@@ -118,7 +118,7 @@ const closedEarly = (res: ServerResponse): Promise<boolean> =>
 /** The upstream under test, for the enclosing describe block (its agent closed after the block). */
 const upstreamForBlock = (settings: SettingsShape) => {
   const scope = Effect.runSync(Scope.make())
-  const upstream = Effect.runSync(Scope.extend(makeHttpUpstream(settings), scope))
+  const upstream = Effect.runSync(Scope.provide(makeHttpUpstream(settings), scope))
   afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
   return { upstream }
 }
@@ -126,7 +126,7 @@ const upstreamForBlock = (settings: SettingsShape) => {
 /** An upstream of its own watching `signal` as its drain deadline (one-shot, so one per test); `close` closes its agent. */
 const upstreamWithDrain = (signal: DrainSignal) => {
   const scope = Effect.runSync(Scope.make())
-  const upstream = Effect.runSync(Scope.extend(makeHttpUpstream(defaultSettings, (callback) => signal.watch(callback)), scope))
+  const upstream = Effect.runSync(Scope.provide(makeHttpUpstream(defaultSettings, (callback) => signal.watch(callback)), scope))
   return { upstream, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
@@ -153,7 +153,7 @@ const streamRequest = (body = `{"model":"m","input":"hi","stream":true}`): Upstr
 /** Sends on a scope of its own that stays open: the test closes it, as the end of a client request would. */
 const sendOpen = async (upstream: UpstreamShape, account: Account, request: UpstreamRequest) => {
   const scope = Effect.runSync(Scope.make())
-  const response = await within(Effect.runPromise(Scope.extend(upstream.send(account, request), scope)), "the answer", 5_000)
+  const response = await within(Effect.runPromise(Scope.provide(upstream.send(account, request), scope)), "the answer", 5_000)
   return { response, scope, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
@@ -167,29 +167,26 @@ const sendFailure = (upstream: UpstreamShape, account: Account, request: Upstrea
   Effect.runPromise(Effect.scoped(Effect.flip(upstream.send(account, request))))
 
 /** What one pull of a body gives: a Chunk of reads, the end, or the failure the body ended with. */
-type Pulled = { readonly chunk: Chunk.Chunk<Uint8Array> } | "end" | UpstreamFailed
+type Pulled = { readonly chunk: ReadonlyArray<Uint8Array> } | "end" | UpstreamFailed
 
-const bytesOf = (chunk: Chunk.Chunk<Uint8Array>): Buffer => Buffer.concat(Chunk.toArray(chunk))
+const bytesOf = (chunk: ReadonlyArray<Uint8Array>): Buffer => Buffer.concat(chunk)
 
 /**
  * A consumer that pulls a body one pull at a time, when the test says so (as the platform pulls the
  * client's body only when the client's socket has room). Its pulls live on `scope`.
  */
 const pullerOf = async (response: UpstreamResponse, scope: Scope.Scope) => {
-  const pull = await Effect.runPromise(Scope.extend(Stream.toPull(response.body), scope))
+  const pull = await Effect.runPromise(Scope.provide(Stream.toPull(response.body), scope))
   const next = (): Promise<Pulled> =>
     Effect.runPromise(
       pull.pipe(
         Effect.map((chunk): Pulled => ({ chunk })),
-        Effect.catchAll(Option.match({
-          onNone: () => Effect.succeed<Pulled>("end"),
-          onSome: (failure) => Effect.succeed<Pulled>(failure)
-        }))
+        Effect.catch((e) => Effect.succeed<Pulled>(Cause.isDone(e) ? "end" : e))
       )
     )
   /** Pulls until the body ends or fails: what came (one entry per pull), then how it ended. */
   const rest = async () => {
-    const pulls: Array<Chunk.Chunk<Uint8Array>> = []
+    const pulls: Array<ReadonlyArray<Uint8Array>> = []
     for (;;) {
       const pulled = await next()
       if (pulled === "end" || pulled instanceof UpstreamFailed) return { pulls, outcome: pulled }
@@ -209,7 +206,7 @@ const consume = (body: Stream.Stream<Uint8Array, UpstreamFailed>, onElement: (by
         onElement(bytes)
       })).pipe(
         Effect.as<"end" | UpstreamFailed>("end"),
-        Effect.catchAll((failure) => Effect.succeed(failure))
+        Effect.catch((failure) => Effect.succeed(failure))
       )
   )
   return { elements, done, text: () => Buffer.concat(elements).toString("utf8") }
@@ -232,7 +229,7 @@ describe("HTTP upstream: JSON answers", () => {
   const server = serverForBlock()
   const up = upstreamForBlock(defaultSettings)
 
-  it("comes back whole: status, flattened lower-case headers, headersAt, and the body as one element", async () => {
+  it("comes back whole: status, flattened lower-case headers, and the body as one element", async () => {
     const body = JSON.stringify({ id: "resp_1", output: [] })
     server.handle = (_req, res) => {
       res.setHeader("X-Request-Id", "req-42")
@@ -240,18 +237,15 @@ describe("HTTP upstream: JSON answers", () => {
       res.writeHead(201, { "Content-Type": "application/json" })
       res.end(body)
     }
-    const before = Date.now()
     const { response, text } = await sendJson(up.upstream, accountOf(server.origin))
     expect(response.status).toBe(201)
     expect(response.headers["content-type"]).toBe("application/json")
     expect(response.headers["x-request-id"]).toBe("req-42")
     expect(response.headers["x-multi"]).toBe("a, b")
-    expect(response.headersAt).toBeGreaterThanOrEqual(before)
-    expect(response.headersAt).toBeLessThanOrEqual(Date.now())
     expect(text).toBe(body)
     // the body Stream is the whole answer in one element, and can be read again after the scope closed
     const chunks = await Effect.runPromise(Stream.runCollect(response.body))
-    expect(Chunk.size(chunks)).toBe(1)
+    expect(chunks.length).toBe(1)
     expect(bytesOf(chunks).toString("utf8")).toBe(body)
   })
 
@@ -268,7 +262,7 @@ describe("HTTP upstream: JSON answers", () => {
     const fiber = Effect.runFork(Effect.scoped(Effect.flatMap(up.upstream.send(accountOf(server.origin), jsonRequest()), readText)))
     await sleep(150)
     // headers and the first half are in, yet send has not handed anything over
-    expect(fiber.unsafePoll()).toBeNull()
+    expect(fiber.pollUnsafe()).toBeUndefined()
     release.resolve()
     const text = await within(Effect.runPromise(Fiber.join(fiber)), "the whole answer")
     expect(progress.ended).toBe(true)
@@ -374,8 +368,8 @@ describe("HTTP upstream: failures before the answer", () => {
       server.handle = (_req, res) => arrived.resolve({ closed: closedEarly(res) }) // never answers
       const fiber = Effect.runFork(Effect.scoped(up.upstream.send(accountOf(server.origin), request)))
       const { closed } = await within(arrived.promise, "the request to reach the server")
-      const exit = await within(Effect.runPromise(Fiber.interrupt(fiber)), "the interrupted send to end")
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      const exit = await within(Effect.runPromise(Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber))), "the interrupted send to end")
+      expect(Exit.hasInterrupts(exit)).toBe(true)
       expect(await within(closed, "the server to see the request close")).toBe(true)
     }
   })
@@ -468,13 +462,11 @@ describe("HTTP upstream: stream answers", () => {
       res.end()
       progress.ended = true
     }
-    const before = Date.now()
     const { response, close } = await sendOpen(up.upstream, accountOf(server.origin), streamRequest())
     // send returned before a single body byte was written
     expect(progress.written).toBe(0)
     expect(response.status).toBe(200)
     expect(response.headers["content-type"]).toBe("text/event-stream")
-    expect(response.headersAt).toBeGreaterThanOrEqual(before)
 
     const writtenAtFirst: Array<number> = []
     const body = consume(response.body, () => writtenAtFirst.push(progress.written))
@@ -507,7 +499,7 @@ describe("HTTP upstream: stream answers", () => {
     // one pull takes everything held: several reads in one Chunk, in order
     const first = await within(body.next(), "the first pull")
     if (first === "end" || first instanceof UpstreamFailed) throw new Error(`expected bytes, got ${String(first)}`)
-    expect(Chunk.size(first.chunk)).toBeGreaterThan(1)
+    expect(first.chunk.length).toBeGreaterThan(1)
     expect(bytesOf(first.chunk).toString("utf8")).toBe(frames.join(""))
     // the end was held too
     expect(await within(body.next(), "the end")).toBe("end")

@@ -4,7 +4,7 @@
  * it holds), a multi-MB delta is counted without a regular expression, and an event past
  * MAX_SSE_EVENT_BYTES ends the client's stream with response.failed naming the limit.
  */
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { PassthroughStream } from "../../src/endpoints/responses/passthroughStream.js"
 import { relaySse } from "../../src/endpoints/responses/sseRelay.js"
@@ -50,7 +50,7 @@ describe("large SSE events", () => {
       frames: (frames) => frames.map((f) => state.onFrame(f) ?? "").join(""),
       finish: (early) => state.finish(early ?? { code: "server_error", message: "cut" })
     }, () => false, MB)
-    const out = Buffer.concat(Chunk.toArray(await Effect.runPromise(Stream.runCollect(relayed)))).toString("utf8")
+    const out = Buffer.concat(await Effect.runPromise(Stream.runCollect(relayed))).toString("utf8")
     const events = out.split("\n\n").filter((f) => f !== "").map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as { type: string; response?: { error?: { code: string; message: string } } })
     expect(events.map((e) => e.type)).toEqual(["response.created", "response.failed"])
     expect(events[1]!.response?.error).toMatchObject({ code: "upstream_error" })

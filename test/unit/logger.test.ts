@@ -4,7 +4,7 @@
  * src/observability/accessLog.ts: the access line written directly is the logger's line.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, FiberId, HashMap, Layer, List, Logger, LogLevel } from "effect"
+import { Cause, Effect, type Fiber, type Layer, Logger, type LogLevel, References } from "effect"
 import { type AccessEntry, AccessLog } from "../../src/observability/accessLog.js"
 import { batchedWriter, formatLine } from "../../src/observability/logger.js"
 
@@ -14,7 +14,7 @@ const linesOf = (effect: Effect.Effect<void>): Array<string> => {
   const logger = Logger.make((options) => {
     lines.push(formatLine(options))
   })
-  Effect.runSync(effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger))))
+  Effect.runSync(effect.pipe(Effect.provide(Logger.layer([logger]))))
   return lines
 }
 
@@ -27,19 +27,19 @@ const only = (lines: Array<string>): string => {
 
 const parse = (line: string): Record<string, unknown> => JSON.parse(line) as Record<string, unknown>
 
-/** Options as a Logger receives them, built by hand. */
+/** Options as a Logger receives them, built by hand (the fiber only answers its log annotations). */
 const options = (
   message: unknown,
   annotations: Record<string, unknown> = {},
   cause: Cause.Cause<unknown> = Cause.empty
-): Logger.Logger.Options<unknown> => ({
-  fiberId: FiberId.none,
-  logLevel: LogLevel.Info,
+): Logger.Options<unknown> => ({
+  logLevel: "Info",
   message,
   cause,
-  context: undefined as never,
-  spans: List.empty(),
-  annotations: HashMap.fromIterable(Object.entries(annotations)),
+  fiber: {
+    getRef: (ref: { readonly defaultValue: () => unknown }) =>
+      ref === References.CurrentLogAnnotations ? annotations : ref.defaultValue()
+  } as unknown as Fiber.Fiber<unknown, unknown>,
   date: new Date("2026-01-02T03:04:05.678Z")
 })
 
@@ -67,7 +67,7 @@ describe("formatLine", () => {
 
   it("labels each level", () => {
     const lines = linesOf(
-      Effect.logWarning("w").pipe(Effect.zipRight(Effect.logError("e")), Effect.zipRight(Effect.logDebug("d")))
+      Effect.logWarning("w").pipe(Effect.andThen(Effect.logError("e")), Effect.andThen(Effect.logDebug("d")))
     )
     // The default minimum level drops debug.
     expect(lines.map((l) => parse(l).logLevel)).toEqual(["WARN", "ERROR"])
@@ -193,8 +193,8 @@ describe("batchedWriter", () => {
     const logger = Logger.make((o) => write(formatLine(o)))
     Effect.runSync(
       Effect.logInfo("first").pipe(
-        Effect.zipRight(Effect.logInfo("second")),
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        Effect.andThen(Effect.logInfo("second")),
+        Effect.provide(Logger.layer([logger]))
       )
     )
     expect(calls).toEqual([])
@@ -220,12 +220,12 @@ describe("the access log", () => {
   /** What `layer` or `layerLogger` record for `entry`, with the minimum log level at `minimum`. */
   const recorded = (make: (lines: Array<string>) => Layer.Layer<AccessLog>, minimum: LogLevel.LogLevel) => {
     const lines: Array<string> = []
-    const capture = Logger.replace(Logger.defaultLogger, Logger.make((o) => lines.push(formatLine(o))))
+    const capture = Logger.layer([Logger.make((o) => lines.push(formatLine(o)))])
     Effect.runSync(
       Effect.flatMap(AccessLog, (log) => log.record(entry)).pipe(
         Effect.provide(make(lines)),
         Effect.provide(capture),
-        Effect.provide(Logger.minimumLogLevel(minimum))
+        Effect.provideService(References.MinimumLogLevel, minimum)
       )
     )
     return lines
@@ -234,8 +234,8 @@ describe("the access log", () => {
   const viaLogger = () => AccessLog.layerLogger
 
   it("writes, straight to its writer, the line the logger writes for the same request", () => {
-    const straight = parse(only(recorded(direct, LogLevel.Info)))
-    const logged = parse(only(recorded(viaLogger, LogLevel.Info)))
+    const straight = parse(only(recorded(direct, "Info")))
+    const logged = parse(only(recorded(viaLogger, "Info")))
     expect(straight).toEqual({ ...logged, timestamp: straight["timestamp"] })
     expect(straight["annotations"]).toEqual({
       request_id: entry.requestId,
@@ -249,8 +249,8 @@ describe("the access log", () => {
   })
 
   it("writes nothing when LOG_LEVEL keeps Info lines out, like the logger", () => {
-    expect(recorded(direct, LogLevel.Warning)).toEqual([])
-    expect(recorded(viaLogger, LogLevel.Warning)).toEqual([])
-    expect(recorded(direct, LogLevel.Debug)).toHaveLength(1)
+    expect(recorded(direct, "Warn")).toEqual([])
+    expect(recorded(viaLogger, "Warn")).toEqual([])
+    expect(recorded(direct, "Debug")).toHaveLength(1)
   })
 })

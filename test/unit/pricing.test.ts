@@ -5,7 +5,7 @@
  * nobody prices is counted in modelgate_unpriced_requests_total under its bounded model label.
  */
 import { calcPrice } from "@pydantic/genai-prices"
-import { Effect, Metric, MetricLabel } from "effect"
+import { Effect, Metric } from "effect"
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { extract, OUTPUT, render } from "../../scripts/genai-prices.js"
@@ -123,7 +123,7 @@ describe("package prices", () => {
 
 describe("modelgate_unpriced_requests_total", () => {
   const count = (model: string) =>
-    Effect.runSync(Metric.value(Metric.taggedWithLabels(unpricedRequests, [MetricLabel.make("model", model)]))).count
+    Effect.runSync(Metric.value(Metric.withAttributes(unpricedRequests, { model }))).count
 
   it("counts a settlement charged the fallback price under its bounded model label, and nothing else", async () => {
     const data = testData({ groups: [{ name: "g", platform: "openai" }], users: [{ name: "u", balance_usd: 10 }] })

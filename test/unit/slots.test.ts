@@ -3,7 +3,8 @@
  * interruptions that never strand a slot. Runs on the TestClock (it.effect).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Scope, TestClock } from "effect"
+import { Effect, Exit, Fiber, Result, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import { type SlotRefusal, SlotPools } from "../../src/services/scheduler/slots.js"
 
 const ID = "key:test"
@@ -13,12 +14,12 @@ const opts = (queueLimit: number, waitMillis = 1_000) => ({ queueLimit, wait: `$
 const hold = (pools: SlotPools, limit: number, queueLimit = 10, waitMillis = 1_000) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
-    yield* pools.acquire(ID, limit, opts(queueLimit, waitMillis)).pipe(Scope.extend(scope))
+    yield* pools.acquire(ID, limit, opts(queueLimit, waitMillis)).pipe(Scope.provide(scope))
     return scope
   })
 
 /** Lets forked fibers run up to their next suspension. */
-const settle = Effect.yieldNow().pipe(Effect.repeatN(20))
+const settle = Effect.yieldNow.pipe(Effect.repeat({ times: 20 }))
 
 describe("SlotPools", () => {
   it.effect("grants up to the limit at once and counts them", () =>
@@ -40,7 +41,7 @@ describe("SlotPools", () => {
       const holder = yield* hold(pools, 1)
       const order: Array<string> = []
       const waiter = (name: string) =>
-        hold(pools, 1).pipe(Effect.tap(() => Effect.sync(() => order.push(name))), Effect.fork)
+        hold(pools, 1).pipe(Effect.tap(() => Effect.sync(() => order.push(name))), Effect.forkChild)
       const first = yield* waiter("first")
       yield* settle
       const second = yield* waiter("second")
@@ -54,7 +55,7 @@ describe("SlotPools", () => {
       // The slot went straight to the waiter: it was never free for a newcomer to grab.
       expect(pools.stats(ID)).toEqual({ inUse: 1, waiting: 1 })
       const scope = yield* Scope.make()
-      expect(yield* pools.tryAcquire(ID, 1).pipe(Scope.extend(scope))).toBe(false)
+      expect(yield* pools.tryAcquire(ID, 1).pipe(Scope.provide(scope))).toBe(false)
 
       yield* Scope.close(firstScope, Exit.void)
       const secondScope = yield* Fiber.join(second)
@@ -67,7 +68,7 @@ describe("SlotPools", () => {
     Effect.gen(function*() {
       const pools = new SlotPools()
       const holder = yield* hold(pools, 1, 1)
-      const waiting = yield* Effect.fork(hold(pools, 1, 1))
+      const waiting = yield* Effect.forkChild(hold(pools, 1, 1))
       yield* settle
       const refused = yield* Effect.flip(hold(pools, 1, 1))
       expect(refused).toEqual<SlotRefusal>({ _tag: "QueueFull" })
@@ -89,11 +90,11 @@ describe("SlotPools", () => {
     Effect.gen(function*() {
       const pools = new SlotPools()
       const holder = yield* hold(pools, 1)
-      const waiter = yield* Effect.fork(Effect.flip(hold(pools, 1, 10, 500)))
+      const waiter = yield* Effect.forkChild(Effect.flip(hold(pools, 1, 10, 500)))
       yield* settle
       expect(pools.stats(ID)).toEqual({ inUse: 1, waiting: 1 })
       yield* TestClock.adjust("499 millis")
-      expect(waiter.unsafePoll()).toBeNull()
+      expect(waiter.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("1 millis")
       expect(yield* Fiber.join(waiter)).toEqual<SlotRefusal>({ _tag: "WaitTimedOut" })
       expect(pools.stats(ID)).toEqual({ inUse: 1, waiting: 0 })
@@ -105,8 +106,8 @@ describe("SlotPools", () => {
     Effect.gen(function*() {
       const pools = new SlotPools()
       const holder = yield* hold(pools, 1)
-      const waiter = yield* Effect.fork(hold(pools, 1))
-      const behind = yield* Effect.fork(hold(pools, 1))
+      const waiter = yield* Effect.forkChild(hold(pools, 1))
+      const behind = yield* Effect.forkChild(hold(pools, 1))
       yield* settle
       expect(pools.stats(ID)).toEqual({ inUse: 1, waiting: 2 })
       yield* Fiber.interrupt(waiter)
@@ -123,14 +124,14 @@ describe("SlotPools", () => {
     Effect.gen(function*() {
       const pools = new SlotPools()
       const holder = yield* hold(pools, 1)
-      const waiter = yield* Effect.fork(Effect.either(hold(pools, 1, 10, 1_000)))
-      yield* Effect.fork(Effect.sleep("1000 millis").pipe(Effect.zipRight(Scope.close(holder, Exit.void))))
+      const waiter = yield* Effect.forkChild(Effect.result(hold(pools, 1, 10, 1_000)))
+      yield* Effect.forkChild(Effect.sleep("1000 millis").pipe(Effect.andThen(Scope.close(holder, Exit.void))))
       yield* settle
       yield* TestClock.adjust("1000 millis")
       const outcome = yield* Fiber.join(waiter)
-      if (outcome._tag === "Right") {
+      if (Result.isSuccess(outcome)) {
         expect(pools.stats(ID)).toEqual({ inUse: 1, waiting: 0 })
-        yield* Scope.close(outcome.right, Exit.void)
+        yield* Scope.close(outcome.success, Exit.void)
       }
       expect(pools.stats(ID)).toEqual({ inUse: 0, waiting: 0 })
       // And the pool still works.
@@ -143,7 +144,7 @@ describe("SlotPools", () => {
     Effect.gen(function*() {
       const pools = new SlotPools()
       const exit = yield* Effect.exit(Effect.scoped(
-        pools.acquire(ID, 1, opts(1)).pipe(Effect.zipRight(Effect.fail("request failed")))
+        pools.acquire(ID, 1, opts(1)).pipe(Effect.andThen(Effect.fail("request failed")))
       ))
       expect(Exit.isFailure(exit)).toBe(true)
       expect(pools.stats(ID)).toEqual({ inUse: 0, waiting: 0 })
@@ -153,8 +154,8 @@ describe("SlotPools", () => {
     Effect.gen(function*() {
       const pools = new SlotPools()
       const scope = yield* Scope.make()
-      yield* pools.acquire("a", 1, opts(0)).pipe(Scope.extend(scope))
-      yield* pools.acquire("b", 1, opts(0)).pipe(Scope.extend(scope))
+      yield* pools.acquire("a", 1, opts(0)).pipe(Scope.provide(scope))
+      yield* pools.acquire("b", 1, opts(0)).pipe(Scope.provide(scope))
       expect([pools.stats("a").inUse, pools.stats("b").inUse]).toEqual([1, 1])
       yield* Scope.close(scope, Exit.void)
       expect([pools.stats("a").inUse, pools.stats("b").inUse]).toEqual([0, 0])

@@ -1,6 +1,6 @@
 /** src/domain/sse.ts: frames come out whole however the bytes were split, with \n or \r\n line ends. */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import fc from "fast-check"
 import { encodeEvent, keepAliveComment, SseDecoder, sseFrames } from "../../src/domain/sse.js"
 
@@ -95,6 +95,26 @@ describe("SseDecoder", () => {
   it("skips empty frames made of blank lines only", () => {
     expect(decodeAll([encoder.encode("\n\n\n\ndata: x\n\n\n\n")]).map((f) => f.data)).toEqual(["x"])
   })
+
+  it("decodes text (pushText) into the frames it decodes from the same text's bytes, however the text is split", () => {
+    const text = wire.replace(/\n/g, "\r\n") + "data: tail"
+    const whole = decodeAll([encoder.encode(text)])
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: text.length }), { maxLength: 40 }), (offsets) => {
+        const points = [...new Set(offsets)].sort((a, b) => a - b)
+        const decoder = new SseDecoder()
+        const frames = []
+        let from = 0
+        for (const p of [...points, text.length]) {
+          frames.push(...decoder.pushText(text.slice(from, p)))
+          from = p
+        }
+        frames.push(...decoder.flush())
+        expect(frames).toEqual(whole)
+      }),
+      { numRuns: 200 }
+    )
+  })
 })
 
 describe("sseFrames", () => {
@@ -103,7 +123,7 @@ describe("sseFrames", () => {
       const bytes = encoder.encode(`${wire}data: {"last":true}`)
       const chunks = cut(bytes, [1, 2, 3, 50, 51, 200, 201, 202, bytes.length - 3])
       const frames = yield* Stream.fromIterable(chunks).pipe(sseFrames, Stream.runCollect)
-      const list = Chunk.toReadonlyArray(frames)
+      const list = frames
       expect(list.map((f) => f.data).filter((d) => d !== "")).toEqual([...events.map((e) => JSON.stringify(e)), "{\"last\":true}"])
     }))
 })

@@ -1,7 +1,7 @@
 /**
  * src/endpoints/responses/sseRelay.ts: an upstream SSE byte Stream becomes the client's SSE body. Frames come
  * out rewritten, in order, whatever the split of the upstream reads (mid-frame, mid-character); one
- * output element per upstream Chunk that completed frames, none for reads that completed none. The
+ * output element per upstream pull (an array of reads) that completed frames, none for reads that completed none. The
  * relay never fails: it always ends with `finish(early)`, `early` saying why (upstream ended, failed,
  * drain deadline, a bug in the rewrite), except when interrupted (the client left), which propagates
  * and runs no `finish`. Past the drain deadline it ends at the next thing the upstream body does
@@ -9,7 +9,7 @@
  * here is an in-memory Stream; the drain deadline is the Lifecycle's DrainSignal, fired by hand.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Deferred, Effect, Exit, Fiber, Logger, LogLevel, Stream } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Logger, type LogLevel, Stream } from "effect"
 import { UpstreamFailed } from "../../src/domain/errors.js"
 import { type EarlyEnd, type FrameRewrite, relaySse, SHUTTING_DOWN } from "../../src/endpoints/responses/sseRelay.js"
 import { DrainSignal, Lifecycle } from "../../src/services/lifecycle/Lifecycle.js"
@@ -18,9 +18,9 @@ const encoder = new TextEncoder()
 const bytes = (text: string) => encoder.encode(text)
 const textOf = (element: Uint8Array) => new TextDecoder().decode(element)
 
-/** An upstream body of these reads, one Chunk each (as the HTTP upstream hands them to a consumer that keeps up). */
+/** An upstream body of these reads, one pull each (as the HTTP upstream hands them to a consumer that keeps up). */
 const reads = (...texts: ReadonlyArray<string | Uint8Array>): Stream.Stream<Uint8Array, UpstreamFailed> =>
-  Stream.fromChunks(...texts.map((t) => Chunk.of(typeof t === "string" ? bytes(t) : t)))
+  Stream.fromArrays(...texts.map((t) => [typeof t === "string" ? bytes(t) : t]))
 
 /** `text` as upstream reads, cut at the given byte offsets (so a cut can fall inside a character). */
 const cutAt = (text: string, ...offsets: ReadonlyArray<number>): Array<Uint8Array> => {
@@ -66,7 +66,7 @@ const relayed = (
   body: Stream.Stream<Uint8Array, UpstreamFailed>,
   rewrite: FrameRewrite,
   drain = makeDrain()
-) => Effect.map(Stream.runCollect(relaySse(body, rewrite, drain.past)), (out) => Chunk.toArray(out).map(textOf))
+) => Effect.map(Stream.runCollect(relaySse(body, rewrite, drain.past)), (out) => out.map(textOf))
 
 const upstreamFailure = new UpstreamFailed({ status: 0, code: "upstream_unreachable", message: "Upstream account 'a' is unreachable" })
 
@@ -79,8 +79,12 @@ const withLogs = <A, E>(effect: Effect.Effect<A, E>) => {
   const logger = Logger.make(({ cause, logLevel, message }) => {
     logs.push({ level: logLevel, message, cause })
   })
-  return Effect.map(Effect.provide(effect, Logger.replace(Logger.defaultLogger, logger)), (a) => ({ result: a, logs }))
+  return Effect.map(Effect.provide(effect, Logger.layer([logger])), (a) => ({ result: a, logs }))
 }
+
+/** The defects a logged cause carries. */
+const defectsOf = (cause: Cause.Cause<unknown>): Array<unknown> =>
+  cause.reasons.filter(Cause.isDieReason).map((reason) => reason.defect)
 
 /** A step inside an upstream body: runs `effect` there and emits nothing. */
 const step = (effect: Effect.Effect<unknown>): Stream.Stream<never> => Stream.drain(Stream.fromEffect(effect))
@@ -88,7 +92,7 @@ const step = (effect: Effect.Effect<unknown>): Stream.Stream<never> => Stream.dr
 /** Records how the upstream body ended (its Exit) once the relay let go of it. */
 const watched = (body: Stream.Stream<Uint8Array, UpstreamFailed>) => {
   const state: { exit: Exit.Exit<unknown, unknown> | undefined } = { exit: undefined }
-  const stream = Stream.ensuringWith(body, (exit) =>
+  const stream = Stream.onExit(body, (exit) =>
     Effect.sync(() => {
       state.exit = exit
     }))
@@ -117,12 +121,12 @@ describe("relaySse: an upstream that ends", () => {
       expect(out).toEqual(["<|1>", "<|2><|3><|4>", "[finish eof]"])
     }))
 
-  it.effect("several reads in one Chunk (what the HTTP upstream hands over after a wait) become one element", () =>
+  it.effect("several reads in one pull (what the HTTP upstream hands over after a wait) become one element", () =>
     Effect.gen(function*() {
       const { rewrite, calls } = makeRewrite()
-      const body = Stream.fromChunks(
-        Chunk.make(bytes("data: 1\n"), bytes("\ndata: 2\n\n"), bytes("data: 3\n\n")),
-        Chunk.make(bytes("data: 4\n\n"))
+      const body = Stream.fromArrays(
+        [bytes("data: 1\n"), bytes("\ndata: 2\n\n"), bytes("data: 3\n\n")],
+        [bytes("data: 4\n\n")]
       )
       const out = yield* relayed(body, rewrite)
       expect(out).toEqual(["<|1><|2><|3>", "<|4>", "[finish eof]"])
@@ -173,10 +177,10 @@ describe("relaySse: an upstream that ends", () => {
           : reads("data: fresh\n\n")
       )
       const relay = relaySse(body, rewrite, makeDrain().past)
-      const first = yield* Effect.fork(Stream.runCollect(relay))
+      const first = yield* Effect.forkChild(Stream.runCollect(relay))
       yield* Deferred.await(decodedStale)
       yield* Fiber.interrupt(first)
-      const out = Chunk.toArray(yield* Stream.runCollect(relay)).map(textOf)
+      const out = (yield* Stream.runCollect(relay)).map(textOf)
       expect(runs).toBe(2)
       expect(out).toEqual(["<|fresh>", "[finish eof]"])
     }))
@@ -238,9 +242,9 @@ describe("relaySse: a rewrite that throws", () => {
       expect(body.state.exit).toBeDefined()
       expect(logs).toHaveLength(1)
       const log = logs[0]!
-      expect(log.level).toBe(LogLevel.Error)
+      expect(log.level).toBe("Error")
       expect(Array.isArray(log.message) ? log.message : [log.message]).toEqual(["stream rewrite failed"])
-      expect(Chunk.toArray(Cause.defects(log.cause))).toEqual([bug])
+      expect(defectsOf(log.cause)).toEqual([bug])
     }))
 
   it.effect("a throw while flushing the last frame is the same forward failure, not a clean end", () =>
@@ -252,7 +256,7 @@ describe("relaySse: a rewrite that throws", () => {
       const { logs, result: out } = yield* withLogs(relayed(reads("data: 1\n\ndata: tail"), rewrite))
       expect(out).toEqual(["<|1>", "[finish server_error]"])
       expect(finishes).toEqual([FORWARD_FAILED])
-      expect(logs.map((l) => l.level)).toEqual([LogLevel.Error])
+      expect(logs.map((l) => l.level)).toEqual(["Error"])
     }))
 
   it.effect("a defect in the upstream body is closed the same way and logged", () =>
@@ -263,7 +267,7 @@ describe("relaySse: a rewrite that throws", () => {
       expect(out).toEqual(["<|1>", "[finish server_error]"])
       expect(finishes).toEqual([FORWARD_FAILED])
       expect(logs).toHaveLength(1)
-      expect(Chunk.toArray(Cause.defects(logs[0]!.cause))).toEqual([bug])
+      expect(defectsOf(logs[0]!.cause)).toEqual([bug])
     }))
 })
 
@@ -301,21 +305,21 @@ describe("relaySse: the drain deadline", () => {
       const seen = yield* Deferred.make<void>()
       const body = Stream.concat(
         reads("data: 1\n\n", "data: 2\n\ndata: par"),
-        Stream.fromEffect(Effect.zipRight(drain.signal.await, Effect.fail(upstreamFailure)))
+        Stream.fromEffect(Effect.andThen(drain.signal.await, Effect.fail(upstreamFailure)))
       )
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Stream.runCollect(relaySse(body, rewrite, drain.past).pipe(
           Stream.tap((element) => textOf(element) === "<|2>" ? Deferred.succeed(seen, undefined) : Effect.void)
         ))
       )
       yield* Deferred.await(seen)
       // silent upstream, no deadline yet: the relay waits
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
-      expect(fiber.unsafePoll()).toBeNull()
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      expect(fiber.pollUnsafe()).toBeUndefined()
       expect(finishes).toEqual([])
 
       drain.signal.fire()
-      const out = Chunk.toArray(yield* Fiber.join(fiber)).map(textOf)
+      const out = (yield* Fiber.join(fiber)).map(textOf)
       // the partial frame is not flushed: the upstream did not end
       expect(out).toEqual(["<|1>", "<|2>", "[finish server_shutting_down]"])
       expect(finishes).toEqual([SHUTTING_DOWN])
@@ -327,7 +331,7 @@ describe("relaySse: the drain deadline", () => {
       const drain = makeDrain()
       let sent = 0
       let relayedCount = 0
-      const body = Stream.repeatEffect(Effect.sync(() => bytes(`data: ${++sent}\n\n`)))
+      const body = Stream.fromEffectRepeat(Effect.sync(() => bytes(`data: ${++sent}\n\n`)))
       const out = yield* Stream.runCollect(relaySse(body, rewrite, drain.past).pipe(
         Stream.tap(() =>
           Effect.sync(() => {
@@ -335,7 +339,7 @@ describe("relaySse: the drain deadline", () => {
           })
         )
       ))
-      const texts = Chunk.toArray(out).map(textOf)
+      const texts = out.map(textOf)
       expect(texts).toEqual([...Array.from({ length: 10 }, (_, i) => `<|${i + 1}>`), "[finish server_shutting_down]"])
       expect(finishes).toEqual([SHUTTING_DOWN])
     }))
@@ -358,12 +362,12 @@ describe("relaySse: the drain deadline", () => {
       const seen = yield* Deferred.make<void>()
       // the upstream sends again only after the deadline
       const body = Stream.concat(reads("data: 1\n\n"), step(lifecycle.drainDeadline)).pipe(Stream.concat(reads("data: 2\n\n")))
-      const fiber = yield* Effect.fork(Stream.runCollect(
+      const fiber = yield* Effect.forkChild(Stream.runCollect(
         relaySse(body, rewrite, lifecycle.pastDrainDeadline).pipe(Stream.tap(() => Deferred.succeed(seen, undefined)))
       ))
       yield* Deferred.await(seen)
       yield* lifecycle.beginShutdown(0)
-      const out = Chunk.toArray(yield* Fiber.join(fiber)).map(textOf)
+      const out = (yield* Fiber.join(fiber)).map(textOf)
       expect(out).toEqual(["<|1>", "[finish server_shutting_down]"])
       expect(finishes).toEqual([SHUTTING_DOWN])
     }).pipe(Effect.provide(Lifecycle.layer), Effect.timeout("5 seconds")))
@@ -386,18 +390,19 @@ describe("relaySse: interruption", () => {
       const seen = yield* Deferred.make<void>()
       const upstreamClosed = yield* Deferred.make<Exit.Exit<unknown, unknown>>()
       const body = Stream.concat(reads("data: 1\n\n"), Stream.never).pipe(
-        Stream.ensuringWith((exit) => Deferred.succeed(upstreamClosed, exit))
+        Stream.onExit((exit) => Deferred.succeed(upstreamClosed, exit))
       )
       const out: Array<string> = []
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Stream.runForEach(relaySse(body, rewrite, makeDrain().past), (element) =>
-          Effect.zipRight(Effect.sync(() => out.push(textOf(element))), Deferred.succeed(seen, undefined)))
+          Effect.andThen(Effect.sync(() => out.push(textOf(element))), Deferred.succeed(seen, undefined)))
       )
       yield* Deferred.await(seen)
-      const exit = yield* Fiber.interrupt(fiber)
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      yield* Fiber.interrupt(fiber)
+      const exit = yield* Fiber.await(fiber)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
       // the upstream body was interrupted, not ended
-      expect(Exit.isInterrupted(yield* Deferred.await(upstreamClosed))).toBe(true)
+      expect(Exit.hasInterrupts(yield* Deferred.await(upstreamClosed))).toBe(true)
       expect(out).toEqual(["<|1>"])
       expect(finishes).toEqual([])
     }))
@@ -407,7 +412,7 @@ describe("relaySse: interruption", () => {
       const { rewrite, finishes } = makeRewrite()
       const body = Stream.concat(reads("data: 1\n\n"), Stream.fromEffect(Effect.interrupt))
       const exit = yield* Effect.exit(relayed(body, rewrite))
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
       expect(finishes).toEqual([])
     }))
 })

@@ -1,12 +1,12 @@
 /** src/endpoints/responses/subpath.ts: which responses subpaths reach an upstream, and which are refused. */
-import { Either } from "effect"
+import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { responsesSubpath } from "../../src/endpoints/responses/subpath.js"
 
 const refused = (path: string) => {
   const result = responsesSubpath(path)
-  expect(Either.isLeft(result), path).toBe(true)
-  if (Either.isLeft(result)) expect(result.left).toMatchObject({ code: "invalid_path", param: null })
+  expect(Result.isFailure(result), path).toBe(true)
+  if (Result.isFailure(result)) expect(result.failure).toMatchObject({ code: "invalid_path", param: null })
 }
 
 describe("responses subpaths", () => {
@@ -18,7 +18,7 @@ describe("responses subpaths", () => {
     ["/v1/responses/a_b-c/D9/x", "/a_b-c/D9/x"],
     ["/v1/responses/%63ompact", "/compact"]
   ])("%s is forwarded as '%s'", (path, subpath) => {
-    expect(responsesSubpath(path)).toEqual(Either.right(subpath))
+    expect(responsesSubpath(path)).toEqual(Result.succeed(subpath))
   })
 
   it.each([

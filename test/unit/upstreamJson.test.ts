@@ -1,6 +1,6 @@
 /** src/domain/upstreamJson.ts: upstream error bodies and JSON answers, decoded without ever throwing. */
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import { decodeUpstreamError, parseUpstreamJson } from "../../src/domain/upstreamJson.js"
 
@@ -81,20 +81,20 @@ describe("decodeUpstreamError", () => {
 describe("parseUpstreamJson", () => {
   it("a JSON object comes back as the object", () => {
     const answer = { id: "resp_1", object: "response", output: [{ type: "message" }], usage: { input_tokens: 1 } }
-    expect(parseUpstreamJson(JSON.stringify(answer))).toEqual(Either.right(answer))
-    expect(parseUpstreamJson("  {}\n")).toEqual(Either.right({}))
+    expect(parseUpstreamJson(JSON.stringify(answer))).toEqual(Result.succeed(answer))
+    expect(parseUpstreamJson("  {}\n")).toEqual(Result.succeed({}))
   })
 
   it("an empty answer, or one that is not JSON, is a Left saying so", () => {
-    for (const text of ["", " \n"]) expect(parseUpstreamJson(text)).toEqual(Either.left("Upstream answer was empty"))
+    for (const text of ["", " \n"]) expect(parseUpstreamJson(text)).toEqual(Result.fail("Upstream answer was empty"))
     for (const text of ["<html>502</html>", "{\"id\": \"resp_1\",", "undefined", "{'a': 1}", "\uFEFF{}"]) {
-      expect(parseUpstreamJson(text), text).toEqual(Either.left("Upstream answer was not JSON"))
+      expect(parseUpstreamJson(text), text).toEqual(Result.fail("Upstream answer was not JSON"))
     }
   })
 
   it("JSON that is not an object is a Left too", () => {
     for (const text of ["null", "[]", "[{\"id\": 1}]", "\"text\"", "42", "true"]) {
-      expect(parseUpstreamJson(text), text).toEqual(Either.left("Upstream answer was not a JSON object"))
+      expect(parseUpstreamJson(text), text).toEqual(Result.fail("Upstream answer was not a JSON object"))
     }
   })
 
@@ -106,11 +106,11 @@ describe("parseUpstreamJson", () => {
         try {
           parsed = JSON.parse(text)
         } catch {
-          expect(Either.isLeft(result)).toBe(true)
+          expect(Result.isFailure(result)).toBe(true)
           return
         }
         const isObject = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
-        expect(result).toEqual(isObject ? Either.right(parsed) : Either.left(expect.any(String)))
+        expect(result).toEqual(isObject ? Result.succeed(parsed) : Result.fail(expect.any(String)))
       }),
       { numRuns: 1000 }
     )

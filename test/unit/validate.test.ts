@@ -1,20 +1,20 @@
 /** src/endpoints/responses/validate.ts: the body checks in pipeline order, as pure functions. */
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import type { InvalidRequest } from "../../src/domain/errors.js"
 import { checkToolOutputs, validateResponsesBody } from "../../src/endpoints/responses/validate.js"
 
 const failure = (json: unknown): InvalidRequest => {
   const result = validateResponsesBody(json)
-  if (Either.isRight(result)) throw new Error(`expected a failure for ${JSON.stringify(json)}`)
-  return result.left
+  if (Result.isSuccess(result)) throw new Error(`expected a failure for ${JSON.stringify(json)}`)
+  return result.failure
 }
 
 const success = (json: unknown) => {
   const result = validateResponsesBody(json)
-  if (Either.isLeft(result)) throw new Error(`unexpected failure: ${result.left.message}`)
-  return result.right
+  if (Result.isFailure(result)) throw new Error(`unexpected failure: ${result.failure.message}`)
+  return result.success
 }
 
 describe("validateResponsesBody", () => {
@@ -72,12 +72,12 @@ describe("validateResponsesBody", () => {
 })
 
 describe("checkToolOutputs", () => {
-  const ok = (input: unknown) => expect(Either.isRight(checkToolOutputs(input))).toBe(true)
+  const ok = (input: unknown) => expect(Result.isSuccess(checkToolOutputs(input))).toBe(true)
   const bad = (input: unknown) => {
     const result = checkToolOutputs(input)
-    if (Either.isRight(result)) throw new Error("expected a failure")
-    expect(result.left.code).toBe("function_call_output_uncorrelated")
-    return result.left
+    if (Result.isSuccess(result)) throw new Error("expected a failure")
+    expect(result.failure.code).toBe("function_call_output_uncorrelated")
+    return result.failure
   }
 
   it("passes inputs without tool outputs, and non-array inputs", () => {
@@ -241,11 +241,11 @@ describe("validateResponsesBody: the Schema agrees with the hand-written checks"
         const expected = reference(json)
         const result = validateResponsesBody(json)
         if (expected === "ok") {
-          if (Either.isLeft(result)) throw new Error(`refused ${JSON.stringify(json)}: ${result.left.code}`)
-          expect(result.right.body).toBe(json)
+          if (Result.isFailure(result)) throw new Error(`refused ${JSON.stringify(json)}: ${result.failure.code}`)
+          expect(result.success.body).toBe(json)
         } else {
-          if (Either.isRight(result)) throw new Error(`accepted ${JSON.stringify(json)}, expected ${expected.code}`)
-          expect({ code: result.left.code, message: result.left.message, param: result.left.param }).toEqual(expected)
+          if (Result.isSuccess(result)) throw new Error(`accepted ${JSON.stringify(json)}, expected ${expected.code}`)
+          expect({ code: result.failure.code, message: result.failure.message, param: result.failure.param }).toEqual(expected)
         }
       }),
       { numRuns: 3000 }
@@ -261,7 +261,7 @@ describe("validateResponsesBody: the Schema agrees with the hand-written checks"
     fc.assert(
       fc.property(fc.constantFrom(...lenientFields), fc.anything(), (field, value) => {
         fc.pre(field !== "input" || !Array.isArray(value))
-        expect(Either.isRight(validateResponsesBody({ model: "m", [field]: value }))).toBe(true)
+        expect(Result.isSuccess(validateResponsesBody({ model: "m", [field]: value }))).toBe(true)
       }),
       { numRuns: 2000 }
     )

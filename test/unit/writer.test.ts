@@ -14,7 +14,7 @@ const settlement = (requestId: string) => ({ requestId }) as unknown as Settleme
 
 /** Settles one request through the writer; resolves with the cost its batch answered. */
 const settle = (enqueue: (item: SettleItem) => void, requestId: string) =>
-  Effect.async<Charged, StoreError>((resume) => {
+  Effect.callback<Charged, StoreError>((resume) => {
     enqueue({ _tag: "Settle", settlement: settlement(requestId), cost: 7, closesMarker: false, done: resume })
   }).pipe(Effect.map((charged) => charged.cost))
 
@@ -24,7 +24,7 @@ const succeeded = (requestIds: ReadonlyArray<string>): BatchOutcome => ({
 })
 
 const failureOf = (exit: Exit.Exit<unknown, unknown>) =>
-  Exit.isFailure(exit) ? Option.getOrNull(Cause.failureOption(exit.cause)) : null
+  Exit.isFailure(exit) ? Option.getOrNull(Cause.findErrorOption(exit.cause)) : null
 
 describe("settlement writer", () => {
   it.live("retries a failing batch, then fails its settlements with a StoreError", () =>

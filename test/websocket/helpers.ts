@@ -1,10 +1,10 @@
 /**
- * Helpers for the Responses WebSocket tests: a gateway on either HttpServer (the lean one or the
- * platform's NodeHttpServer) in front of a fake upstream, and a low-level client on the `ws`
+ * Helpers for the Responses WebSocket tests: a gateway (on the platform's NodeHttpServer) in front
+ * of a fake upstream, and a low-level client on the `ws`
  * package that keeps every frame it got (text parsed as JSON, binary flagged), the close code, and
  * the HTTP answer of a refused handshake.
  */
-import { Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import WebSocket from "ws"
 import { AppConfig, Settings, type SettingsShape } from "../../src/config/AppConfig.js"
 import type { GatewayData } from "../../src/config/resolve.js"
@@ -23,8 +23,12 @@ export const PLATFORMS = [
   { platform: "anthropic", key: AN_KEY, model: "claude-sonnet-4-5" }
 ] as const
 
-export type ServerKind = "lean" | "platform"
-export const SERVERS: ReadonlyArray<ServerKind> = ["lean", "platform"]
+/**
+ * The HttpServers the suites run on: the platform's NodeHttpServer (the lean server they also ran
+ * on under Effect 3 is gone).
+ */
+export type ServerKind = "platform"
+export const SERVERS: ReadonlyArray<ServerKind> = ["platform"]
 
 export interface WsGateway {
   readonly url: string
@@ -45,11 +49,11 @@ export const startWsGateway = async (options: {
   const upstream = await startFakeUpstream()
   const data = testData((options.config ?? fakeUpstreamConfig)(upstream.url), fakeUpstreamEnv)
   const runtime = ManagedRuntime.make(
-    gatewayLayer(options.services, { port: 0, host: "127.0.0.1", server: options.server ?? "lean" }).pipe(
+    gatewayLayer(options.services, { port: 0, host: "127.0.0.1" }).pipe(
       Layer.provide(Layer.mergeAll(AppConfig.layer(data, "test"), Settings.layer(options.settings)))
     )
   )
-  const url = (await runtime.runPromise(GatewayServer)).url
+  const url = (await runtime.runPromise(Effect.service(GatewayServer))).url
   return {
     url,
     wsUrl: url.replace(/^http/, "ws"),

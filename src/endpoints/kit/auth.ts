@@ -3,20 +3,20 @@
  * x-goog-api-key), resolve it by hash, apply the key-status rules. Keys in the URL are refused so
  * they never end up in access logs.
  */
-import { Effect, Either, Option } from "effect"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import { Clock, Effect, Option, Result } from "effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { sha256Hex } from "../../config/resolve.js"
 import { InvalidRequest, PermissionDenied, type StoreError, Unauthenticated } from "../../domain/errors.js"
 import type { Principal } from "../../domain/model.js"
 import type { KeyRepoShape } from "../../services/keyRepo/KeyRepo.js"
 import type { Headers } from "./request.js"
 
-export const presentedKey = (headers: Headers, url: string): Either.Either<string, InvalidRequest | Unauthenticated> => {
+export const presentedKey = (headers: Headers, url: string): Result.Result<string, InvalidRequest | Unauthenticated> => {
   const q = url.indexOf("?")
   if (q >= 0) {
     const params = new URLSearchParams(url.slice(q + 1))
     if ((params.get("key") ?? "") !== "" || (params.get("api_key") ?? "") !== "") {
-      return Either.left(
+      return Result.fail(
         new InvalidRequest({
           code: "api_key_in_query",
           message: "API keys are not accepted in the query string; send Authorization: Bearer <key>",
@@ -30,14 +30,14 @@ export const presentedKey = (headers: Headers, url: string): Either.Either<strin
     const space = authorization.indexOf(" ")
     if (space > 0 && authorization.slice(0, space).toLowerCase() === "bearer") {
       const key = authorization.slice(space + 1).trim()
-      if (key !== "") return Either.right(key)
+      if (key !== "") return Result.succeed(key)
     }
   }
   for (const header of ["x-api-key", "x-goog-api-key"]) {
     const key = headers[header]?.trim()
-    if (key !== undefined && key !== "") return Either.right(key)
+    if (key !== undefined && key !== "") return Result.succeed(key)
   }
-  return Either.left(
+  return Result.fail(
     new Unauthenticated({
       code: "missing_api_key",
       message: "API key is required in the Authorization header (Bearer scheme) or the x-api-key header"
@@ -50,10 +50,11 @@ export interface AuthOptions {
   readonly allowExpired: boolean
 }
 
-/** The key-status rules, once the key is found. */
+/** The key-status rules, once the key is found, at `nowMillis` (the Clock's). */
 const admit = (
   found: Option.Option<Principal>,
-  options: AuthOptions
+  options: AuthOptions,
+  nowMillis: number
 ): Effect.Effect<Principal, Unauthenticated | PermissionDenied> => {
   if (Option.isNone(found)) return Effect.fail(new Unauthenticated({ code: "invalid_api_key", message: "Invalid API key" }))
   const principal = found.value
@@ -64,7 +65,7 @@ const admit = (
     return Effect.fail(new Unauthenticated({ code: "user_disabled", message: "The user this API key belongs to is disabled" }))
   }
   const expired = principal.key.status === "expired" ||
-    (principal.key.expiresAt !== undefined && principal.key.expiresAt.getTime() <= Date.now())
+    (principal.key.expiresAt !== undefined && principal.key.expiresAt.getTime() <= nowMillis)
   if (expired && !options.allowExpired) {
     return Effect.fail(new PermissionDenied({ code: "api_key_expired", message: "API key has expired" }))
   }
@@ -78,6 +79,10 @@ export const authenticate = (
   options: AuthOptions
 ): Effect.Effect<Principal, InvalidRequest | Unauthenticated | PermissionDenied | StoreError> => {
   const key = presentedKey(request.headers, request.url)
-  if (Either.isLeft(key)) return Effect.fail(key.left)
-  return Effect.flatMap(repo.findByHash(sha256Hex(key.right)), (found) => admit(found, options))
+  if (Result.isFailure(key)) return Effect.fail(key.failure)
+  // Expiry is read on the Clock (a test under TestClock can expire a key).
+  return Effect.flatMap(
+    repo.findByHash(sha256Hex(key.success)),
+    (found) => Effect.flatMap(Clock.currentTimeMillis, (now) => admit(found, options, now))
+  )
 }

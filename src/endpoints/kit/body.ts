@@ -3,7 +3,7 @@
  * body is counted as it arrives. Either way the client gets a 413 envelope, never a reset.
  */
 import { Readable } from "node:stream"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { Effect, Stream } from "effect"
 import { InvalidRequest, RequestTooLarge } from "../../domain/errors.js"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../domain/jsonDepth.js"
@@ -23,7 +23,7 @@ const unreadable = () => new InvalidRequest({ code: "invalid_body", message: "Fa
  * costs more than the body itself.
  */
 const readIncoming = (source: Readable, limitBytes: number) =>
-  Effect.async<string, RequestTooLarge | InvalidRequest>((resume) => {
+  Effect.callback<string, RequestTooLarge | InvalidRequest>((resume) => {
     let chunks: Array<Buffer> = []
     let size = 0
     const cleanup = () => {
@@ -62,7 +62,7 @@ const readIncoming = (source: Readable, limitBytes: number) =>
 const readStream = (request: HttpServerRequest.HttpServerRequest, limitBytes: number) =>
   request.stream.pipe(
     Stream.mapError(unreadable),
-    Stream.runFold({ chunks: [] as Array<Uint8Array>, size: 0 }, (acc, chunk) => {
+    Stream.runFold(() => ({ chunks: [] as Array<Uint8Array>, size: 0 }), (acc, chunk) => {
       acc.size += chunk.byteLength
       if (acc.size <= limitBytes) acc.chunks.push(chunk)
       return acc

@@ -2,9 +2,8 @@
  * Building answers as platform responses: JSON (ours or the upstream's bytes as they came), SSE over
  * an Effect Stream, and work that follows an answer (the settlement).
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, Scope, type Stream } from "effect"
-import { addFinalizer } from "../../lib/scope.js"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { Effect, type Scope, type Stream } from "effect"
 
 /** An already-serialised JSON body (passthrough keeps the upstream's bytes). */
 export const rawJson = (body: string, status = 200, headers?: Readonly<Record<string, string>>) =>
@@ -31,4 +30,4 @@ export const sse = (frames: Stream.Stream<Uint8Array>) =>
  * and no path (success, failure, hang-up, shutdown) skips it. Used for settlement.
  */
 export const afterAnswer = (effect: Effect.Effect<void>): Effect.Effect<void, never, Scope.Scope> =>
-  addFinalizer(() => effect)
+  Effect.addFinalizer(() => effect)

@@ -6,9 +6,9 @@
  * that must wait gets its SSE response at once and waits inside it (keep-alives, then the answer or
  * a response.failed). When slots are free nothing waits and no extra fiber or timer is made.
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Metric, Scope } from "effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { AppConfig, Settings } from "../../config/AppConfig.js"
 import { type GatewayError, ModelNotFound, PermissionDenied } from "../../domain/errors.js"
 import type { Group, Principal } from "../../domain/model.js"
@@ -21,7 +21,7 @@ import { KeyRepo } from "../../services/keyRepo/KeyRepo.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Moderation, type ModerationShape } from "../../services/moderation/Moderation.js"
 import { Quota } from "../../services/quota/Quota.js"
-import { RateLimits, unlimited } from "../../services/rateLimits/RateLimits.js"
+import { RateLimits } from "../../services/rateLimits/RateLimits.js"
 import { requestFacts } from "../../observability/requestFacts.js"
 import { traced } from "../../observability/tracing.js"
 import { Scheduler } from "../../services/scheduler/Scheduler.js"
@@ -40,16 +40,16 @@ const moderate = (moderation: ModerationShape, group: Group, body: Record<string
   if (group.moderation === "off") return Effect.void
   return Effect.flatMap(moderation.check(moderationTexts(body)), (decision) => {
     if (decision._tag === "Allow") return Effect.void
-    const counted = Metric.increment(flaggedCounter(group.name, decision.category))
+    const counted = Metric.update(flaggedCounter(group.name, decision.category), 1)
     if (group.moderation === "observe") {
-      return Effect.zipRight(
+      return Effect.andThen(
         counted,
         Effect.logInfo("moderation flagged (observe mode)").pipe(
           Effect.annotateLogs({ group: group.name, category: decision.category })
         )
       )
     }
-    return Effect.zipRight(
+    return Effect.andThen(
       counted,
       Effect.fail(
         new PermissionDenied({
@@ -59,6 +59,12 @@ const moderate = (moderation: ModerationShape, group: Group, body: Record<string
       )
     )
   })
+}
+
+/** Whether a record has any key (without listing them). */
+const hasAny = (record: Readonly<Record<string, string>>): boolean => {
+  for (const _ in record) return true
+  return false
 }
 
 export type ResponsesHandler = Effect.Effect<
@@ -116,20 +122,18 @@ export const makeResponsesHandler = Effect.gen(function*() {
     const facts = yield* requestFacts
     facts.keyId = principal.key.id
     facts.group = principal.group.name
-    const subpath = yield* responsesSubpath(pathOf(request.url))
+    const subpath = yield* Effect.fromResult(responsesSubpath(pathOf(request.url)))
     const rawBody = yield* readBodyText(request, settings.maxBodyBytes)
-    const validated = yield* Effect.flatMap(parseJson(rawBody), validateResponsesBody)
+    const validated = yield* Effect.fromResult(validateResponsesBody(yield* parseJson(rawBody)))
     facts.model = validated.model
 
     // The policy checks, one span when tracing: the model, moderation, image generation, money, limits.
     const { accounts, limits } = yield* traced(facts, "gateway.policy", checkPolicy(principal, validated))
     const listsModels = principal.group.models !== undefined && principal.group.models.length > 0
-    if (limits !== unlimited) {
-      facts.headers = limits.headers
-      // Added before the plan's settlement, so it runs after it (a scope's finalizers run last
-      // added first): the tokens the request really used are in `facts` by then.
-      yield* afterAnswer(Effect.suspend(() => limits.settle((facts.inputTokens ?? 0) + (facts.outputTokens ?? 0))))
-    }
+    if (hasAny(limits.headers)) facts.headers = limits.headers
+    // Added before the plan's settlement, so it runs after it (a scope's finalizers run last
+    // added first): the tokens the request really used are in `facts` by then.
+    yield* afterAnswer(Effect.suspend(() => limits.settle((facts.inputTokens ?? 0) + (facts.outputTokens ?? 0))))
     // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
     yield* quota.track(requestId, principal, validated.model)
 

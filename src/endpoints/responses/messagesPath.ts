@@ -4,8 +4,8 @@
  * (`src/translate`); this file wires it to the upstream answer, the drain signal and settlement, as
  * a PathPlan the handler runs around the upstream call.
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Effect, Either, Option } from "effect"
+import { Clock, Effect, Option, Result } from "effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { InvalidRequest } from "../../domain/errors.js"
 import { anthropicForwardedHeaders, type ForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { newId } from "../../domain/ids.js"
@@ -44,25 +44,27 @@ export const makeMessagesPlanner = Effect.gen(function*() {
   const quota = yield* Quota
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: Planner = (input) => {
+  const plan: Planner = (input) => Effect.gen(function*() {
     const { request } = input
     const translation = responsesToMessages(request.body, { upstreamModel: request.model })
-    if (Either.isLeft(translation)) {
-      const e = translation.left
-      return Effect.fail(new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param }))
+    if (Result.isFailure(translation)) {
+      const e = translation.failure
+      return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
     }
-    const translated = translation.right
+    const translated = translation.success
+    const client = yield* HttpServerRequest.HttpServerRequest
+    const now = yield* Clock.currentTimeMillis
     const build = (headers: ForwardedHeaders | undefined) => (account: Account): UpstreamRequest => ({
       path: "/v1/messages",
       body: JSON.stringify({ ...translated, model: upstreamModel(account, request.model), stream: request.stream }),
       stream: request.stream,
       headers
     })
-    const settlement = settlementFor(quota, input)
+    const settlement = settlementFor(quota, input, now)
     const ctx = {
       responseId: newId("resp"),
       model: request.model,
-      createdAt: Math.floor(Date.now() / 1000),
+      createdAt: Math.floor(now / 1000),
       request: request.body,
       toolNames: toolNameMap(request.body)
     }
@@ -95,12 +97,13 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
     }
 
-    return Effect.map(HttpServerRequest.HttpServerRequest, (client): PathPlan => ({
+    const pathPlan: PathPlan = {
       build: build(anthropicForwardedHeaders(client.headers)),
       json,
       stream,
       settle: settlement.settle
-    }))
-  }
+    }
+    return pathPlan
+  })
   return plan
 })

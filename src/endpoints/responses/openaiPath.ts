@@ -4,16 +4,16 @@
  * requested model name. Streams flow read by read; nothing is buffered whole. The handler runs
  * the upstream call; this file builds its request and renders its answer (a PathPlan).
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, Either, type Stream } from "effect"
+import { Clock, Effect, Metric, Result, type Stream } from "effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { type ForwardedHeaders, openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
 import { fromResponsesUsage, parseUpstreamJson } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import { json as jsonReply, rawJson } from "../kit/reply.js"
-import { observe, taggedCounters, upstreamLatency, usageEstimated } from "../../observability/metrics.js"
+import { taggedCounters, upstreamLatency, usageEstimated } from "../../observability/metrics.js"
 import type { RequestFacts } from "../../observability/requestFacts.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
@@ -82,31 +82,37 @@ export const answerJson = (answer: Answer): Effect.Effect<{ readonly text: strin
   answer.json !== undefined
     ? Effect.succeed(answer.json)
     : Effect.flatMap(readText(answer.response), (text) =>
-      Either.match(parseUpstreamJson(text), {
-        onRight: (body) => Effect.succeed({ text, body }),
-        onLeft: (why) => Effect.fail(new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
+      Result.match(parseUpstreamJson(text), {
+        onSuccess: (body) => Effect.succeed({ text, body }),
+        onFailure: (why) => Effect.fail(new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
       }))
 
-/** A plan's settlement for `input`, recorded through `quota` once the answer is over. */
-export const settlementFor = (quota: QuotaShape, input: PathInput) =>
+/**
+ * A plan's settlement for `input`, recorded through `quota` once the answer is over; `started`
+ * (epoch millis, from the Clock) is when the request was planned.
+ */
+export const settlementFor = (quota: QuotaShape, input: PathInput, started: number) =>
   makeSettlement(
-    (usage, estimated) =>
+    (usage, estimated, now) =>
       settleUsage(quota, {
         requestId: input.requestId,
         principal: input.principal,
         model: input.request.model,
         usage,
         estimated,
-        at: new Date()
+        at: new Date(now)
       }, input.metricModel, input.facts),
-    Date.now()
+    started
   )
 
 /**
  * A plan's settlement: armed by whichever answer was rendered with how to read its usage then
  * (a stream's usage is known only once it ended), run once.
  */
-export const makeSettlement = (settleWith: (usage: TokenUsage, estimated: boolean) => Effect.Effect<void>, started: number) => {
+export const makeSettlement = (
+  settleWith: (usage: TokenUsage, estimated: boolean, now: number) => Effect.Effect<void>,
+  started: number
+) => {
   let usage: (() => TokenUsage | Effect.Effect<TokenUsage>) | undefined
   return {
     /**
@@ -117,10 +123,15 @@ export const makeSettlement = (settleWith: (usage: TokenUsage, estimated: boolea
       usage = read
     },
     settle: Effect.suspend(() => {
-      if (usage === undefined) return Effect.void
-      observe(upstreamLatency, Date.now() - started)
-      const read = usage()
-      return Effect.isEffect(read) ? Effect.flatMap(read, (u) => settleWith(u, true)) : settleWith(read, false)
+      const armed = usage
+      if (armed === undefined) return Effect.void
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const read = armed()
+        return Effect.andThen(
+          Metric.update(upstreamLatency, now - started),
+          Effect.isEffect(read) ? Effect.flatMap(read, (u) => settleWith(u, true, now)) : settleWith(read, false, now)
+        )
+      })
     })
   }
 }
@@ -133,14 +144,18 @@ const estimatedCounter = taggedCounters(usageEstimated, ["group"])
  * logged, as an estimate.
  */
 export const estimatedUsage = (group: string, input: ReadonlyArray<string>, output: string): Effect.Effect<TokenUsage> =>
-  Effect.zipWith(countTokens(input), countTokens([output]), (inputTokens, outputTokens): TokenUsage => {
-    observe(estimatedCounter(group), 1)
-    return { ...emptyUsage, inputTokens, outputTokens }
-  }).pipe(Effect.tap((usage) =>
-    Effect.logInfo("usage estimated for a stream without upstream usage").pipe(
-      Effect.annotateLogs({ input_tokens: usage.inputTokens, output_tokens: usage.outputTokens })
+  Effect.zipWith(countTokens(input), countTokens([output]), (inputTokens, outputTokens): TokenUsage => ({
+    ...emptyUsage,
+    inputTokens,
+    outputTokens
+  })).pipe(
+    Effect.tap(() => Metric.update(estimatedCounter(group), 1)),
+    Effect.tap((usage) =>
+      Effect.logInfo("usage estimated for a stream without upstream usage").pipe(
+        Effect.annotateLogs({ input_tokens: usage.inputTokens, output_tokens: usage.outputTokens })
+      )
     )
-  ))
+  )
 
 /** How an upstream stream that ended without its terminal event is closed. */
 const UNFINISHED: StreamEnding = {
@@ -152,10 +167,12 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
   const quota = yield* Quota
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: Planner = (input) => {
+  const plan: Planner = (input) => Effect.gen(function*() {
+    const client = yield* HttpServerRequest.HttpServerRequest
+    const clock = yield* Clock.Clock
     const { principal, request } = input
     const stripImages = !principal.group.allowImageGeneration
-    const settlement = settlementFor(quota, input)
+    const settlement = settlementFor(quota, input, clock.currentTimeMillisUnsafe())
 
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body, text }) => {
@@ -183,16 +200,17 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
           return out
         },
         // A complete stream already carries its terminal event; `finish` only adds one if not.
-        finish: (early) => state.finish(early ?? UNFINISHED)
+        finish: (early) => state.finish(early ?? UNFINISHED, clock.currentTimeMillisUnsafe())
       }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
     }
 
-    return Effect.map(HttpServerRequest.HttpServerRequest, (client): PathPlan => ({
+    const pathPlan: PathPlan = {
       build: buildRequest(input, openaiForwardedHeaders(client.headers)),
       json,
       stream,
       settle: settlement.settle
-    }))
-  }
+    }
+    return pathPlan
+  })
   return plan
 })

@@ -156,15 +156,18 @@ export class PassthroughStream {
     return [...items].sort(([a], [b]) => a - b).map(([, item]) => item)
   }
 
-  /** Frames that close the stream properly if the upstream did not; "" when it already ended well. */
-  finish(ending: StreamEnding): string {
+  /**
+   * Frames that close the stream properly if the upstream did not; "" when it already ended well.
+   * `nowMillis` (the caller's Clock) dates a response the upstream never created.
+   */
+  finish(ending: StreamEnding, nowMillis: number = Date.now()): string {
     if (this.terminal) return ""
     this.terminal = true
     let out = ""
     const response = {
       id: this.responseId ?? newId("resp"),
       object: "response",
-      created_at: this.createdAt ?? Math.floor(Date.now() / 1000),
+      created_at: this.createdAt ?? Math.floor(nowMillis / 1000),
       status: "failed",
       model: this.requestedModel,
       // Clients rebuild the output from the terminal event: keep what the client already saw finished.

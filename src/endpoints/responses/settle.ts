@@ -2,8 +2,8 @@
  * Settlement after an answer: record usage once per request id. A failure here must not fail the
  * client's answer (it has been served), so it is logged with everything needed to reconcile it.
  */
-import { Effect } from "effect"
-import { costMicrosTotal, observe, taggedCounters, tokensTotal, unpricedRequests } from "../../observability/metrics.js"
+import { Effect, Metric } from "effect"
+import { costMicrosTotal, taggedCounters, tokensTotal, unpricedRequests } from "../../observability/metrics.js"
 import type { RequestFacts } from "../../observability/requestFacts.js"
 import type { QuotaShape, Settlement } from "../../services/quota/Quota.js"
 
@@ -25,13 +25,15 @@ export const settleUsage = (
     facts.outputTokens = usage.outputTokens
   }
   return quota.settle(settlement).pipe(
-    Effect.map(({ cost, priceFallback }) => {
+    Effect.flatMap(({ cost, priceFallback }) => {
       if (facts !== undefined) facts.costMicros = cost
-      observe(tokensByModel(metricModel), usage.inputTokens + usage.outputTokens)
-      observe(costByGroup(principal.group.name), cost)
-      if (priceFallback) observe(unpricedByModel(metricModel), 1)
+      const counted = Effect.andThen(
+        Metric.update(tokensByModel(metricModel), usage.inputTokens + usage.outputTokens),
+        Metric.update(costByGroup(principal.group.name), cost)
+      )
+      return priceFallback ? Effect.andThen(counted, Metric.update(unpricedByModel(metricModel), 1)) : counted
     }),
-    Effect.catchAllCause((cause) =>
+    Effect.catchCause((cause) =>
       Effect.logError("settlement failed; reconcile this request", cause).pipe(
         Effect.annotateLogs({
           request_id: settlement.requestId,

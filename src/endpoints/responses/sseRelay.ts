@@ -1,23 +1,26 @@
 /**
- * An upstream SSE answer as the client's SSE body: one Stream stage over the upstream's byte
- * Stream. Each element is one upstream read (a Chunk carries every read since the last pull),
+ * An upstream SSE answer as the client's SSE body: Stream stages over the upstream's byte Stream.
+ * Each element is one upstream pull (a non-empty array of every read the upstream body had ready),
  * decoded into frames and rewritten by a synchronous step (the passthrough bookkeeping or the
  * Messages translation) into one encoded element for the client.
  *
- * The stage is one Channel that reads an input, a failure or the end, rather than a pipeline of
- * combinators: measured here, `catchAllCause` + `concat` cost ~50 µs of setup per stream, a scoped
- * pull or a forked reader ~70-140 µs, `interruptWhen` ~50 µs per element; this channel costs ~20 µs
- * per stream and ~1 µs per read (docs/performance.md).
+ * The stages, over coarse elements (one per upstream pull, never one per frame or byte):
+ * - `mapArray`: decode the pull's reads and rewrite their frames into one step; a step is the last
+ *   when the drain deadline has passed or an event grew past the size limit;
+ * - `takeUntil`: stop pulling the upstream after the last step;
+ * - `concat`: when the upstream ended by itself, flush its unfinished last frame and close;
+ * - `catchCause`: when it failed (or the rewrite threw), close with the reason;
+ * - `filterMap`: drop steps with no text (a read that completed no frame) and encode the rest.
  *
  * The stream never fails: it ends when the upstream body ends or fails, or at the drain deadline,
  * and `finish` closes it with what the client needs (a `response.failed` unless the upstream
  * already sent its terminal event). Past the deadline it ends at the next thing the upstream body
  * does; the HTTP upstream ends its open bodies at the deadline, so a silent upstream does not hold
  * a stream open. Backpressure is the platform's: it pulls the next element only when the client's
- * socket has room, and the upstream body is pull-based. A client that leaves interrupts the pull;
- * the request's scope then aborts the upstream request.
+ * socket has room, and the upstream body is pull-based. A client that leaves interrupts the pull
+ * (no `finish`); the request's scope then aborts the upstream request.
  */
-import { Cause, Channel, Chunk, Effect, Stream } from "effect"
+import { Cause, Effect, Option, Result, Stream } from "effect"
 import type { UpstreamFailed } from "../../domain/errors.js"
 import { SseDecoder, type SseFrame } from "../../domain/sse.js"
 
@@ -43,13 +46,16 @@ export interface FrameRewrite {
 
 const encoder = new TextEncoder()
 
-type Relay = Channel.Channel<Chunk.Chunk<Uint8Array>, Chunk.Chunk<Uint8Array>, never, UpstreamFailed, unknown, unknown>
+/** The client's text for one upstream pull; `last` stops the relay after it. */
+interface Step {
+  readonly text: string
+  readonly last: boolean
+}
 
-/** Writes `text` as one element (nothing for "": a read that completed no frame), then goes on with `next`. */
-const writeThen = (text: string, next: Relay): Relay =>
-  text === "" ? next : Channel.zipRight(Channel.write(Chunk.of(encoder.encode(text))), next)
+const NOTHING: Step = { text: "", last: false }
 
-const writeLast = (text: string): Relay => writeThen(text, Channel.void)
+const toBytes = (step: Step): Result.Result<Uint8Array, undefined> =>
+  step.text === "" ? Result.fail(undefined) : Result.succeed(encoder.encode(step.text))
 
 /**
  * The client's SSE body for an upstream SSE body. `pastDrainDeadline` says whether running streams
@@ -64,48 +70,54 @@ export const relaySse = (
 ): Stream.Stream<Uint8Array> =>
   Stream.suspend(() => {
     const decoder = new SseDecoder(maxEventBytes)
+    /** The relay stopped before the upstream ended (deadline, oversized event): nothing follows. */
+    let stopped = false
 
-    /** The last element: the closing frames, after what the upstream still owed (`tail`). */
-    const close = (early: EarlyEnd | undefined, tail = ""): Relay => {
+    /** The closing frames, after what the upstream still owed (`tail`). */
+    const close = (early: EarlyEnd | undefined, tail = ""): string => {
       if (pastDrainDeadline()) early = SHUTTING_DOWN
-      return writeLast((early === undefined ? tail : "") + rewrite.finish(early))
+      return (early === undefined ? tail : "") + rewrite.finish(early)
     }
 
-    /** A bug in the rewrite: the client's stream is still closed properly, the bug logged. */
-    const broken = (defect: unknown): Relay =>
-      Channel.zipRight(Channel.fromEffect(Effect.logError("stream rewrite failed", Cause.die(defect))), close(FORWARD_FAILED))
-
-    const relay: Relay = Channel.readWithCause({
-      onInput: (reads: Chunk.Chunk<Uint8Array>) => {
-        if (pastDrainDeadline()) return close(SHUTTING_DOWN)
-        let text = ""
-        try {
-          for (const read of reads) text += rewrite.frames(decoder.push(read))
-        } catch (defect) {
-          return broken(defect)
-        }
-        if (decoder.overflowed) {
-          return writeThen(text, close({ code: "upstream_error", message: `An upstream event is larger than MAX_SSE_EVENT_BYTES (${maxEventBytes} bytes)` }))
-        }
-        return writeThen(text, relay)
-      },
-      onFailure: (cause: Cause.Cause<UpstreamFailed>) => {
-        // Interrupted only (the client left): no failure to type, the interruption goes on.
-        if (Cause.isInterruptedOnly(cause)) return Channel.failCause(cause as Cause.Cause<never>)
-        const failure = Cause.failureOption(cause)
-        return failure._tag === "Some"
-          ? close({ code: "server_error", message: failure.value.message })
-          : broken(Cause.squash(cause))
-      },
-      onDone: () => {
-        let tail: string
-        try {
-          tail = rewrite.frames(decoder.flush())
-        } catch (defect) {
-          return broken(defect)
-        }
-        return close(undefined, tail)
+    /** One upstream pull. A throw in the rewrite is a defect of the stream, closed by `onCause`. */
+    const step = (reads: ReadonlyArray<Uint8Array>): Step => {
+      if (pastDrainDeadline()) {
+        stopped = true
+        return { text: close(SHUTTING_DOWN), last: true }
       }
+      let text = ""
+      for (const read of reads) text += rewrite.frames(decoder.push(read))
+      if (decoder.overflowed) {
+        stopped = true
+        const early = { code: "upstream_error", message: `An upstream event is larger than MAX_SSE_EVENT_BYTES (${maxEventBytes} bytes)` }
+        return { text: text + close(early), last: true }
+      }
+      return text === "" ? NOTHING : { text, last: false }
+    }
+
+    /** The upstream ended by itself: its unfinished last frame counts, then the close. */
+    const ended = Stream.suspend(() => {
+      if (stopped) return Stream.empty
+      const tail = pastDrainDeadline() ? "" : rewrite.frames(decoder.flush())
+      return Stream.succeed<Step>({ text: close(undefined, tail), last: true })
     })
-    return Stream.pipeThroughChannel(body, relay)
+
+    const onCause = (cause: Cause.Cause<UpstreamFailed>): Stream.Stream<Step> => {
+      // Interrupted only (the client left): no failure to type, the interruption goes on.
+      if (Cause.hasInterruptsOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
+      const failure = Cause.findErrorOption(cause)
+      if (Option.isSome(failure)) return Stream.sync((): Step => ({ text: close({ code: "server_error", message: failure.value.message }), last: true }))
+      // A bug in the rewrite (or the upstream body): the client's stream is still closed properly, the bug logged.
+      return Stream.fromEffect(
+        Effect.as(Effect.logError("stream rewrite failed", Cause.die(Cause.squash(cause))), { text: close(FORWARD_FAILED), last: true })
+      )
+    }
+
+    return body.pipe(
+      Stream.mapArray((reads) => [step(reads)] as const),
+      Stream.takeUntil((s) => s.last),
+      Stream.concat(ended),
+      Stream.catchCause(onCause),
+      Stream.filterMap(toBytes)
+    )
   })

@@ -6,7 +6,7 @@
  * called: `/v1/responses/../chat/completions` would otherwise reach the provider as such, with the
  * account's key.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import { InvalidRequest } from "../../domain/errors.js"
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/
@@ -20,24 +20,24 @@ const invalid = (path: string) =>
   })
 
 /** The subpath to forward (`""` or e.g. `/compact`) for a responses route's path, or why it is refused. */
-export const responsesSubpath = (path: string): Either.Either<string, InvalidRequest> => {
+export const responsesSubpath = (path: string): Result.Result<string, InvalidRequest> => {
   const at = path.indexOf("/responses")
-  if (at < 0) return Either.right("")
+  if (at < 0) return Result.succeed("")
   let rest = path.slice(at + "/responses".length)
   if (rest.endsWith("/")) rest = rest.slice(0, -1) // one trailing slash is the route itself
-  if (rest === "") return Either.right("")
+  if (rest === "") return Result.succeed("")
   const segments = rest.slice(1).split("/")
-  if (segments.length > MAX_SEGMENTS) return Either.left(invalid(path))
+  if (segments.length > MAX_SEGMENTS) return Result.fail(invalid(path))
   const decoded: Array<string> = []
   for (const segment of segments) {
     let value: string
     try {
       value = decodeURIComponent(segment)
     } catch {
-      return Either.left(invalid(path))
+      return Result.fail(invalid(path))
     }
-    if (!SEGMENT.test(value)) return Either.left(invalid(path))
+    if (!SEGMENT.test(value)) return Result.fail(invalid(path))
     decoded.push(value)
   }
-  return Either.right(`/${decoded.join("/")}`)
+  return Result.succeed(`/${decoded.join("/")}`)
 }

@@ -47,5 +47,5 @@ const count = (count: Counter, text: string): number => {
 export const countTokens = (texts: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.promise(() => loadCounter()).pipe(
     Effect.map((counter) => texts.reduce((sum, text) => sum + (text === "" ? 0 : count(counter, text)), 0)),
-    Effect.catchAllDefect(() => Effect.succeed(Math.ceil(texts.reduce((sum, t) => sum + t.length, 0) / 4)))
+    Effect.catchDefect(() => Effect.succeed(Math.ceil(texts.reduce((sum, t) => sum + t.length, 0) / 4)))
   )

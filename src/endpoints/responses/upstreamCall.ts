@@ -1,7 +1,8 @@
 /**
  * Calling upstream with failover: pick an account, send, and if the account failed in a way another
- * account may not (401/403/429/529/5xx, connect errors, first-byte timeouts), report it, let it go
- * and try the next, up to the configured number of switches, while nothing has reached the client.
+ * account may not (the Scheduler's failover policy decides; by default 401/403/429/529/5xx, connect
+ * errors, first-byte timeouts, up to the configured number of switches), report it, let it go and
+ * try the next, while nothing has reached the client.
  * Each attempt's account slot belongs to the request's scope; a failed attempt gives its slot back
  * at once (the ticket's `release`), and the winning attempt's slot lives as long as the request.
  *
@@ -9,47 +10,48 @@
  * at once with an SSE response and wait inside it (keep-alives while it waits): the call returns
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
-import { Effect, Either, Redacted, Scope } from "effect"
-import { Settings } from "../../config/AppConfig.js"
+import { Clock, Effect, Metric, Redacted, Result, Scope } from "effect"
 import {
   type NoAvailableAccount,
   type RateLimited,
   type StoreError,
   UpstreamFailed,
-  upstreamFailsOver,
   upstreamRefusedRequest
 } from "../../domain/errors.js"
 import type { Account, Principal } from "../../domain/model.js"
 import { redactSecrets } from "../../domain/redact.js"
 import { decodeUpstreamError, parseUpstreamJson } from "../../domain/upstreamJson.js"
-import { observe, upstreamFirstByte } from "../../observability/metrics.js"
+import { upstreamFirstByte } from "../../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../../services/scheduler/Scheduler.js"
 import { countFailover } from "../../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../../services/scheduler/rateLimitReset.js"
-import { failoverReason } from "../../services/scheduler/verdict.js"
 import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../../services/upstream/Upstream.js"
 import type { RequestFacts } from "../../observability/requestFacts.js"
 import { traced, traceparentOf } from "../../observability/tracing.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
 
-const retryAfterOf = (headers: Readonly<Record<string, string>>): number | undefined => {
-  const ms = retryAfterMillis(headers, Date.now())
+const retryAfterOf = (headers: Readonly<Record<string, string>>, now: number): number | undefined => {
+  const ms = retryAfterMillis(headers, now)
   return ms === undefined ? undefined : Math.ceil(ms / 1000)
 }
 
-/** What the client sees when an upstream refused: its own words for request problems, ours otherwise. */
+/**
+ * What the client sees when an upstream refused: its own words for request problems, ours otherwise.
+ * `now` (epoch millis, from the caller's Clock) reads a retry-after given as a date.
+ */
 export const upstreamError = (
   status: number,
   headers: Readonly<Record<string, string>>,
   body: string,
-  secrets: ReadonlyArray<string> = []
+  secrets: ReadonlyArray<string>,
+  now: number
 ): UpstreamFailed => {
   const decoded = decodeUpstreamError(body)
   const code = decoded.code
   // The upstream's own words, less any credential it echoed (the account's key above all).
   const message = decoded.message === undefined ? undefined : redactSecrets(decoded.message, secrets)
-  const retryAfterSeconds = retryAfterOf(headers)
+  const retryAfterSeconds = retryAfterOf(headers, now)
   if (status === 429) {
     return new UpstreamFailed({
       status,
@@ -121,8 +123,6 @@ const SUCCESS: UpstreamOutcome = { _tag: "Success" }
 export const makeUpstreamCaller = Effect.gen(function*() {
   const scheduler = yield* Scheduler
   const upstream = yield* Upstream
-  const settings = yield* Settings
-  const maxAttempts = 1 + Math.max(0, settings.scheduling.maxSwitches)
 
   /**
    * One attempt on a held account slot (its answer is kept by the Scope in context); a failure is
@@ -149,50 +149,51 @@ export const makeUpstreamCaller = Effect.gen(function*() {
   }
 
   const sendRequest = (input: CallInput, account: Account, request: UpstreamRequest): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> =>
-    Effect.suspend(() => {
-      const started = Date.now()
+    Effect.flatMap(Clock.currentTimeMillis, (started) => {
       const facts = input.facts
       if (facts !== undefined) {
         facts.account = account.name
         facts.attempts++
       }
-      const noted = (status: number, at: number) => {
-        if (facts === undefined) return
-        facts.upstreamStatus = status
-        facts.upstreamLatencyMs = at - started
-      }
+      /** The time to the answer's headers (or to the failure): for the metric and the access log. */
+      const noted = (status: number) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => {
+          if (facts !== undefined) {
+            facts.upstreamStatus = status
+            facts.upstreamLatencyMs = at - started
+          }
+          return Effect.as(Metric.update(upstreamFirstByte, at - started), at)
+        })
       const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
-        Effect.zipRight(scheduler.report(account, { _tag: "Failure", status, headers, code: error.code }, input.session), Effect.fail(error))
+        Effect.andThen(scheduler.report(account, { _tag: "Failure", status, headers, code: error.code }, input.session), Effect.fail(error))
       return Effect.matchEffect(upstream.send(account, request), {
         onFailure: (e) => {
-          const at = Date.now()
-          observe(upstreamFirstByte, at - started) // the time it took to fail
-          noted(e.status, at)
           const outcome: UpstreamOutcome = { _tag: "Failure", status: e.status, headers: {}, code: e.code }
-          return Effect.zipRight(scheduler.report(account, outcome, input.session), Effect.fail(e))
+          return noted(e.status).pipe(
+            Effect.andThen(scheduler.report(account, outcome, input.session)),
+            Effect.andThen(Effect.fail(e))
+          )
         },
-        onSuccess: (sent) => {
-          const at = sent.headersAt ?? Date.now()
-          observe(upstreamFirstByte, at - started)
-          noted(sent.status, at)
-          if (sent.status >= 200 && sent.status < 300) {
-            const succeeded = (answer: Answer) => Effect.as(scheduler.report(account, SUCCESS, input.session), answer)
-            if (request.stream) return succeeded({ account, response: sent })
-            // A JSON answer is read here, so that one that is not JSON (an HTML error page, a cut
-            // body) fails this attempt and moves on to the next account, like a 5xx.
-            return Effect.flatMap(readText(sent), (text) =>
-              Either.match(parseUpstreamJson(text), {
-                onRight: (body) => succeeded({ account, response: sent, json: { text, body } }),
-                onLeft: (why) =>
-                  failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
-              }))
-          }
-          return Effect.flatMap(readLimited(sent), (body) =>
-            Effect.zipRight(
-              scheduler.report(account, { _tag: "Failure", status: sent.status, headers: sent.headers, code: undefined }, input.session),
-              Effect.fail(upstreamError(sent.status, sent.headers, body, secretsOf(account)))
-            ))
-        }
+        onSuccess: (sent) =>
+          Effect.flatMap(noted(sent.status), (at): Effect.Effect<Answer, UpstreamFailed> => {
+            if (sent.status >= 200 && sent.status < 300) {
+              const succeeded = (answer: Answer) => Effect.as(scheduler.report(account, SUCCESS, input.session), answer)
+              if (request.stream) return succeeded({ account, response: sent })
+              // A JSON answer is read here, so that one that is not JSON (an HTML error page, a cut
+              // body) fails this attempt and moves on to the next account, like a 5xx.
+              return Effect.flatMap(readText(sent), (text) =>
+                Result.match(parseUpstreamJson(text), {
+                  onSuccess: (body) => succeeded({ account, response: sent, json: { text, body } }),
+                  onFailure: (why) =>
+                    failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
+                }))
+            }
+            return Effect.flatMap(readLimited(sent), (body) =>
+              Effect.andThen(
+                scheduler.report(account, { _tag: "Failure", status: sent.status, headers: sent.headers, code: undefined }, input.session),
+                Effect.fail(upstreamError(sent.status, sent.headers, body, secretsOf(account), at))
+              ))
+          })
       })
     })
 
@@ -207,24 +208,29 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     error: CallError,
     mayWait: boolean
   ): Effect.Effect<CallStep, CallError, Scope.Scope> => {
-    if (!(error instanceof UpstreamFailed) || !upstreamFailsOver(error.status)) return Effect.fail(error)
-    const reason = failoverReason(error.status, error.code)
-    const log = {
-      request_id: input.requestId,
-      account: account.name,
-      status: error.status,
-      code: error.code,
-      reason,
-      attempt: attempt + 1
-    }
-    if (attempt + 1 >= maxAttempts) {
-      return Effect.logWarning("upstream failed; no switches left").pipe(Effect.annotateLogs(log), Effect.zipRight(Effect.fail(error)))
-    }
-    return Effect.logWarning("upstream failover: trying another account").pipe(
-      Effect.annotateLogs(log),
-      Effect.zipRight(countFailover(reason)),
-      Effect.zipRight(attemptFrom(input, tried, attempt + 1, error, mayWait))
-    )
+    if (!(error instanceof UpstreamFailed)) return Effect.fail(error)
+    // The Scheduler's policy decides whether another account is worth it (and how many switches).
+    return Effect.flatMap(scheduler.failover({ status: error.status, code: error.code }, attempt + 1), (decision) => {
+      const { reason } = decision
+      // Not a failure another account could help with: no failover to speak of.
+      if (reason === undefined) return Effect.fail(error)
+      const log = {
+        request_id: input.requestId,
+        account: account.name,
+        status: error.status,
+        code: error.code,
+        reason,
+        attempt: attempt + 1
+      }
+      if (decision._tag === "Stop") {
+        return Effect.logWarning("upstream failed; no switches left").pipe(Effect.annotateLogs(log), Effect.andThen(Effect.fail(error)))
+      }
+      return Effect.logWarning("upstream failover: trying another account").pipe(
+        Effect.annotateLogs(log),
+        Effect.andThen(countFailover(reason)),
+        Effect.andThen(attemptFrom(input, tried, attempt + 1, error, mayWait))
+      )
+    })
   }
 
   /**
@@ -242,7 +248,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     const failed = (canWait: boolean) => (e: CallError): Effect.Effect<CallStep, CallError, Scope.Scope> => {
       // Out of accounts after a failure: the client hears what the upstream said, not "no account".
       if (ticket === undefined) return Effect.fail(e._tag === "NoAvailableAccount" ? last ?? e : e)
-      return Effect.zipRight(ticket.release, afterFailure(input, tried, attempt, ticket.account, e, canWait))
+      return Effect.andThen(ticket.release, afterFailure(input, tried, attempt, ticket.account, e, canWait))
     }
     const pick = scheduler.acquireAccount({
       group: input.principal.group,
@@ -255,20 +261,20 @@ export const makeUpstreamCaller = Effect.gen(function*() {
       ticket = t
       tried.add(t.account.name)
       if (t._tag === "Granted") return Effect.map(send(input, t.account), answered)
-      const waitThenSend = Effect.zipRight(t.wait, send(input, t.account))
+      const waitThenSend = Effect.andThen(t.wait, send(input, t.account))
       if (!mayWait) return Effect.map(waitThenSend, answered)
       // The wait runs later, where the caller decides (inside an SSE response), still holding what
       // it takes in the request's scope.
       return Effect.map(Effect.scope, (scope): CallStep => ({
         _tag: "Waiting",
         resume: Effect.map(waitThenSend, answered).pipe(
-          Effect.catchAll(failed(false)),
+          Effect.catch(failed(false)),
           Effect.flatMap(answerOf),
           Effect.provideService(Scope.Scope, scope)
         )
       }))
     })
-    return Effect.catchAll(step, failed(mayWait))
+    return Effect.catch(step, failed(mayWait))
   }
 
   const call: UpstreamCaller = (input, mayWait) => attemptFrom(input, new Set(), 0, undefined, mayWait)

@@ -8,8 +8,7 @@
  * and still travels upstream untouched in `body`. The gateway forwards the client's own bytes, so
  * the decoded view is for reading, never for re-serialising.
  */
-import { Either, ParseResult, Predicate, Schema } from "effect"
-import type * as AST from "effect/SchemaAST"
+import { Effect, Exit, Predicate, Result, Schema, SchemaAST, SchemaIssue, SchemaParser } from "effect"
 import { InvalidRequest } from "../../domain/errors.js"
 
 const invalid = (code: string, message: string, param: string | null) => new InvalidRequest({ code, message, param })
@@ -18,111 +17,114 @@ const invalid = (code: string, message: string, param: string | null) => new Inv
 // Combinators
 // ---------------------------------------------------------------------------------------------
 
-const ABSENT = ParseResult.succeed(undefined)
+/**
+ * The parsers below answer with an Exit whenever they can: Schema 4 keeps a parse synchronous, a
+ * plain function call, while every step answers with an Exit, and falls back to running Effects
+ * (about 25x the cost on a Codex-sized body, measured) as soon as one step answers with another Effect.
+ */
+const ABSENT = Exit.succeed(undefined)
+
+/** `result` as the Exit it already is, if it is one. */
+const exitOf = <A, E>(result: Effect.Effect<A, E>): Exit.Exit<A, E> | undefined =>
+  Exit.isExit(result) ? (result as Exit.Exit<A, E>) : undefined
+
+/** A finished parse seen as an Exit of another success or failure type (the part it does not carry). */
+const retyped = <A, E>(exit: Exit.Exit<unknown, unknown>): Exit.Exit<A, E> => exit as Exit.Exit<A, E>
+
+/** `result`, or `undefined` where it failed. */
+const orAbsent = <A>(result: Effect.Effect<A, SchemaIssue.Issue>): Effect.Effect<A | undefined> => {
+  const exit = exitOf(result)
+  if (exit === undefined) return Effect.orElseSucceed(result, () => undefined)
+  return Exit.isSuccess(exit) ? retyped(exit) : ABSENT
+}
 
 /** The guard for a primitive keyword, so a lenient leaf costs a `typeof` rather than a parse. */
-const keywordGuard = (ast: AST.AST): ((u: unknown) => boolean) | undefined => {
+const keywordGuard = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
+  if (ast.checks !== undefined) return undefined
   switch (ast._tag) {
-    case "StringKeyword":
+    case "String":
       return Predicate.isString
-    case "NumberKeyword":
+    case "Number":
       return Predicate.isNumber
-    case "BooleanKeyword":
+    case "Boolean":
       return Predicate.isBoolean
     default:
       return undefined
   }
 }
 
+/** A schema decoded from anything (the request's JSON), to a type the gateway reads. */
+type Reader<A> = Schema.Codec<A, unknown>
+
 /**
  * `schema` where the client's value fits it, `undefined` where it does not: never a failure.
  * For fields the gateway reads in passing and must not refuse (the upstream judges them).
  */
-const lenient = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A | undefined, unknown> =>
-  Schema.declare<A | undefined, unknown, readonly [Schema.Schema<A, I>]>([schema], {
-    decode: (inner) => {
-      const guard = keywordGuard(inner.ast)
-      if (guard !== undefined) return (u) => (guard(u) ? ParseResult.succeed(u as A) : ABSENT)
-      const decode = ParseResult.decodeUnknownEither(inner)
-      return (u, options) => {
-        const result = decode(u, options)
-        return Either.isRight(result) ? result : ABSENT
-      }
-    },
-    encode: (inner) => {
-      const encode = ParseResult.encodeUnknownEither(inner)
-      return (a, options) => (a === undefined ? ABSENT : encode(a, options))
-    }
-  })
+const lenient = <S extends Schema.Top>(schema: S): Reader<S["Type"] | undefined> =>
+  Schema.declareConstructor<S["Type"] | undefined, unknown>()([schema], ([inner]) => {
+    const guard = keywordGuard(inner.ast)
+    if (guard !== undefined) return (u) => (guard(u) ? Exit.succeed(u as S["Type"]) : ABSENT)
+    const decode = SchemaParser.decodeUnknownEffect(inner)
+    return (u, _ast, options) => orAbsent(decode(u, options))
+  }) as unknown as Reader<S["Type"] | undefined>
 
 /**
- * An optional key read leniently: absent, or of the wrong type, is `undefined`. (`exact`: the
- * lenient schema already takes `undefined`; `Schema.optional` would wrap it in a slower union.)
+ * An optional key read leniently: absent, or of the wrong type, is `undefined`. (`optionalKey`:
+ * the lenient schema already takes `undefined`; `Schema.optional` would wrap it in a union.)
  */
-const maybe = <A, I>(schema: Schema.Schema<A, I>) => Schema.optionalWith(lenient(schema), { exact: true })
+const maybe = <S extends Schema.Top>(schema: S) => Schema.optionalKey(lenient(schema))
 
 /** An optional key of any value, kept as is. */
-const anything = Schema.optionalWith(Schema.Unknown, { exact: true })
+const anything = Schema.optionalKey(Schema.Unknown)
 
 /** A JSON object passed through as is (no copy): JSON Schemas, metadata. */
 const JsonObject = Schema.declare(
-  (u): u is { readonly [key: string]: unknown } => Predicate.isRecord(u),
+  (u): u is { readonly [key: string]: unknown } => Predicate.isObject(u),
   { identifier: "JsonObject" }
 )
 
 /** The keys of an item or tool the gateway does not interpret, kept in its typed view. */
 type Rest = { readonly [key: string]: unknown }
 
-type Decoder<A> = (u: unknown, options?: AST.ParseOptions) => Either.Either<A, ParseResult.ParseIssue>
+type Decoder<A> = (u: unknown, options?: SchemaAST.ParseOptions) => Effect.Effect<A, SchemaIssue.Issue>
+
+/**
+ * Whether every key of `decoded` holds what `u` holds there: then `u` itself is the decoded value
+ * with its other keys (no copy; the view is read, never changed), as for almost every item.
+ */
+const sameValues = (u: Rest, decoded: object): boolean => {
+  for (const key in decoded) if ((decoded as Rest)[key] !== u[key]) return false
+  return true
+}
 
 /**
  * Decodes `struct`'s fields and keeps the object's other keys as they are: the value
- * `Schema.Struct(fields, Schema.Record(...))` decodes to, without decoding each extra key
- * (which costs four times as much as the declared fields).
+ * `Schema.StructWithRest(fields, [Schema.Record(...)])` decodes to, without decoding each extra key.
  */
-const keepingRest = <A extends object, I>(struct: Schema.Schema<A, I>): Decoder<A & Rest> => {
-  const decode = ParseResult.decodeUnknownEither(struct)
+const keepingRest = <A extends object>(struct: Reader<A>): Decoder<A & Rest> => {
+  const decode = SchemaParser.decodeUnknownEffect(struct)
+  const withRest = (u: unknown, decoded: A, options: SchemaAST.ParseOptions | undefined) =>
+    // A struct decodes only from an object: the guard is for the compiler.
+    Predicate.isObject(u)
+      ? Exit.succeed(sameValues(u, decoded) ? (u as A & Rest) : { ...u, ...decoded })
+      : Exit.fail(new SchemaIssue.InvalidType(struct.ast, u, options))
   return (u, options) => {
     const result = decode(u, options)
-    if (Either.isLeft(result)) return Either.left(result.left)
-    // A struct decodes only from an object: the guard is for the compiler.
-    return Predicate.isRecord(u)
-      ? ParseResult.succeed({ ...u, ...result.right })
-      : ParseResult.fail(new ParseResult.Type(struct.ast, u))
+    const exit = exitOf(result)
+    if (exit === undefined) return Effect.flatMap(result, (decoded) => withRest(u, decoded, options))
+    return Exit.isSuccess(exit) ? withRest(u, exit.value, options) : retyped(exit)
   }
 }
 
 /** An object schema whose decoded value keeps the keys `struct` does not declare. */
-const open = <A extends object, I>(struct: Schema.Schema<A, I>): Schema.Schema<A & Rest, unknown> =>
-  Schema.declare<A & Rest, unknown, readonly [Schema.Schema<A, I>]>([struct], {
-    decode: () => keepingRest(struct),
-    encode: () => ParseResult.succeed
-  })
+const open = <A extends object>(struct: Reader<A>): Reader<A & Rest> =>
+  Schema.declareConstructor<A & Rest, unknown>()([struct], () => {
+    const decode = keepingRest(struct)
+    return (u, _ast, options) => decode(u, options)
+  }) as unknown as Reader<A & Rest>
 
-/**
- * `Schema.Array(element)`, decoded in one pass. (Schema.Array's parser pairs each element with its
- * index and sorts them back, to allow effectful elements; ours are all synchronous.)
- */
-const list = <A, I>(element: Schema.Schema<A, I>): Schema.Schema<ReadonlyArray<A>, unknown> =>
-  Schema.declare<ReadonlyArray<A>, unknown, readonly [Schema.Schema<ReadonlyArray<A>, ReadonlyArray<I>>]>(
-    [Schema.Array(element)],
-    {
-      decode: () => {
-        const decode = ParseResult.decodeUnknownEither(element)
-        return (u, options, ast) => {
-          if (!Array.isArray(u)) return ParseResult.fail(new ParseResult.Type(ast, u))
-          const out = new Array<A>(u.length)
-          for (let i = 0; i < u.length; i++) {
-            const result = decode(u[i], options)
-            if (Either.isLeft(result)) return ParseResult.fail(new ParseResult.Pointer(i, u, result.left))
-            out[i] = result.right
-          }
-          return ParseResult.succeed(out)
-        }
-      },
-      encode: (array) => ParseResult.encodeUnknownEither(array)
-    }
-  )
+/** `Schema.Array(element)`, read from anything. */
+const list = <A>(element: Reader<A>): Reader<ReadonlyArray<A>> => Schema.Array(element) as unknown as Reader<ReadonlyArray<A>>
 
 // ---------------------------------------------------------------------------------------------
 // Input items
@@ -133,7 +135,7 @@ const list = <A, I>(element: Schema.Schema<A, I>): Schema.Schema<ReadonlyArray<A
  * InputItem only when `role` is a string; a typeless object without one is unrecognized).
  */
 const MessageItem = Schema.Struct({
-  type: Schema.optionalWith(Schema.Literal("message"), { exact: true }),
+  type: Schema.optionalKey(Schema.Literal("message")),
   id: maybe(Schema.String),
   role: maybe(Schema.String),
   /** A string or an array of content parts; the translator reads it. */
@@ -225,7 +227,7 @@ const TYPED_KINDS = [
 ] as const
 
 /** The declared fields of each kind, as decoded; the kinds are open (see `keepingRest`). */
-const ItemKinds = Schema.Union(MessageItem, ...TYPED_KINDS, UnrecognizedItem)
+const ItemKinds = Schema.Union([MessageItem, ...TYPED_KINDS, UnrecognizedItem])
 type KnownItem = typeof MessageItem.Type | typeof TYPED_KINDS[number]["Type"]
 
 /**
@@ -235,38 +237,36 @@ type KnownItem = typeof MessageItem.Type | typeof TYPED_KINDS[number]["Type"]
 export type InputItem = (KnownItem & Rest) | UnrecognizedItem
 
 const kindDecoders: ReadonlyMap<unknown, Decoder<KnownItem & Rest>> = new Map([
-  ["message", keepingRest(MessageItem)],
+  ["message", keepingRest<KnownItem>(MessageItem as unknown as Reader<KnownItem>)],
   // Each kind's schema, seen as a member of the union (which it is; TS cannot map over the tuple's types).
   ...TYPED_KINDS.map((kind): [string, Decoder<KnownItem & Rest>] => [
-    kind.fields.type.literals[0],
-    keepingRest(Schema.make<KnownItem, unknown, never>(kind.ast))
+    kind.fields.type.literal,
+    keepingRest(kind as unknown as Reader<KnownItem>)
   ])
 ])
 const decodeMessage = kindDecoders.get("message")
 
 /** Finds an element's kind by one lookup on `type` (Schema.Union would try members and build errors). */
-const decodeItem = (u: unknown, options?: AST.ParseOptions): Either.Either<InputItem, ParseResult.ParseIssue> => {
-  if (Predicate.isRecord(u)) {
-    const type = u["type"]
-    const decode = type === undefined ? (typeof u["role"] === "string" ? decodeMessage : undefined) : kindDecoders.get(type)
-    const item = decode?.(u, options)
-    if (item !== undefined && Either.isRight(item)) return item
-  }
-  return ParseResult.succeed({ type: "unrecognized", value: u })
+const decodeItem = (u: unknown, options?: SchemaAST.ParseOptions): Effect.Effect<InputItem> => {
+  const unrecognized = (): InputItem => ({ type: "unrecognized", value: u })
+  if (!Predicate.isObject(u)) return Exit.succeed(unrecognized())
+  const type = u["type"]
+  const decode = type === undefined ? (typeof u["role"] === "string" ? decodeMessage : undefined) : kindDecoders.get(type)
+  if (decode === undefined) return Exit.succeed(unrecognized())
+  const result = decode(u, options)
+  const exit = exitOf(result)
+  if (exit === undefined) return Effect.orElseSucceed(result, unrecognized)
+  return Exit.isSuccess(exit) ? retyped(exit) : Exit.succeed(unrecognized())
 }
 
 /** One element of `input`, by its `type`; never fails (UnrecognizedItem takes anything). */
-export const InputItem: Schema.Schema<InputItem, unknown> = Schema.declare<InputItem, unknown, readonly [typeof ItemKinds]>(
+export const InputItem: Reader<InputItem> = Schema.declareConstructor<InputItem, unknown>()(
   [ItemKinds],
-  {
-    decode: () => decodeItem,
-    encode: () => (item) =>
-      ParseResult.succeed(Predicate.isRecord(item) && item["type"] === "unrecognized" ? item["value"] : item)
-  }
-)
+  () => (u, _ast, options) => decodeItem(u, options)
+) as unknown as Reader<InputItem>
 
 /** `input`: a string (one user message) or a list of items; anything else reads as absent. */
-const Input = lenient(Schema.Union(list(InputItem), Schema.String))
+const Input = lenient(Schema.Union([list(InputItem), Schema.String]))
 
 // ---------------------------------------------------------------------------------------------
 // Tools and the rest of the body
@@ -277,10 +277,10 @@ export const Tool = open(Schema.Struct({ type: maybe(Schema.String), name: maybe
 export type Tool = typeof Tool.Type
 
 /** `"none" | "auto" | "required"`, or an object naming a tool or a kind of tool. */
-export const ToolChoice = Schema.Union(
-  Schema.Literal("none", "auto", "required"),
+export const ToolChoice = Schema.Union([
+  Schema.Literals(["none", "auto", "required"]),
   open(Schema.Struct({ type: Schema.String, name: maybe(Schema.String) }))
-)
+])
 export type ToolChoice = typeof ToolChoice.Type
 
 const Reasoning = Schema.Struct({
@@ -301,7 +301,7 @@ const Text = Schema.Struct({
 })
 
 /** A previous_response_id HTTP can live with: null, or blank. Anything else is refused. */
-const NoPreviousResponse = Schema.NullOr(Schema.String.pipe(Schema.filter((s) => s.trim() === "")))
+const NoPreviousResponse = Schema.NullOr(Schema.String.check(Schema.makeFilter((s: string) => s.trim() === "")))
 
 /**
  * The fields of a Responses create body the gateway reads. Strict, in the order of the checks:
@@ -309,10 +309,10 @@ const NoPreviousResponse = Schema.NullOr(Schema.String.pipe(Schema.filter((s) =>
  * in the decoded view; they are in `body`, which is what goes upstream.
  */
 export const ResponsesBody = Schema.Struct({
-  model: Schema.String.pipe(Schema.minLength(1)),
+  model: Schema.String.check(Schema.isMinLength(1)),
   stream: Schema.optional(Schema.Boolean),
   previous_response_id: Schema.optional(NoPreviousResponse),
-  input: Schema.optionalWith(Input, { exact: true }),
+  input: Schema.optionalKey(Input),
   instructions: maybe(Schema.String),
   tools: maybe(list(lenient(Tool))),
   tool_choice: maybe(ToolChoice),
@@ -340,7 +340,32 @@ export const ResponsesBody = Schema.Struct({
 })
 export type ResponsesBody = typeof ResponsesBody.Type
 
-const decodeBody = Schema.decodeUnknownEither(ResponsesBody)
+/**
+ * `ResponsesBody`, decoded a key at a time, in the schema's order, and only for the keys the body
+ * has: Schema 4's struct parser visits every declared key, present or not (27 here: ~8 µs for a
+ * body of two keys, measured), while a request carries a handful. Each key's own schema decodes
+ * its value, exactly as it does inside the struct; the value is the struct's, and a failure names
+ * the key, as the struct's first Pointer would.
+ */
+const bodyFields: ReadonlyArray<readonly [key: string, optional: boolean, decode: Decoder<unknown>]> = Object.entries(
+  ResponsesBody.fields
+).map(([key, field]) => [key, SchemaAST.isOptional(field.ast), SchemaParser.decodeUnknownEffect(field)] as const)
+
+const decodeBody = (json: Record<string, unknown>): Result.Result<ResponsesBody, PropertyKey> => {
+  const decoded: Record<string, unknown> = {}
+  for (const [key, optional, decode] of bodyFields) {
+    if (!Object.hasOwn(json, key)) {
+      if (optional) continue
+      return Result.fail(key)
+    }
+    const result = decode(json[key])
+    const exit = exitOf(result) ?? Effect.runSyncExit(result)
+    if (Exit.isFailure(exit)) return Result.fail(key)
+    decoded[key] = exit.value
+  }
+  // Every declared key decoded by its own schema, the required ones present: a ResponsesBody.
+  return Result.succeed(decoded as ResponsesBody)
+}
 const decodeInput = Schema.decodeUnknownSync(Input)
 
 export interface ResponsesRequest {
@@ -381,22 +406,12 @@ const refusals: Readonly<Record<PropertyKey, (body: Record<PropertyKey, unknown>
   previous_response_id: (body) => previousResponseRefusal(body["previous_response_id"])
 }
 
-const single = <A>(x: A | ReadonlyArray<A>): x is A => !Array.isArray(x)
-
-/** The key a decoding failure points at: decoding stops at the first failing key, in the schema's order. */
-const failedKey = (issue: ParseResult.ParseIssue): PropertyKey | undefined => {
-  if (issue._tag !== "Composite" || !single(issue.issues)) return undefined
-  const pointer = issue.issues
-  return pointer._tag === "Pointer" && single(pointer.path) ? pointer.path : undefined
-}
-
-/** The first decoding failure as the client's 400. */
-const refusal = (issue: ParseResult.ParseIssue, body: Record<PropertyKey, unknown>): InvalidRequest => {
-  const key = failedKey(issue)
-  const refuse = key === undefined ? undefined : refusals[key]
+/** The first decoding failure (the key it failed at, in the schema's order) as the client's 400. */
+const refusal = (key: PropertyKey, body: Record<PropertyKey, unknown>): InvalidRequest => {
+  const refuse = refusals[key]
   if (refuse !== undefined) return refuse(body)
   // Only the strict fields can fail; reaching this is a bug in the schema, not a client error.
-  throw new Error(`unexpected body decoding failure: ${ParseResult.TreeFormatter.formatIssueSync(issue)}`)
+  throw new Error(`unexpected body decoding failure at '${String(key)}'`)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -445,8 +460,8 @@ const uncorrelated = (index: number, callId: string): InvalidRequest =>
  * Every tool output must pair with a call in the same input (by call_id), or with an
  * `item_reference` whose id is that call_id. Over HTTP there is no stored history to pair with.
  */
-const correlate = (input: ResponsesBody["input"]): Either.Either<void, InvalidRequest> => {
-  if (!Array.isArray(input)) return Either.void
+const correlate = (input: ResponsesBody["input"]): Result.Result<void, InvalidRequest> => {
+  if (!Array.isArray(input)) return Result.void
   const items: ReadonlyArray<InputItem> = input
   const known = new Set<string>()
   let firstOutput = -1
@@ -462,25 +477,25 @@ const correlate = (input: ResponsesBody["input"]): Either.Either<void, InvalidRe
       firstOutput = index
     }
   }
-  if (firstOutput === -1) return Either.void
+  if (firstOutput === -1) return Result.void
   for (let index = firstOutput; index < items.length; index++) {
     const item = items[index]!
     if (!isToolOutput(item)) continue
     const callId = item.call_id?.trim() ?? ""
-    if (callId === "" || !known.has(callId)) return Either.left(uncorrelated(index, callId))
+    if (callId === "" || !known.has(callId)) return Result.fail(uncorrelated(index, callId))
   }
-  return Either.void
+  return Result.void
 }
 
 /** The correlation check on a raw `input` value (anything; only arrays of items are checked). */
-export const checkToolOutputs = (input: unknown): Either.Either<void, InvalidRequest> => correlate(decodeInput(input))
+export const checkToolOutputs = (input: unknown): Result.Result<void, InvalidRequest> => correlate(decodeInput(input))
 
-export const validateResponsesBody = (json: unknown): Either.Either<ResponsesRequest, InvalidRequest> => {
-  if (!Predicate.isRecord(json)) return Either.left(invalid("invalid_json", "Request body must be a JSON object", null))
+export const validateResponsesBody = (json: unknown): Result.Result<ResponsesRequest, InvalidRequest> => {
+  if (!Predicate.isObject(json)) return Result.fail(invalid("invalid_json", "Request body must be a JSON object", null))
   const result = decodeBody(json)
-  if (Either.isLeft(result)) return Either.left(refusal(result.left.issue, json))
-  const decoded = result.right
-  return Either.map(correlate(decoded.input), () => ({
+  if (Result.isFailure(result)) return Result.fail(refusal(result.failure, json))
+  const decoded = result.success
+  return Result.map(correlate(decoded.input), () => ({
     model: decoded.model,
     stream: decoded.stream === true,
     body: json,

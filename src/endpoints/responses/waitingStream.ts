@@ -8,7 +8,7 @@
  * Only the waiting path builds this; a request whose slot is free at once never does. Slots stay
  * owned by the request's scope, so they are given back however it ends.
  */
-import { Cause, Deferred, Effect, Exit, Schedule, Stream } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Option, Schedule, Stream } from "effect"
 import { envelopeOf } from "../../domain/envelope.js"
 import type { GatewayError } from "../../domain/errors.js"
 import { newId } from "../../domain/ids.js"
@@ -16,11 +16,11 @@ import { encodeEvent, keepAliveComment } from "../../domain/sse.js"
 import { SHUTTING_DOWN } from "./sseRelay.js"
 
 /** A Responses stream that failed before it produced anything: `response.created`, then `response.failed`. */
-export const failedResponseFrames = (model: string, code: string, message: string): string => {
+export const failedResponseFrames = (model: string, code: string, message: string, nowMillis: number): string => {
   const response = {
     id: newId("resp"),
     object: "response",
-    created_at: Math.floor(Date.now() / 1000),
+    created_at: Math.floor(nowMillis / 1000),
     status: "in_progress",
     model,
     output: [],
@@ -60,8 +60,8 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): Stream.Strea
   const prepared: Effect.Effect<Outcome<A>> = Effect.exit(options.prepare).pipe(
     Effect.flatMap((exit): Effect.Effect<Outcome<A>> => {
       if (Exit.isSuccess(exit)) return Effect.succeed({ _tag: "Ready", value: exit.value })
-      const failure = Cause.failureOption(exit.cause)
-      if (failure._tag === "Some") {
+      const failure = Cause.findErrorOption(exit.cause)
+      if (Option.isSome(failure)) {
         const envelope = envelopeOf(failure.value)
         return Effect.succeed({ _tag: "Failed", code: envelope.code, message: envelope.message })
       }
@@ -76,18 +76,18 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): Stream.Strea
   // The wait runs in a fiber of the stream's own scope: however the stream ends (answer, shutdown,
   // the client left), closing that scope interrupts the wait, which gives back what it holds
   // before the request's scope closes.
-  return Stream.unwrapScoped(Effect.gen(function*() {
+  return Stream.unwrap(Effect.gen(function*() {
     const outcome = yield* Deferred.make<Outcome<A>>()
     yield* Effect.forkScoped(Effect.flatMap(prepared, (o) => Deferred.succeed(outcome, o)))
     const keepAlive = bytes(keepAliveComment)
     const keepAlives = Stream.concat(
       Stream.succeed(keepAlive),
       Stream.fromSchedule(Schedule.spaced(options.keepAliveMillis)).pipe(Stream.as(keepAlive))
-    ).pipe(Stream.interruptWhenDeferred(outcome))
-    const answer = Stream.unwrap(Effect.map(Deferred.await(outcome), (o) =>
+    ).pipe(Stream.interruptWhen(Deferred.await(outcome)))
+    const answer = Stream.unwrap(Effect.flatMap(Deferred.await(outcome), (o) =>
       o._tag === "Ready"
-        ? options.stream(o.value)
-        : Stream.succeed(bytes(failedResponseFrames(options.model, o.code, o.message)))))
+        ? Effect.succeed(options.stream(o.value))
+        : Effect.map(Clock.currentTimeMillis, (now) => Stream.succeed(bytes(failedResponseFrames(options.model, o.code, o.message, now))))))
     return Stream.concat(keepAlives, answer)
   }))
 }

@@ -25,10 +25,10 @@ export const principalsOf = (data: GatewayData): ReadonlyMap<string, Principal> 
 
 /** A KeyRepo over a fixed table. */
 export const fromPrincipals = (byHash: ReadonlyMap<string, Principal>): KeyRepoShape => ({
-  findByHash: (sha256) => Effect.succeed(Option.fromNullable(byHash.get(sha256)))
+  findByHash: (sha256) => Effect.succeed(Option.fromUndefinedOr(byHash.get(sha256)))
 })
 
-export class KeyRepo extends Context.Tag("modelgate/KeyRepo")<KeyRepo, KeyRepoShape>() {
+export class KeyRepo extends Context.Service<KeyRepo, KeyRepoShape>()("modelgate/KeyRepo") {
   /** The keys of explicit data (tests). */
   static readonly layerTest = (data: GatewayData) => Layer.succeed(KeyRepo, fromPrincipals(principalsOf(data)))
 }

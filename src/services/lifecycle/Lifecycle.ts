@@ -3,17 +3,11 @@
  * streams may finish until the drain deadline, when this fires and they end with response.failed.
  * From the moment shutdown begins the gateway is draining: /readyz says so (`shuttingDown`).
  */
-import { Context, Deferred, Effect, FiberId, Layer } from "effect"
+import { Context, Deferred, Effect, Layer } from "effect"
 
 export interface LifecycleShape {
   /** Completes when running streams must end now. */
   readonly drainDeadline: Effect.Effect<void>
-  /**
-   * Calls back when running streams must end now (at once if they already must); returns the
-   * unsubscribe. The HTTP upstream ends its open bodies with it: racing `drainDeadline` instead
-   * would fork fibers per stream.
-   */
-  readonly onDrainDeadline: (callback: () => void) => () => void
   /** Whether running streams must end now (the drain deadline has passed). */
   readonly pastDrainDeadline: () => boolean
   /** Whether shutdown has begun (`beginShutdown` was called): the gateway is draining. */
@@ -24,9 +18,13 @@ export interface LifecycleShape {
   readonly beginShutdown: (drainSeconds: number) => Effect.Effect<void>
 }
 
-/** A one-shot signal, to await as an Effect or to watch with a callback. */
+/**
+ * A one-shot signal, to await as an Effect or to watch with a callback: what an implementation
+ * uses inside when it has many things to end at one moment (the HTTP upstream's open bodies)
+ * and would rather not run a fiber for each.
+ */
 export class DrainSignal {
-  private readonly deferred = Deferred.unsafeMake<void>(FiberId.none)
+  private readonly deferred = Deferred.makeUnsafe<void>()
   private readonly callbacks = new Set<() => void>()
   private fired = false
 
@@ -58,7 +56,7 @@ export class DrainSignal {
     this.fired = true
     for (const callback of this.callbacks) callback()
     this.callbacks.clear()
-    Deferred.unsafeDone(this.deferred, Effect.void)
+    Deferred.doneUnsafe(this.deferred, Effect.void)
   }
 }
 
@@ -69,7 +67,6 @@ export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
   return {
     shutdownBegun: begun.await,
     drainDeadline: signal.await,
-    onDrainDeadline: (callback) => signal.watch(callback),
     pastDrainDeadline: () => signal.isFired,
     shuttingDown: () => started,
     beginShutdown: (drainSeconds) =>
@@ -78,14 +75,20 @@ export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
         started = true
         begun.fire()
         return Effect.sleep(`${drainSeconds} seconds`).pipe(
-          Effect.zipRight(Effect.sync(() => signal.fire())),
-          Effect.forkDaemon,
+          Effect.andThen(Effect.sync(() => signal.fire())),
+          Effect.forkDetach,
           Effect.asVoid
         )
       })
   }
 }
 
-export class Lifecycle extends Context.Tag("modelgate/Lifecycle")<Lifecycle, LifecycleShape>() {
+export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("modelgate/Lifecycle") {
   static readonly layer = Layer.sync(Lifecycle, () => lifecycleOf(new DrainSignal()))
+  /**
+   * For tests: the drain deadline is `signal` (fire it by hand to end running streams now);
+   * `beginShutdown`'s drain time runs on the Clock, so TestClock can pass it too.
+   */
+  static readonly layerTest = (signal?: DrainSignal): Layer.Layer<Lifecycle> =>
+    Layer.sync(Lifecycle, () => lifecycleOf(signal ?? new DrainSignal()))
 }

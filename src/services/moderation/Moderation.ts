@@ -13,7 +13,7 @@ export interface ModerationShape {
   readonly check: (texts: ReadonlyArray<string>) => Effect.Effect<ModerationDecision>
 }
 
-export class Moderation extends Context.Tag("modelgate/Moderation")<Moderation, ModerationShape>() {
+export class Moderation extends Context.Service<Moderation, ModerationShape>()("modelgate/Moderation") {
   static readonly layerTest = (decide: (texts: ReadonlyArray<string>) => ModerationDecision) =>
     Layer.succeed(Moderation, { check: (texts) => Effect.sync(() => decide(texts)) })
 }

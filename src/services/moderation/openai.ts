@@ -58,8 +58,8 @@ export const makeOpenAIModeration = (account: Account, options: OpenAIOptions): 
         },
         catch: (e) => e
       }).pipe(
-        Effect.timeoutFail({ duration: Duration.millis(options.timeout_ms), onTimeout: () => new Error("timed out") }),
-        Effect.catchAll((e) =>
+        Effect.timeoutOrElse({ duration: Duration.millis(options.timeout_ms), orElse: () => Effect.fail(new Error("timed out")) }),
+        Effect.catch((e: unknown) =>
           Effect.logWarning("moderation endpoint failed; applying on_error").pipe(
             Effect.annotateLogs({ account: account.name, on_error: options.on_error, reason: String(e) }),
             Effect.as(onError)

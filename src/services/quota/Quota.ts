@@ -3,12 +3,12 @@
  * request id), and report it (/v1/usage): the contract. Implementations: memory.ts (in the
  * process), store/quotaSql.ts (durable, SQL); both apply the rules in eligibility.ts.
  */
-import { Context, type Effect, type Scope } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 import type { InsufficientQuota, PermissionDenied, RateLimited, StoreError } from "../../domain/errors.js"
 import type { KeyStatus, Micros, Principal } from "../../domain/model.js"
 import type { SubscriptionFigures } from "../../domain/subscription.js"
 import type { TokenUsage } from "../../domain/usage.js"
-import type { UsageSnapshot } from "../../domain/usageReport.js"
+import { addTotals, dayOf, type UsageSnapshot, type UsageTotals, zeroTotals } from "../../domain/usageReport.js"
 
 export interface Settlement {
   readonly requestId: string
@@ -67,4 +67,69 @@ export interface EligibilityFigures {
   readonly subscription?: SubscriptionFigures | undefined
 }
 
-export class Quota extends Context.Tag("modelgate/Quota")<Quota, QuotaShape>() {}
+export interface QuotaTestOptions {
+  /** Who may spend (default: everyone). */
+  readonly check?: QuotaShape["check"]
+}
+
+/**
+ * A Quota for tests, in memory and deterministic: every key may spend (unless `check` says
+ * otherwise), nothing costs anything, and settlements are counted once per request id so that
+ * the usage report shows them. (The configured in-memory Quota, with balances, key quotas and
+ * prices, is quota/memory.ts's `layerTest(data)`.)
+ */
+const makeTest = (options: QuotaTestOptions): QuotaShape => {
+  const settled = new Set<string>()
+  const byKey = new Map<string, Map<string, Map<string, UsageTotals>>>()
+  return {
+    check: options.check ?? (() => Effect.void),
+    settle: (s) =>
+      Effect.sync(() => {
+        if (settled.has(s.requestId)) return notCharged
+        settled.add(s.requestId)
+        let days = byKey.get(s.principal.key.id)
+        if (days === undefined) byKey.set(s.principal.key.id, days = new Map())
+        const day = dayOf(s.at)
+        let models = days.get(day)
+        if (models === undefined) days.set(day, models = new Map())
+        models.set(s.model, addTotals(models.get(s.model) ?? zeroTotals, {
+          requests: 1,
+          inputTokens: s.usage.inputTokens,
+          outputTokens: s.usage.outputTokens,
+          cacheReadTokens: s.usage.cacheReadTokens,
+          cacheCreationTokens: s.usage.cacheCreationTokens,
+          costMicros: 0
+        }))
+        return notCharged
+      }),
+    snapshot: (p, range, now) =>
+      Effect.sync((): UsageSnapshot => {
+        const days = byKey.get(p.key.id) ?? new Map<string, Map<string, UsageTotals>>()
+        const sum = (models: Map<string, UsageTotals> | undefined) => [...(models?.values() ?? [])].reduce(addTotals, zeroTotals)
+        const byModel = new Map<string, UsageTotals>()
+        const byDay: Array<{ day: string; totals: UsageTotals }> = []
+        for (const day of [...days.keys()].sort()) {
+          if (day < range.from || day > range.to) continue
+          const models = days.get(day)!
+          for (const [model, t] of models) byModel.set(model, addTotals(byModel.get(model) ?? zeroTotals, t))
+          byDay.push({ day, totals: sum(models) })
+        }
+        return {
+          key: p.key,
+          group: p.group,
+          quotaUsedMicros: 0,
+          balanceMicros: p.user.balanceMicros,
+          today: sum(days.get(dayOf(now))),
+          total: [...days.values()].map(sum).reduce(addTotals, zeroTotals),
+          byModel: [...byModel].map(([model, totals]) => ({ model, totals })),
+          byDay
+        }
+      }),
+    track: () => Effect.void
+  }
+}
+
+export class Quota extends Context.Service<Quota, QuotaShape>()("modelgate/Quota") {
+  /** In memory, deterministic: everyone eligible (unless `check` says otherwise), nothing charged. */
+  static readonly layerTest = (options: QuotaTestOptions = {}): Layer.Layer<Quota> => Layer.sync(Quota, () => makeTest(options))
+}

@@ -39,7 +39,10 @@ const subscriptionEligibility = (
   return Effect.void
 }
 
-/** Eligibility rules shared by every implementation: the store only supplies the figures. */
+/**
+ * Eligibility rules shared by every implementation: the store only supplies the figures. `now`
+ * should come from the Clock (subscription windows and expiry follow TestClock in tests).
+ */
 export const eligibility = (
   principal: Principal,
   figures: EligibilityFigures,

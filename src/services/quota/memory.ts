@@ -2,7 +2,7 @@
  * Quota in memory, seeded from the loaded configuration: balances, key quotas, subscription
  * windows and usage live as long as the process. `layerTest` builds it from explicit data.
  */
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import type { GatewayData } from "../../config/resolve.js"
 import type { Micros, Principal } from "../../domain/model.js"
@@ -44,13 +44,12 @@ const makeMemory = (data: GatewayData): QuotaShape => {
 
   return {
     check: (p) =>
-      Effect.suspend(() =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
         eligibility(p, {
           quotaUsedMicros: quotaUsed.get(p.key.id) ?? 0,
           balanceMicros: balances.get(p.user.name) ?? p.user.balanceMicros,
           subscription: subscriptionOf(p)
-        })
-      ),
+        }, new Date(now))),
     settle: (s) =>
       Effect.sync(() => {
         if (settled.has(s.requestId)) return notCharged

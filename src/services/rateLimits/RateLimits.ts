@@ -3,7 +3,7 @@
  * the contract. One policy (core.ts) over two stores: in process (one gateway, the default) and
  * Redis (every gateway on the same Redis holds one shared limit), chosen by wiring.
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { RateLimited, StoreError } from "../../domain/errors.js"
 import type { Principal } from "../../domain/model.js"
 
@@ -18,7 +18,7 @@ export interface Admission {
   readonly settle: (tokensUsed: number) => Effect.Effect<void>
 }
 
-/** Nothing limited: no headers, nothing to settle. */
+/** Nothing limited: no headers, nothing to settle. (A value like any other: compare `headers`, not identity.) */
 export const unlimited: Admission = { headers: {}, settle: () => Effect.void }
 
 export interface RateLimitsShape {
@@ -34,4 +34,11 @@ export interface RateLimitsShape {
   ) => Effect.Effect<Admission, RateLimited | StoreError>
 }
 
-export class RateLimits extends Context.Tag("modelgate/RateLimits")<RateLimits, RateLimitsShape>() {}
+export class RateLimits extends Context.Service<RateLimits, RateLimitsShape>()("modelgate/RateLimits") {
+  /**
+   * Deterministic: `admit` decides (default: nothing limited, no headers). The in-process limits
+   * with real buckets are rateLimits/inProcess.ts's `layer`.
+   */
+  static readonly layerTest = (admit: RateLimitsShape["admit"] = () => Effect.succeed(unlimited)): Layer.Layer<RateLimits> =>
+    Layer.succeed(RateLimits, { admit })
+}

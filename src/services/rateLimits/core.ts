@@ -70,7 +70,7 @@ export const makeRateLimits = (store: BucketStore): RateLimitsShape => ({
           if (settled || tokenCharges.length === 0 || used === estimate) return Effect.void
           settled = true
           return Effect.forEach(tokenCharges, (c) => store.adjust(c, used - estimate), { discard: true }).pipe(
-            Effect.catchAll((e) =>
+            Effect.catch((e) =>
               Effect.logWarning("token rate limit not settled").pipe(
                 Effect.annotateLogs({ key: key.id, error: e.message })
               )

@@ -99,4 +99,4 @@ const makeRedisBuckets = (options: RedisRateLimitsOptions): Effect.Effect<Bucket
 
 /** Fails to build, naming the address, when Redis cannot be reached. */
 export const layer = (options: RedisRateLimitsOptions): Layer.Layer<RateLimits, StoreError> =>
-  Layer.scoped(RateLimits, Effect.map(makeRedisBuckets(options), makeRateLimits))
+  Layer.effect(RateLimits, Effect.map(makeRedisBuckets(options), makeRateLimits))

@@ -31,7 +31,7 @@ export interface ReadinessShape {
   readonly check: Effect.Effect<ReadinessReport>
 }
 
-export class Readiness extends Context.Tag("modelgate/Readiness")<Readiness, ReadinessShape>() {
+export class Readiness extends Context.Service<Readiness, ReadinessShape>()("modelgate/Readiness") {
   /** Always answers `report` (default: ready, nothing checked). */
   static readonly layerTest = (report: ReadinessReport = { status: "ready", checks: {} }) =>
     Layer.succeed(Readiness, { check: Effect.succeed(report) })

@@ -8,8 +8,8 @@
  * The probes the gateway uses: `databaseProbe` (`SELECT 1` on the store's SqlClient, the same pool
  * the requests use) and `redisProbe` (PING on a connection of its own to REDIS_URL).
  */
-import { SqlClient } from "@effect/sql"
-import { Cause, Effect, Exit, Layer, Option, Redacted, type Scope } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Option, Redacted, type Scope } from "effect"
+import { SqlClient } from "effect/sql"
 import type { StoreError } from "../../domain/errors.js"
 import { Lifecycle, type LifecycleShape } from "../lifecycle/Lifecycle.js"
 import { openConnection, redisError } from "../scheduler/redisClient.js"
@@ -36,24 +36,32 @@ export const make = (lifecycle: LifecycleShape, probes: ReadonlyArray<Probe>, op
   const timeoutMillis = options.timeoutMillis ?? DEFAULT_TIMEOUT_MILLIS
   const last = new Map<string, CheckStatus>()
 
+  /** The probe's exit, or None when it did not answer within the timeout. */
+  const outcome = (probe: Probe): Effect.Effect<Option.Option<Exit.Exit<unknown, unknown>>> =>
+    // The probe runs in a fiber of its own: one that hangs is given up on at the timeout, and its
+    // interruption finishes in the background, so the answer never waits for it.
+    Effect.flatMap(Effect.forkDetach(probe.check), (fiber) =>
+      Effect.tap(
+        Effect.timeoutOption(Fiber.await(fiber), timeoutMillis),
+        (done) => (Option.isNone(done) ? Effect.asVoid(Effect.forkDetach(Fiber.interrupt(fiber))) : Effect.void)
+      ))
+
   const run = (probe: Probe): Effect.Effect<CheckStatus> =>
-    Effect.exit(Effect.timeoutOption(Effect.disconnect(probe.check), timeoutMillis)).pipe(
-      Effect.flatMap((exit) => {
-        const status: CheckStatus = Exit.isFailure(exit) ? "unreachable" : Option.isNone(exit.value) ? "timeout" : "ok"
-        const before = last.get(probe.name)
-        last.set(probe.name, status)
-        if (status === before || (status === "ok" && before === undefined)) return Effect.succeed(status)
-        const log = status === "ok"
-          ? Effect.logInfo("readiness check ok again")
-          : Effect.logWarning("readiness check failed").pipe(
-            Effect.annotateLogs(
-              "error",
-              Exit.isFailure(exit) ? causeText(exit.cause) : `no answer within ${timeoutMillis} ms`
-            )
+    Effect.flatMap(outcome(probe), (done) => {
+      const status: CheckStatus = Option.isNone(done) ? "timeout" : Exit.isFailure(done.value) ? "unreachable" : "ok"
+      const before = last.get(probe.name)
+      last.set(probe.name, status)
+      if (status === before || (status === "ok" && before === undefined)) return Effect.succeed(status)
+      const log = status === "ok"
+        ? Effect.logInfo("readiness check ok again")
+        : Effect.logWarning("readiness check failed").pipe(
+          Effect.annotateLogs(
+            "error",
+            Option.isSome(done) && Exit.isFailure(done.value) ? causeText(done.value.cause) : `no answer within ${timeoutMillis} ms`
           )
-        return Effect.as(Effect.annotateLogs(log, { check: probe.name, status }), status)
-      })
-    )
+        )
+      return Effect.as(Effect.annotateLogs(log, { check: probe.name, status }), status)
+    })
 
   return {
     check: Effect.map(Effect.forEach(probes, run, { concurrency: "unbounded" }), (statuses): ReadinessReport => {
@@ -78,7 +86,7 @@ export const layer = <E = never, R = never>(
   probes: ReadonlyArray<Effect.Effect<Probe, E, R>> = [],
   options: ReadinessOptions = {}
 ): Layer.Layer<Readiness, E, Lifecycle | Exclude<R, Scope.Scope>> =>
-  Layer.scoped(
+  Layer.effect(
     Readiness,
     Effect.gen(function*() {
       const lifecycle = yield* Lifecycle

@@ -4,11 +4,11 @@
  * default) and redis.ts (many gateways sharing slots, queue limits, sticky sessions and cooldowns).
  * docs/scheduling.md describes the behaviour and its settings.
  */
-import { Context, type Effect, type Scope } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 import type { SettingsShape } from "../../config/AppConfig.js"
 import { defaultSchedulingSettings, type SchedulingSettings } from "../../config/scheduling.js"
-import type { NoAvailableAccount, RateLimited, StoreError } from "../../domain/errors.js"
-import type { Account, Group, Principal } from "../../domain/model.js"
+import { NoAvailableAccount, type RateLimited, type StoreError, upstreamFailsOver } from "../../domain/errors.js"
+import { type Account, accountServes, type Group, type Principal } from "../../domain/model.js"
 import type { PoolStats } from "./store.js"
 
 export type { PoolStats } from "./store.js"
@@ -41,6 +41,24 @@ export type UpstreamOutcome =
     /** Our code for a transport failure (`upstream_first_byte_timeout`...), undefined otherwise. */
     readonly code: string | undefined
   }
+
+/** A failed upstream attempt, as the failover decision reads it. */
+export interface AttemptFailure {
+  /** The upstream's HTTP status; 0 when no answer came. */
+  readonly status: number
+  /** Our code for the failure (`upstream_first_byte_timeout`, `upstream_error`...), if any. */
+  readonly code: string | undefined
+}
+
+/**
+ * After a failed attempt, whether the request moves on to another account (nothing has reached the
+ * client yet). `reason` labels the failover in logs and metrics; a `Stop` has one when the failure
+ * was of a kind that fails over but no switch is left, none when another account would not help
+ * (the request's own fault: 400, 404, 413...).
+ */
+export type FailoverDecision =
+  | { readonly _tag: "Switch"; readonly reason: string }
+  | { readonly _tag: "Stop"; readonly reason: string | undefined }
 
 /**
  * A slot, or a place in the queue for one. Both belong to the scope they were taken in. A queued
@@ -76,6 +94,11 @@ export interface SchedulerShape {
   readonly acquireAccount: (
     req: PickRequest
   ) => Effect.Effect<AccountTicket, NoAvailableAccount | RateLimited | StoreError, Scope.Scope>
+  /**
+   * Whether to try another account after `attempts` attempts, the last of which failed so: the
+   * failover policy (which failures move on, how many switches).
+   */
+  readonly failover: (failure: AttemptFailure, attempts: number) => Effect.Effect<FailoverDecision>
   /** What the upstream did, so a failing account cools down and its sessions move on. */
   readonly report: (account: Account, outcome: UpstreamOutcome, session?: string) => Effect.Effect<void>
   /** Brings an account back after an auth take-out or a cooldown (operator action). */
@@ -116,4 +139,63 @@ export const testSchedulerOptions = (options: SchedulerTestOptions = {}): Schedu
   scheduling: { ...defaultSchedulingSettings, ...options.scheduling }
 })
 
-export class Scheduler extends Context.Tag("modelgate/Scheduler")<Scheduler, SchedulerShape>() {}
+/**
+ * A Scheduler for tests, deterministic and without limits: the first of `accounts` (in their order)
+ * that is in the group, on its platform, serves the model and was not tried yet; every slot granted
+ * at once; no cooldowns, no sticky sessions; failover as the default policy with `maxSwitches`
+ * (default 2). The real in-process scheduler over explicit data is scheduler/inProcess.ts's `layerTest`.
+ */
+const makeTest = (accounts: ReadonlyArray<Account>, maxSwitches: number): SchedulerShape => {
+  const granted: SlotTicket = { _tag: "Granted" }
+  const inGroup = (group: Group) => accounts.filter((a) => a.platform === group.platform && a.groups.includes(group.name))
+  return {
+    accounts: (group) => Effect.succeed(inGroup(group)),
+    acquireKeySlot: () => Effect.succeed(granted),
+    acquireAccount: (req) => {
+      const account = inGroup(req.group).find((a) => !req.exclude.has(a.name) && accountServes(a, req.model))
+      return account === undefined
+        ? Effect.fail(new NoAvailableAccount({ message: `No available account for model '${req.model}' in this group` }))
+        : Effect.succeed({ _tag: "Granted", account, release: Effect.void })
+    },
+    failover: (failure, attempts) => Effect.succeed(defaultFailover(failure, attempts, maxSwitches)),
+    report: () => Effect.void,
+    reinstate: () => Effect.void,
+    takeOut: (name) => Effect.succeed(accounts.some((a) => a.name === name)),
+    stats: Effect.succeed([]),
+    health: Effect.succeed(accounts.map((account) => ({ account, inUse: 0, waiting: 0, coolingDownUntil: undefined, takenOut: false })))
+  }
+}
+
+/** The label a failover is logged and counted under. */
+export const failoverReason = (status: number, code: string | undefined): string => {
+  if (status === 0) {
+    if (code === "upstream_connect_timeout") return "connect_timeout"
+    if (code === "upstream_first_byte_timeout") return "first_byte_timeout"
+    if (code === "upstream_idle_timeout") return "idle_timeout"
+    return "connect_error"
+  }
+  if (status === 429) return "rate_limited"
+  if (status === 529) return "overloaded"
+  if (status === 401 || status === 403) return "auth_failed"
+  if (status === 402) return "billing"
+  if (status === 408) return "timeout"
+  return "server_error"
+}
+
+/**
+ * The default failover policy: 401/402/403/408/429/5xx and transport failures move on to another
+ * account, at most `maxSwitches` times.
+ */
+export const defaultFailover = (failure: AttemptFailure, attempts: number, maxSwitches: number): FailoverDecision => {
+  if (!upstreamFailsOver(failure.status)) return { _tag: "Stop", reason: undefined }
+  const reason = failoverReason(failure.status, failure.code)
+  return attempts >= 1 + Math.max(0, maxSwitches) ? { _tag: "Stop", reason } : { _tag: "Switch", reason }
+}
+
+export class Scheduler extends Context.Service<Scheduler, SchedulerShape>()("modelgate/Scheduler") {
+  /** Deterministic, unlimited, over `accounts` (see makeTest above). */
+  static readonly layerTest = (
+    accounts: ReadonlyArray<Account>,
+    options: { readonly maxSwitches?: number } = {}
+  ): Layer.Layer<Scheduler> => Layer.sync(Scheduler, () => makeTest(accounts, options.maxSwitches ?? defaultSchedulingSettings.maxSwitches))
+}

@@ -4,12 +4,16 @@
  * operator change; store/upstreamAccountsSql.ts). Without it the scheduler uses the loaded
  * config file's accounts, which never change.
  */
-import { Context } from "effect"
+import { Context, Layer } from "effect"
 import type { Account } from "../../domain/model.js"
 
 export interface UpstreamAccountsShape {
-  /** The accounts now; the same array until they change (the scheduler caches per array). */
+  /** The accounts now. Read on every pick: return a fresh array or the same one, as suits you. */
   readonly current: () => ReadonlyArray<Account>
 }
 
-export class UpstreamAccounts extends Context.Tag("modelgate/UpstreamAccounts")<UpstreamAccounts, UpstreamAccountsShape>() {}
+export class UpstreamAccounts extends Context.Service<UpstreamAccounts, UpstreamAccountsShape>()("modelgate/UpstreamAccounts") {
+  /** Whatever `current` returns now (a fixed list, or a function a test changes as it goes). */
+  static readonly layerTest = (accounts: ReadonlyArray<Account> | (() => ReadonlyArray<Account>)): Layer.Layer<UpstreamAccounts> =>
+    Layer.succeed(UpstreamAccounts, { current: typeof accounts === "function" ? accounts : () => accounts })
+}

@@ -4,15 +4,15 @@
  * file wires them to the store and turns refusals into the catalogue's errors.
  */
 import { createHash } from "node:crypto"
-import { Effect, Redacted, type Scope } from "effect"
+import { Clock, Effect, Redacted, type Scope } from "effect"
 import type { GatewayData } from "../../config/resolve.js"
 import { NoAvailableAccount, RateLimited, type StoreError } from "../../domain/errors.js"
 import { type Account, accountServes, type Group, type Principal } from "../../domain/model.js"
-import type { AccountHealth, AccountTicket, SchedulerOptions, SchedulerShape, SlotTicket } from "./Scheduler.js"
+import { type AccountHealth, type AccountTicket, defaultFailover, type SchedulerOptions, type SchedulerShape, type SlotTicket, type UpstreamOutcome } from "./Scheduler.js"
 import { countCooldown } from "./metrics.js"
 import { select } from "./select.js"
 import { accountPool, type Entry, type OnGrant, type SchedulerStore } from "./store.js"
-import { verdictFor } from "./verdict.js"
+import { type Verdict, verdictFor } from "./verdict.js"
 
 
 
@@ -46,8 +46,9 @@ const fingerprint = (a: Account): string =>
 const GRANTED_SLOT: SlotTicket = { _tag: "Granted" }
 
 /**
- * `accounts` gives the accounts to pick from now (default: the config file's). A new array means
- * they changed: the per-group lists are then computed again.
+ * `accounts` gives the accounts to pick from now (default: the config file's). The per-group lists
+ * are kept while it keeps returning the same array, and computed again from any other (a store
+ * that builds a new array each time costs a filter per pick; nothing is ever stale).
  */
 export const makeScheduler = (
   data: GatewayData,
@@ -109,8 +110,16 @@ export const makeScheduler = (
   const accountSlot = slotTicket("the upstream accounts")
 
   const report: SchedulerShape["report"] = (account, outcome, session) => {
-    if (outcome._tag === "Success") return Effect.catchAll(store.clearFailures(account.name), bestEffort("a success"))
-    const verdict = verdictFor(outcome, policy, Date.now())
+    if (outcome._tag === "Success") return Effect.catch(store.clearFailures(account.name), bestEffort("a success"))
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => reportFailure(account, outcome, verdictFor(outcome, policy, now), session))
+  }
+
+  const reportFailure = (
+    account: Account,
+    outcome: Extract<UpstreamOutcome, { _tag: "Failure" }>,
+    verdict: Verdict,
+    session: string | undefined
+  ): Effect.Effect<void> => {
     const log = { account: account.name, status: outcome.status }
     let record: Effect.Effect<void, StoreError>
     switch (verdict._tag) {
@@ -118,16 +127,16 @@ export const makeScheduler = (
         return Effect.void
       case "CoolDown":
         record = store.coolDown(account.name, verdict.millis, verdict.reason).pipe(
-          Effect.zipRight(countCooldown(account.name, verdict.reason)),
-          Effect.zipRight(Effect.logWarning("upstream account cooling down").pipe(
+          Effect.andThen(countCooldown(account.name, verdict.reason)),
+          Effect.andThen(Effect.logWarning("upstream account cooling down").pipe(
             Effect.annotateLogs({ ...log, reason: verdict.reason, seconds: Math.ceil(verdict.millis / 1000) })
           ))
         )
         break
       case "TakeOut":
         record = store.disable(account.name, fingerprintOf(account), verdict.reason).pipe(
-          Effect.zipRight(countCooldown(account.name, verdict.reason)),
-          Effect.zipRight(Effect.logError("upstream account taken out until an operator acts (new credentials or reinstate)").pipe(
+          Effect.andThen(countCooldown(account.name, verdict.reason)),
+          Effect.andThen(Effect.logError("upstream account taken out until an operator acts (new credentials or reinstate)").pipe(
             Effect.annotateLogs({ ...log, reason: verdict.reason })
           ))
         )
@@ -143,7 +152,7 @@ export const makeScheduler = (
           (cooled) =>
             cooled
               ? countCooldown(account.name, verdict.reason).pipe(
-                Effect.zipRight(Effect.logWarning("upstream account cooling down after repeated failures").pipe(
+                Effect.andThen(Effect.logWarning("upstream account cooling down after repeated failures").pipe(
                   Effect.annotateLogs({ ...log, reason: verdict.reason, seconds: policy.serverErrorSeconds })
                 ))
               )
@@ -153,7 +162,7 @@ export const makeScheduler = (
     }
     // A session is not left pinned to an account that just failed it: the next pick rebinds.
     const unbind = session === undefined ? Effect.void : store.unbind(session, account.name)
-    return record.pipe(Effect.zipRight(unbind), Effect.catchAll(bestEffort("an upstream failure")))
+    return record.pipe(Effect.andThen(unbind), Effect.catch(bestEffort("an upstream failure")))
   }
 
   return {
@@ -163,7 +172,7 @@ export const makeScheduler = (
       return store.view(all.map((a) => a.name), undefined).pipe(
         Effect.map((view) => all.filter((a, i) => view.accounts[i]?.disabled !== fingerprintOf(a))),
         // Listing models does not need the shared store: when it is away, list what is configured.
-        Effect.catchAll((e) => Effect.as(bestEffort("nothing; listing configured accounts")(e), all))
+        Effect.catch((e) => Effect.as(bestEffort("nothing; listing configured accounts")(e), all))
       )
     },
 
@@ -220,6 +229,8 @@ export const makeScheduler = (
         return tryFrom(0)
       })
     },
+
+    failover: (failure, attempts) => Effect.succeed(defaultFailover(failure, attempts, policy.maxSwitches)),
 
     report,
 

@@ -2,8 +2,9 @@
  * The in-process scheduler store: slots in SlotPools, account state and sticky bindings in maps.
  * Everything here runs synchronously on the one JavaScript thread, which is what makes each
  * operation atomic. Right for one gateway instance; several share nothing (use the Redis store).
+ * Time (cooldowns, sticky TTLs, failure windows) is read from the Clock, so TestClock drives it.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { SlotPools } from "./slots.js"
 import {
   accountPool,
@@ -44,43 +45,46 @@ export const makeMemoryStore = (): SchedulerStore => {
     return s
   }
 
-  const bind = (session: string, account: string, ttlMillis: number) => {
-    sticky.set(session, { account, expiresAt: Date.now() + ttlMillis })
+  const bind = (session: string, account: string, ttlMillis: number, now: number) => {
+    sticky.set(session, { account, expiresAt: now + ttlMillis })
     if (sticky.size >= sweepAt) {
-      const now = Date.now()
       for (const [k, b] of sticky) if (b.expiresAt <= now) sticky.delete(k)
       sweepAt = Math.max(STICKY_SWEEP_AT, sticky.size * 2)
     }
   }
 
-  const granted = (onGrant: OnGrant | undefined) => {
-    if (onGrant === undefined) return
+  const granted = (onGrant: OnGrant, now: number) => {
     state(onGrant.account).lastUsed = ++tick
-    if (onGrant.bind !== undefined) bind(onGrant.bind.session, onGrant.account, onGrant.bind.ttlMillis)
+    if (onGrant.bind !== undefined) bind(onGrant.bind.session, onGrant.account, onGrant.bind.ttlMillis, now)
   }
 
-  const enter = (pool: string, limit: number, queueLimit: number, onGrant: OnGrant | undefined) =>
-    Effect.map(slots.enter(pool, limit, queueLimit), (entry): Entry => {
-      if (entry._tag === "Granted") granted(onGrant)
-      if (entry._tag !== "Queued" || onGrant === undefined) return entry
-      return {
-        _tag: "Queued",
-        wait: (millis) => Effect.tap(entry.wait(millis), (held) => (held ? Effect.sync(() => granted(onGrant)) : Effect.void)),
-        release: entry.release
-      }
-    })
+  const enter = (pool: string, limit: number, queueLimit: number, onGrant: OnGrant | undefined) => {
+    // Key and user slots record nothing on grant: no clock to read.
+    if (onGrant === undefined) return slots.enter(pool, limit, queueLimit)
+    return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.map(slots.enter(pool, limit, queueLimit), (entry): Entry => {
+        if (entry._tag === "Granted") granted(onGrant, now)
+        if (entry._tag !== "Queued") return entry
+        return {
+          _tag: "Queued",
+          wait: (millis) =>
+            Effect.tap(entry.wait(millis), (held) =>
+              held ? Effect.map(Clock.currentTimeMillis, (at) => granted(onGrant, at)) : Effect.void),
+          release: entry.release
+        }
+      }))
+  }
 
-  const coolDownNow = (name: string, millis: number) => {
+  const coolDownNow = (name: string, millis: number, now: number) => {
     const s = state(name)
-    s.coolUntil = Math.max(s.coolUntil, Date.now() + millis)
+    s.coolUntil = Math.max(s.coolUntil, now + millis)
   }
 
   return {
     enter,
 
     view: (names, session) =>
-      Effect.sync((): View => {
-        const now = Date.now()
+      Effect.map(Clock.currentTimeMillis, (now): View => {
         const views = names.map((name): AccountView => {
           const s = accounts.get(name)
           const pool = slots.stats(accountPool(name))
@@ -101,7 +105,7 @@ export const makeMemoryStore = (): SchedulerStore => {
         return { now, accounts: views, sticky: bound }
       }),
 
-    coolDown: (name, millis) => Effect.sync(() => coolDownNow(name, millis)),
+    coolDown: (name, millis) => Effect.map(Clock.currentTimeMillis, (now) => coolDownNow(name, millis, now)),
 
     disable: (name, fingerprint) =>
       Effect.sync(() => {
@@ -109,9 +113,8 @@ export const makeMemoryStore = (): SchedulerStore => {
       }),
 
     countFailure: (name, rule: FailureCount) =>
-      Effect.sync(() => {
+      Effect.map(Clock.currentTimeMillis, (now) => {
         const s = state(name)
-        const now = Date.now()
         if (s.failures === 0 || now - s.failuresSince > rule.windowMillis) {
           s.failures = 0
           s.failuresSince = now
@@ -119,7 +122,7 @@ export const makeMemoryStore = (): SchedulerStore => {
         s.failures++
         if (s.failures < rule.threshold) return false
         s.failures = 0
-        coolDownNow(name, rule.cooldownMillis)
+        coolDownNow(name, rule.cooldownMillis, now)
         return true
       }),
 

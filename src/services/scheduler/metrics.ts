@@ -3,7 +3,7 @@
  * the store when /metrics is scraped (src/endpoints/ops.ts), so taking and giving back a slot costs
  * nothing extra on the request path.
  */
-import { Metric, MetricLabel } from "effect"
+import { Metric } from "effect"
 
 export const failoversTotal = Metric.counter("modelgate_failovers_total", {
   description: "Requests moved to another upstream account before anything reached the client, by reason",
@@ -23,10 +23,7 @@ export const slotQueueLength = Metric.gauge("modelgate_slot_queue_length", {
   description: "Requests waiting for a concurrency slot, by kind (account, key, user) and name"
 })
 
-export const countFailover = (reason: string) =>
-  Metric.increment(Metric.taggedWithLabels(failoversTotal, [MetricLabel.make("reason", reason)]))
+export const countFailover = (reason: string) => Metric.update(Metric.withAttributes(failoversTotal, { reason }), 1)
 
 export const countCooldown = (account: string, reason: string) =>
-  Metric.increment(
-    Metric.taggedWithLabels(cooldownsTotal, [MetricLabel.make("account", account), MetricLabel.make("reason", reason)])
-  )
+  Metric.update(Metric.withAttributes(cooldownsTotal, { account, reason }), 1)

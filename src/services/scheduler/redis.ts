@@ -40,7 +40,7 @@ const redisScheduler = (
   )
 
 export const layer = (redis: RedisSchedulerOptions): Layer.Layer<Scheduler, StoreError, AppConfig | Settings> =>
-  Layer.scoped(
+  Layer.effect(
     Scheduler,
     Effect.gen(function*() {
       const { data } = yield* AppConfig
@@ -52,4 +52,4 @@ export const layer = (redis: RedisSchedulerOptions): Layer.Layer<Scheduler, Stor
 
 /** Over explicit data with test options (the shared behavioural suite runs it beside the in-process one). */
 export const layerTest = (data: GatewayData, redis: RedisSchedulerOptions, options: SchedulerTestOptions = {}) =>
-  Layer.scoped(Scheduler, redisScheduler(data, testSchedulerOptions(options), redis))
+  Layer.effect(Scheduler, redisScheduler(data, testSchedulerOptions(options), redis))

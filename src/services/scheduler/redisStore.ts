@@ -10,9 +10,8 @@
  * covers what no one announces (a lease that expired).
  */
 import { randomBytes } from "node:crypto"
-import { Duration, Effect, Exit, type Scope } from "effect"
+import { Clock, Duration, Effect, Exit, type Scope } from "effect"
 import type { StoreError } from "../../domain/errors.js"
-import { addFinalizer } from "../../lib/scope.js"
 import { openRedis, redisError, runScript, script } from "./redisClient.js"
 import { COOL_DOWN, COUNT_FAILURE, COUNT_LIVE, ENTER, RELEASE, RENEW, UNBIND, VIEW } from "./redisScripts.js"
 import { accountPool, type AccountView, type Entry, type PoolStats, type SchedulerStore } from "./store.js"
@@ -97,28 +96,26 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
     })
     yield* command("subscribe", () => subscriber.subscribe(channel))
 
-    /** Sleeps up to `millis`, or less when a slot of `pool` is released. */
-    const sleepOrWake = (pool: string, millis: number) =>
-      Effect.async<void>((resume) => {
+    /** Until a slot of `pool` is released (announced by any instance). */
+    const released = (pool: string) =>
+      Effect.callback<void>((resume) => {
         let set = wakers.get(pool)
         if (!set) wakers.set(pool, set = new Set())
         const waiters = set
-        let fired = false
         const stop = () => {
-          clearTimeout(timer)
           waiters.delete(wake)
           if (waiters.size === 0 && wakers.get(pool) === waiters) wakers.delete(pool)
         }
         const wake = () => {
-          if (fired) return
-          fired = true
           stop()
           resume(Effect.void)
         }
-        const timer = setTimeout(wake, millis)
         waiters.add(wake)
         return Effect.sync(stop)
       })
+
+    /** Sleeps up to `millis` (on the Clock), or less when a slot of `pool` is released. */
+    const sleepOrWake = (pool: string, millis: number) => Effect.raceFirst(Effect.sleep(Duration.millis(millis)), released(pool))
 
     // --- leases ----------------------------------------------------------------------------------
     const release = (id: string, pool: string) =>
@@ -126,7 +123,7 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
         leases.delete(id)
         return run("slot release", scripts.release, [slotKey(pool), waitKey(pool)], [id, channel, pool])
       }).pipe(
-        Effect.catchAll((e) =>
+        Effect.catch((e) =>
           Effect.logWarning("Redis slot release failed; the lease expires by itself").pipe(
             Effect.annotateLogs({ pool, error: e.message })
           )
@@ -146,13 +143,13 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
     }).pipe(
       Effect.tap(() =>
         renewing ? Effect.void : Effect.sync(() => (renewing = true)).pipe(
-          Effect.zipRight(Effect.logInfo("Redis is back: slot leases renewed again"))
+          Effect.andThen(Effect.logInfo("Redis is back: slot leases renewed again"))
         )
       ),
-      Effect.catchAll((e) =>
+      Effect.catch((e) =>
         renewing
           ? Effect.sync(() => (renewing = false)).pipe(
-            Effect.zipRight(Effect.logError("Redis unreachable: slot leases cannot be renewed").pipe(
+            Effect.andThen(Effect.logError("Redis unreachable: slot leases cannot be renewed").pipe(
               Effect.annotateLogs({ error: e.message })
             ))
           )
@@ -160,7 +157,7 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
       )
     )
     yield* Effect.forkScoped(
-      Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(Math.max(50, Math.floor(lease / 3)))), renewAll))
+      Effect.forever(Effect.andThen(Effect.sleep(Duration.millis(Math.max(50, Math.floor(lease / 3)))), renewAll))
     )
 
     // --- queue places ------------------------------------------------------------------------------
@@ -173,7 +170,7 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
         return command("leave queue", () => commands.zrem(waitKey(pool), id)).pipe(
           Effect.asVoid,
           // The entry stops being refreshed and expires on its own.
-          Effect.catchAll(() => Effect.void)
+          Effect.catch(() => Effect.void)
         )
       })
 
@@ -210,12 +207,12 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
             held = false
             return release(id, pool)
           })
-          yield* addFinalizer(() => giveBack)
+          yield* Effect.addFinalizer(() => giveBack)
           return { _tag: "Granted", release: giveBack } satisfies Entry
         }
         if (outcome === -1) return FULL
         const w: Waiter = { state: "waiting" }
-        yield* addFinalizer(() => leave(w, id, pool))
+        yield* Effect.addFinalizer(() => leave(w, id, pool))
         const pollArgs = args(true)
         const poll = Effect.uninterruptible(
           Effect.flatMap(run("slot wait", scripts.enter, keys, pollArgs), (r) => {
@@ -232,9 +229,10 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
         )
         const wait = (millis: number): Effect.Effect<boolean, StoreError> =>
           Effect.gen(function*() {
-            const deadline = Date.now() + millis
+            // The wait's own deadline is this instance's Clock; leases and queues are on Redis's.
+            const deadline = (yield* Clock.currentTimeMillis) + millis
             while (w.state === "waiting") {
-              const left = deadline - Date.now()
+              const left = deadline - (yield* Clock.currentTimeMillis)
               if (left <= 0) break
               yield* sleepOrWake(pool, Math.min(left, POLL_MILLIS))
               yield* poll

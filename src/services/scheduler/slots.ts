@@ -5,8 +5,7 @@
  * released slot goes straight to the first waiter, and a waiter that is handed one as it gives up
  * passes it on.
  */
-import { Deferred, Duration, Effect, FiberId, type Scope } from "effect"
-import { addFinalizer } from "../../lib/scope.js"
+import { Deferred, Duration, Effect, type Scope } from "effect"
 import type { Entry, PoolStats } from "./store.js"
 
 interface Waiter {
@@ -58,7 +57,7 @@ export class SlotPools {
     // Hand the slot straight to the first waiter, so a burst of newcomers cannot overtake it.
     if (next) {
       next.state = "holding"
-      Deferred.unsafeDone(next.turn, Effect.void)
+      Deferred.doneUnsafe(next.turn, Effect.void)
     } else p.inUse = Math.max(0, p.inUse - 1)
   }
 
@@ -75,9 +74,9 @@ export class SlotPools {
     return Effect.suspend(() => {
       if (w.state !== "waiting") return Effect.succeed(w.state === "holding")
       return Deferred.await(w.turn).pipe(
-        Effect.timeoutTo({ duration: Duration.millis(millis), onSuccess: () => true, onTimeout: () => false }),
+        Effect.timeoutOption(Duration.millis(millis)),
         // Handed the slot in the same instant the wait ran out: it is ours, keep it.
-        Effect.map((ok) => ok || w.state === "holding"),
+        Effect.map((ok) => ok._tag === "Some" || w.state === "holding"),
         Effect.tap((ok) => (ok ? Effect.void : Effect.sync(() => this.leave(p, w)))),
         Effect.onInterrupt(() => Effect.sync(() => this.leave(p, w)))
       )
@@ -100,15 +99,15 @@ export class SlotPools {
             held = false
             this.release(p)
           })
-          return Effect.as(addFinalizer(() => release), { _tag: "Granted", release } satisfies Entry)
+          return Effect.as(Effect.addFinalizer(() => release), { _tag: "Granted", release } satisfies Entry)
         }
         if (p.waiters.length >= queueLimit) return Effect.succeed(FULL)
-        const w: Waiter = { turn: Deferred.unsafeMake<void>(FiberId.none), state: "waiting" }
+        const w: Waiter = { turn: Deferred.makeUnsafe<void>(), state: "waiting" }
         p.waiters.push(w)
         // Leaving is once only: a waiter that is done gives back nothing more.
         const leave = Effect.sync(() => this.leave(p, w))
         const queued: Entry = { _tag: "Queued", wait: (millis) => this.await(p, w, millis), release: leave }
-        return Effect.as(addFinalizer(() => leave), queued)
+        return Effect.as(Effect.addFinalizer(() => leave), queued)
       })
     )
   }
@@ -122,7 +121,7 @@ export class SlotPools {
   acquire(
     id: string,
     limit: number,
-    options: { readonly queueLimit: number; readonly wait: Duration.DurationInput }
+    options: { readonly queueLimit: number; readonly wait: Duration.Input }
   ): Effect.Effect<void, SlotRefusal, Scope.Scope> {
     return Effect.flatMap(this.enter(id, limit, options.queueLimit), (entry) => {
       if (entry._tag === "Granted") return Effect.void

@@ -56,18 +56,5 @@ export const verdictFor = (facts: FailureFacts, policy: SchedulingSettings, now:
   return IGNORE
 }
 
-/** The label a failover is logged and counted under. */
-export const failoverReason = (status: number, code: string | undefined): string => {
-  if (status === 0) {
-    if (code === "upstream_connect_timeout") return "connect_timeout"
-    if (code === "upstream_first_byte_timeout") return "first_byte_timeout"
-    if (code === "upstream_idle_timeout") return "idle_timeout"
-    return "connect_error"
-  }
-  if (status === 429) return "rate_limited"
-  if (status === 529) return "overloaded"
-  if (status === 401 || status === 403) return "auth_failed"
-  if (status === 402) return "billing"
-  if (status === 408) return "timeout"
-  return "server_error"
-}
+/** The label a failover is logged and counted under (the policy lives with the Scheduler contract). */
+export { failoverReason } from "./Scheduler.js"

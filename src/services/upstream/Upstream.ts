@@ -3,10 +3,9 @@
  * any HTTP status comes back as a value (the caller decides on failover); only transport failures
  * are errors. The answer is a status, headers and one body: a pull-based Stream of the bytes as
  * they come, tied to the caller's Scope, so closing the scope (client gone, shutdown) aborts the
- * upstream request. An implementation is free to be fast inside (the HTTP one reads with undici's
- * dispatch API); the contract is only this.
+ * upstream request. The contract is only this: how an implementation gets there is its own.
  */
-import { Context, Effect, Layer, Option, type Scope, Stream } from "effect"
+import { Cause, Context, Effect, Layer, type Scope, Stream } from "effect"
 import type { UpstreamFailed } from "../../domain/errors.js"
 import type { Account } from "../../domain/model.js"
 
@@ -26,53 +25,35 @@ export interface UpstreamRequest {
 export interface UpstreamResponse {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
-  /** The body, one element per read from the upstream (a Chunk may carry several). */
+  /** The body, one element per read from the upstream (a pull may carry several). */
   readonly body: Stream.Stream<Uint8Array, UpstreamFailed>
-  /**
-   * When the headers came (epoch ms), if the implementation handed the answer over later than that
-   * (the HTTP upstream hands a JSON answer over whole); the first-byte metric reads it.
-   */
-  readonly headersAt?: number
 }
 
 export interface UpstreamShape {
   readonly send: (account: Account, request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamFailed, Scope.Scope>
 }
 
-export class Upstream extends Context.Tag("modelgate/Upstream")<Upstream, UpstreamShape>() {
+export class Upstream extends Context.Service<Upstream, UpstreamShape>()("modelgate/Upstream") {
   /** An Upstream that answers with `send` (tests, your own upstream). */
   static readonly layerTest = (send: UpstreamShape["send"]) => Layer.succeed(Upstream, { send })
 }
 
-/**
- * A body that is already whole (a JSON answer read to its end, a canned test answer): the Stream of
- * its one element. Readers that want it whole (`readText`) take the bytes without running the
- * Stream, which costs tens of microseconds of setup (docs/performance.md); it is still an ordinary
- * Stream for everyone else.
- */
-export const wholeBody = (bytes: Uint8Array): Stream.Stream<Uint8Array, never> => {
-  const body = Stream.succeed(bytes)
-  wholeBodies.set(body, bytes)
-  return body
-}
-
-const wholeBodies = new WeakMap<Stream.Stream<Uint8Array, unknown>, Uint8Array>()
+/** A body that is already whole (a JSON answer read to its end, a canned test answer): the Stream of its one element. */
+export const wholeBody = (bytes: Uint8Array): Stream.Stream<Uint8Array, never> => Stream.succeed(bytes)
 
 /**
  * The body as text (a JSON answer, an error body), decoded as one UTF-8 text; with `limitBytes`,
  * no more is read than that (the rest is left unread, and cut off with the request's Scope).
  */
-export const readText = (response: UpstreamResponse, limitBytes = Infinity): Effect.Effect<string, UpstreamFailed> => {
-  const whole = wholeBodies.get(response.body)
-  if (whole !== undefined) return Effect.succeed(utf8Of([whole.byteLength > limitBytes ? whole.subarray(0, limitBytes) : whole]))
-  // Pulled by hand rather than run with a Sink: the same bytes for less than half the setup.
-  return Effect.scoped(Effect.flatMap(Stream.toPull(response.body), (pull) => {
+export const readText = (response: UpstreamResponse, limitBytes = Infinity): Effect.Effect<string, UpstreamFailed> =>
+  Effect.scoped(Effect.flatMap(Stream.toPull(response.body), (pull) => {
     const chunks: Array<Uint8Array> = []
     let size = 0
     const next: Effect.Effect<string, UpstreamFailed> = Effect.matchEffect(pull, {
-      onFailure: Option.match({ onNone: () => Effect.succeed(utf8Of(chunks)), onSome: Effect.fail }),
-      onSuccess: (chunk) => {
-        for (const bytes of chunk) {
+      onFailure: (e) => (Cause.isDone(e) ? Effect.succeed(utf8Of(chunks)) : Effect.fail(e)),
+      onSuccess: (batch) => {
+        for (const bytes of batch) {
+          if (size >= limitBytes) break
           chunks.push(size + bytes.byteLength > limitBytes ? bytes.subarray(0, limitBytes - size) : bytes)
           size = Math.min(limitBytes, size + bytes.byteLength)
         }
@@ -81,7 +62,6 @@ export const readText = (response: UpstreamResponse, limitBytes = Infinity): Eff
     })
     return next
   }))
-}
 
 /** Chunks as one UTF-8 text (decoded together, so a character split between chunks survives). */
 export const utf8Of = (chunks: ReadonlyArray<Uint8Array>): string =>

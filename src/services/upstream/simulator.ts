@@ -2,7 +2,7 @@
  * The simulator as an Upstream: answers deterministically in the real wire format of the account's
  * platform, with no network. It is what the demo runs on.
  */
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { encodeSseEvents, simulateMessages, simulateResponses } from "./simulator/index.js"
 import { type UpstreamShape, wholeBody } from "./Upstream.js"
 
@@ -26,7 +26,7 @@ export const simulatorUpstream: UpstreamShape = {
       return {
         status: 200,
         headers: { "content-type": "text/event-stream" },
-        body: Stream.fromChunk(Chunk.unsafeFromArray(frames))
+        body: Stream.fromArray(frames)
       }
     })
 }

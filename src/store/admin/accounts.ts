@@ -5,8 +5,8 @@
  * names are the file's: changing or removing them here is refused as `managed_by_config` (an
  * operator can still take one out of rotation, which is scheduler state).
  */
-import { SqlClient } from "@effect/sql"
-import { Config, Effect, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Clock, Config, Effect, Option, Schema } from "effect"
 import { defaultBaseUrl } from "../../config/resolve.js"
 import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminErrors.js"
 import type { Platform } from "../../domain/config.js"
@@ -42,7 +42,7 @@ const Existing = Schema.Struct({
   kind: Schema.String,
   base_url: Schema.String,
   secret_env: Schema.NullOr(Schema.String),
-  groups: Schema.parseJson(Schema.Array(Schema.String)),
+  groups: Schema.fromJsonString(Schema.Array(Schema.String)),
   priority: Schema.Number,
   concurrency: Schema.Number,
   model_mapping: Schema.NullOr(Schema.String),
@@ -81,7 +81,7 @@ const validate = (platform: string, kind: string, groups: ReadonlyArray<string>,
       if (apiKeyEnv === null) {
         return yield* new AdminInvalid({ message: "an http account needs api_key_env", code: "missing_api_key_env", param: "api_key_env" })
       }
-      const value = yield* Effect.orElseSucceed(Config.option(Config.string(apiKeyEnv)), () => Option.none<string>())
+      const value = yield* Effect.orElseSucceed(Config.option(Config.String(apiKeyEnv)), () => Option.none<string>())
       if (Option.isNone(value) || value.value === "") {
         return yield* new AdminInvalid({
           message: `environment variable ${apiKeyEnv} is not set in this gateway's environment`,
@@ -120,7 +120,7 @@ export const createAccount = (actor: Actor, a: NewAccount) =>
     yield* sql`INSERT INTO accounts (name, platform, kind, base_url, secret_env, groups, priority, concurrency, model_mapping,
         status, cooldown_until, in_config, updated_at)
       VALUES (${a.name}, ${a.platform}, ${a.kind}, ${baseUrl}, ${a.apiKeyEnv ?? null}, ${JSON.stringify(a.groups)}, ${a.priority},
-        ${a.concurrency}, ${a.modelMapping === undefined ? null : JSON.stringify(a.modelMapping)}, 'active', NULL, 0, ${Date.now()})`
+        ${a.concurrency}, ${a.modelMapping === undefined ? null : JSON.stringify(a.modelMapping)}, 'active', NULL, 0, ${(yield* Clock.currentTimeMillis)})`
     yield* recordAudit(actor, "account.create", a.name, {
       platform: a.platform,
       kind: a.kind,
@@ -146,7 +146,7 @@ export const updateAccount = (actor: Actor, name: string, c: AccountChange) =>
     }
     yield* validate(before.platform, before.kind, next.groups, next.secret_env)
     yield* sql`UPDATE accounts SET base_url = ${next.base_url}, secret_env = ${next.secret_env}, groups = ${JSON.stringify(next.groups)},
-        priority = ${next.priority}, concurrency = ${next.concurrency}, model_mapping = ${next.model_mapping}, updated_at = ${Date.now()}
+        priority = ${next.priority}, concurrency = ${next.concurrency}, model_mapping = ${next.model_mapping}, updated_at = ${(yield* Clock.currentTimeMillis)}
       WHERE name = ${name}`
     yield* recordAudit(actor, "account.update", name, {
       base_url: [before.base_url, next.base_url],
@@ -162,6 +162,6 @@ export const removeAccount = (actor: Actor, name: string) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* operatorAccount(name)
-    yield* sql`UPDATE accounts SET status = 'disabled', updated_at = ${Date.now()} WHERE name = ${name}`
+    yield* sql`UPDATE accounts SET status = 'disabled', updated_at = ${(yield* Clock.currentTimeMillis)} WHERE name = ${name}`
     yield* recordAudit(actor, "account.remove", name)
   }), "removing the account failed")

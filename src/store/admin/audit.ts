@@ -3,8 +3,8 @@
  * transaction as the change, so a change without its row cannot exist.
  */
 import { randomBytes } from "node:crypto"
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Clock, Effect, Schema } from "effect"
 import { DbInt, decodeRows, orStoreError } from "../rows.js"
 
 /** Who made a change: "cli", or "admin-api" (the token does not name a person). */
@@ -13,7 +13,7 @@ export type Actor = string
 export const recordAudit = (actor: Actor, action: string, target: string, detail?: Record<string, unknown>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const at = Date.now()
+    const at = yield* Clock.currentTimeMillis
     const id = `audit-${at.toString(36)}-${randomBytes(5).toString("hex")}`
     yield* sql`INSERT INTO admin_audit (id, at, actor, action, target, detail)
       VALUES (${id}, ${at}, ${actor}, ${action}, ${target}, ${detail === undefined ? null : JSON.stringify(detail)})`

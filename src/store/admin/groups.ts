@@ -3,8 +3,8 @@
  * re-applies them at every start): changing them here is refused as `managed_by_config`. A change
  * reaches requests with the next key lookup (the principal carries its group).
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Clock, Effect, Schema } from "effect"
 import { AdminConflict, AdminNotFound } from "../../domain/adminErrors.js"
 import type { Micros } from "../../domain/model.js"
 import { ppm } from "../../domain/pricing.js"
@@ -18,7 +18,7 @@ const GroupRow = Schema.Struct({
   billing: Schema.String,
   allow_image_generation: DbFlag,
   rate_multiplier_ppm: DbInt,
-  models: Schema.NullOr(Schema.parseJson(Schema.Array(Schema.String))),
+  models: Schema.NullOr(Schema.fromJsonString(Schema.Array(Schema.String))),
   moderation: Schema.String,
   rpm_limit: DbIntOrNull,
   tpm_limit: DbIntOrNull,
@@ -80,10 +80,10 @@ export const createGroup = (actor: Actor, g: NewGroup) =>
         daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, websocket, in_config, updated_at)
       VALUES (${g.name}, ${g.platform}, ${g.billing}, ${g.allowImageGeneration ? 1 : 0}, ${Number(ppm(g.rateMultiplier))},
         ${g.models === null ? null : JSON.stringify(g.models)}, ${g.moderation}, ${g.dailyLimitMicros}, ${g.weeklyLimitMicros},
-        ${g.monthlyLimitMicros}, ${g.rpmLimit}, ${g.tpmLimit}, ${g.websocket ? 1 : 0}, 0, ${Date.now()})`
+        ${g.monthlyLimitMicros}, ${g.rpmLimit}, ${g.tpmLimit}, ${g.websocket ? 1 : 0}, 0, ${(yield* Clock.currentTimeMillis)})`
     yield* recordAudit(actor, "group.create", g.name, { ...g })
     const row = yield* groupNamed(g.name)
-    if (row === undefined) return yield* Effect.dieMessage("the group just created is gone")
+    if (row === undefined) return yield* Effect.die(new Error("the group just created is gone"))
     return row
   }), "adding the group failed")
 
@@ -118,10 +118,10 @@ export const updateGroup = (actor: Actor, name: string, c: GroupChange) =>
         rate_multiplier_ppm = ${next.ppm}, models = ${next.models === null ? null : JSON.stringify(next.models)},
         moderation = ${next.moderation}, daily_limit_micros = ${next.daily}, weekly_limit_micros = ${next.weekly},
         monthly_limit_micros = ${next.monthly}, rpm_limit = ${next.rpm}, tpm_limit = ${next.tpm},
-        websocket = ${next.websocket ? 1 : 0}, updated_at = ${Date.now()}
+        websocket = ${next.websocket ? 1 : 0}, updated_at = ${(yield* Clock.currentTimeMillis)}
       WHERE name = ${name}`
     yield* recordAudit(actor, "group.update", name, { ...c })
     const row = yield* groupNamed(name)
-    if (row === undefined) return yield* Effect.dieMessage("the group just changed is gone")
+    if (row === undefined) return yield* Effect.die(new Error("the group just changed is gone"))
     return row
   }), "changing the group failed")

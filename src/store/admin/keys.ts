@@ -5,8 +5,8 @@
  * sticks across restarts), every other change is refused as `managed_by_config`.
  */
 import { randomBytes } from "node:crypto"
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Clock, Effect, Schema } from "effect"
 import { keyPrefix, sha256Hex } from "../../config/resolve.js"
 import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminErrors.js"
 import { KeyStatus } from "../../domain/config.js"
@@ -104,8 +104,11 @@ const exists = (table: "users" | "groups", name: string) =>
 const newSecret = () => `sk-mg-${randomBytes(32).toString("base64url")}`
 
 /** The status a key's figures call for, once an operator has (re-)enabled it or changed them. */
-const liveStatus = (row: { readonly quota_micros: number | null; readonly quota_used_micros: number; readonly expires_at: number | null }) =>
-  row.expires_at !== null && row.expires_at <= Date.now()
+const liveStatus = (
+  row: { readonly quota_micros: number | null; readonly quota_used_micros: number; readonly expires_at: number | null },
+  now: number
+) =>
+  row.expires_at !== null && row.expires_at <= now
     ? "expired"
     : row.quota_micros !== null && row.quota_micros > 0 && row.quota_used_micros >= row.quota_micros
     ? "quota_exhausted"
@@ -123,8 +126,8 @@ export const createKey = (actor: Actor, k: NewKey) =>
     const key = newSecret()
     // Without a name, a random id: never derived from the secret (a hash prefix would help guess weak keys).
     const id = k.name ?? `key-${randomBytes(6).toString("hex")}`
-    const now = Date.now()
-    const status = liveStatus({ quota_micros: k.quotaMicros ?? null, quota_used_micros: 0, expires_at: k.expiresAt?.getTime() ?? null })
+    const now = yield* Clock.currentTimeMillis
+    const status = liveStatus({ quota_micros: k.quotaMicros ?? null, quota_used_micros: 0, expires_at: k.expiresAt?.getTime() ?? null }, now)
     const inserted = yield* sql`INSERT INTO api_keys (id, hash, prefix, user_name, group_name, status, disabled_by, quota_micros,
         quota_used_micros, expires_at, concurrency, rpm_limit, tpm_limit, source, created_at, updated_at)
       VALUES (${id}, ${sha256Hex(key)}, ${keyPrefix(key)}, ${k.user}, ${k.group}, ${status}, NULL, ${k.quotaMicros ?? null}, 0,
@@ -141,7 +144,7 @@ export const createKey = (actor: Actor, k: NewKey) =>
       rpm_limit: k.rpmLimit ?? null,
       tpm_limit: k.tpmLimit ?? null
     })
-    return { row: yield* keyNamed(id).pipe(Effect.catchTag("AdminNotFound", () => Effect.dieMessage("the key just created is gone"))), key } satisfies IssuedKey
+    return { row: yield* keyNamed(id).pipe(Effect.catchTag("AdminNotFound", () => Effect.die(new Error("the key just created is gone")))), key } satisfies IssuedKey
   }), "creating the key failed")
 
 /** Disabled by an operator stays disabled across restarts, even for a key the config file lists. */
@@ -149,7 +152,7 @@ export const disableKey = (actor: Actor, id: string) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const row = yield* keyNamed(id)
-    yield* sql`UPDATE api_keys SET status = 'disabled', disabled_by = ${actor}, updated_at = ${Date.now()} WHERE id = ${id}`
+    yield* sql`UPDATE api_keys SET status = 'disabled', disabled_by = ${actor}, updated_at = ${(yield* Clock.currentTimeMillis)} WHERE id = ${id}`
     yield* recordAudit(actor, "key.disable", id, { status: [row.status, "disabled"] })
     return yield* keyNamed(id)
   }), "disabling the key failed")
@@ -167,8 +170,8 @@ export const enableKey = (actor: Actor, id: string) =>
         code: "managed_by_config"
       })
     }
-    const status = liveStatus(row)
-    yield* sql`UPDATE api_keys SET status = ${status}, disabled_by = NULL, updated_at = ${Date.now()} WHERE id = ${id}`
+    const status = liveStatus(row, yield* Clock.currentTimeMillis)
+    yield* sql`UPDATE api_keys SET status = ${status}, disabled_by = NULL, updated_at = ${(yield* Clock.currentTimeMillis)} WHERE id = ${id}`
     yield* recordAudit(actor, "key.enable", id, { status: ["disabled", status] })
     return yield* keyNamed(id)
   }), "enabling the key failed")
@@ -180,7 +183,7 @@ export const rotateKey = (actor: Actor, id: string) =>
     const row = yield* keyNamed(id)
     yield* notFromConfig(row, "change its secret")
     const key = newSecret()
-    yield* sql`UPDATE api_keys SET hash = ${sha256Hex(key)}, prefix = ${keyPrefix(key)}, updated_at = ${Date.now()} WHERE id = ${id}`
+    yield* sql`UPDATE api_keys SET hash = ${sha256Hex(key)}, prefix = ${keyPrefix(key)}, updated_at = ${(yield* Clock.currentTimeMillis)} WHERE id = ${id}`
     yield* recordAudit(actor, "key.rotate", id, { prefix: [row.prefix, keyPrefix(key)] })
     return { row: yield* keyNamed(id), key } satisfies IssuedKey
   }), "rotating the key failed")
@@ -208,10 +211,10 @@ export const updateKey = (actor: Actor, id: string, change: KeyChange) =>
       tpm_limit: change.tpmLimit === undefined ? row.tpm_limit : change.tpmLimit
     }
     // A raised quota or a later expiry brings a key back; a disabled key stays disabled.
-    const status = row.status === "disabled" ? "disabled" : liveStatus(next)
+    const status = row.status === "disabled" ? "disabled" : liveStatus(next, yield* Clock.currentTimeMillis)
     yield* sql`UPDATE api_keys SET quota_micros = ${next.quota_micros}, expires_at = ${next.expires_at},
         concurrency = ${next.concurrency}, rpm_limit = ${next.rpm_limit}, tpm_limit = ${next.tpm_limit}, status = ${status},
-        updated_at = ${Date.now()} WHERE id = ${id}`
+        updated_at = ${(yield* Clock.currentTimeMillis)} WHERE id = ${id}`
     yield* recordAudit(actor, "key.update", id, {
       quota_micros: [row.quota_micros, next.quota_micros],
       expires_at: [row.expires_at, next.expires_at],
@@ -229,7 +232,7 @@ export const deleteKey = (actor: Actor, id: string) =>
     const sql = yield* SqlClient.SqlClient
     const row = yield* keyNamed(id)
     yield* notFromConfig(row, "remove it")
-    const now = Date.now()
+    const now = yield* Clock.currentTimeMillis
     yield* sql`UPDATE api_keys SET status = 'disabled', disabled_by = ${actor}, deleted_at = ${now}, updated_at = ${now} WHERE id = ${id}`
     yield* recordAudit(actor, "key.delete", id, { status: [row.status, "disabled"] })
   }), "deleting the key failed")

@@ -5,8 +5,8 @@
  * every start): setting or removing one here is refused as `managed_by_config`. A change applies
  * to settlements from then on; usage already settled keeps the cost it was charged.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Clock, Effect, Schema } from "effect"
 import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminErrors.js"
 import { picoPerToken } from "../../domain/pricing.js"
 import { DbFlag, DbInt, decodeRows } from "../rows.js"
@@ -68,7 +68,7 @@ export const putPrice = (actor: Actor, model: string, p: NewPrice) =>
       cacheRead: Number(picoPerToken(p.cacheRead ?? p.input)),
       cacheWrite: Number(picoPerToken(p.cacheWrite ?? p.input))
     }
-    const at = Date.now()
+    const at = yield* Clock.currentTimeMillis
     yield* sql`INSERT INTO prices (model, input_pico, output_pico, cache_read_pico, cache_write_pico, in_config, updated_at)
       VALUES (${model}, ${pico.input}, ${pico.output}, ${pico.cacheRead}, ${pico.cacheWrite}, 0, ${at})
       ON CONFLICT (model) DO UPDATE SET input_pico = excluded.input_pico, output_pico = excluded.output_pico,
@@ -80,7 +80,7 @@ export const putPrice = (actor: Actor, model: string, p: NewPrice) =>
       cache_write_pico: [before?.cache_write_pico ?? null, pico.cacheWrite]
     })
     const after = yield* priceNamed(model)
-    if (after === undefined) return yield* Effect.dieMessage("the price just written is gone")
+    if (after === undefined) return yield* Effect.die(new Error("the price just written is gone"))
     return after
   }), "setting the price failed")
 

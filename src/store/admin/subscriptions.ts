@@ -4,8 +4,8 @@
  * re-applies them at every start): changing them here is refused as `managed_by_config`. Window
  * spend is never touched.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Clock, Effect, Schema } from "effect"
 import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminErrors.js"
 import { SubscriptionStatus } from "../../domain/config.js"
 import { DbFlag, DbInt, DbIntOrNull, decodeRows } from "../rows.js"
@@ -70,7 +70,7 @@ export const putSubscription = (actor: Actor, user: string, group: string, chang
         code: "managed_by_config"
       })
     }
-    const at = Date.now()
+    const at = yield* Clock.currentTimeMillis
     const startsAt = change.startsAt?.getTime() ?? null
     const expiresAt = change.expiresAt?.getTime() ?? null
     yield* sql`INSERT INTO subscriptions (user_name, group_name, status, starts_at, expires_at, in_config, updated_at)
@@ -83,6 +83,6 @@ export const putSubscription = (actor: Actor, user: string, group: string, chang
       expires_at: [before?.expires_at ?? null, expiresAt]
     })
     const after = (yield* decodeRows(SubscriptionRow)(yield* sql`${sql.unsafe(SELECT)} WHERE user_name = ${user} AND group_name = ${group}`))[0]
-    if (after === undefined) return yield* Effect.dieMessage("the subscription just written is gone")
+    if (after === undefined) return yield* Effect.die(new Error("the subscription just written is gone"))
     return after
   }), "changing the subscription failed")

@@ -1,5 +1,5 @@
 /** Operator changes run in one transaction; what fails in the infrastructure becomes one StoreError. */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 import { AdminConflict, type AdminError, AdminInvalid, AdminNotFound } from "../../domain/adminErrors.js"
 import { StoreError } from "../../domain/errors.js"

@@ -2,14 +2,14 @@
  * Usage for operators, from the daily rollups (never a scan of usage_events): totals per key,
  * user, group, model or day over a day range, and the requests still marked open.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import { KeyStatus } from "../../domain/config.js"
 import { dayOf } from "../../domain/usageReport.js"
 import { Totals } from "../report.js"
 import { DbInt, decodeRows, orStoreError } from "../rows.js"
 
-export const UsageDimension = Schema.Literal("key", "user", "group", "model", "day")
+export const UsageDimension = Schema.Literals(["key", "user", "group", "model", "day"])
 export type UsageDimension = typeof UsageDimension.Type
 
 const COLUMN: Record<UsageDimension, string> = {
@@ -31,7 +31,7 @@ export interface UsageQuery {
   readonly model?: string | undefined
 }
 
-const UsageRow = Schema.extend(Totals, Schema.Struct({ bucket: Schema.String }))
+const UsageRow = Totals.pipe(Schema.fieldsAssign({ bucket: Schema.String }))
 export type UsageRow = typeof UsageRow.Type
 
 export const usageBreakdown = (q: UsageQuery) =>

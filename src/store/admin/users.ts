@@ -3,8 +3,8 @@
  * writes a ledger row (balance_topups, with the signed amount) and an audit row with the change.
  */
 import { randomBytes } from "node:crypto"
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Clock, Effect, Schema } from "effect"
 import { AdminConflict, AdminNotFound } from "../../domain/adminErrors.js"
 import type { Micros } from "../../domain/model.js"
 import { DbFlag, DbInt, DbIntOrNull, decodeRows, orStoreError } from "../rows.js"
@@ -61,7 +61,7 @@ export interface UserChange {
 export const createUser = (actor: Actor, u: NewUser) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const at = Date.now()
+    const at = yield* Clock.currentTimeMillis
     // The database owns a balance set here (balance_touched = 1): a config file naming the same user later does not reset it.
     const inserted = yield* sql`INSERT INTO users (name, balance_micros, config_balance_micros, balance_touched, concurrency,
         rpm_limit, tpm_limit, in_config, created_at, updated_at)
@@ -74,7 +74,7 @@ export const createUser = (actor: Actor, u: NewUser) =>
       rpm_limit: u.rpmLimit ?? null,
       tpm_limit: u.tpmLimit ?? null
     })
-    return yield* userNamed(u.name).pipe(Effect.catchTag("AdminNotFound", () => Effect.dieMessage("the user just created is gone")))
+    return yield* userNamed(u.name).pipe(Effect.catchTag("AdminNotFound", () => Effect.die(new Error("the user just created is gone"))))
   }), "creating the user failed")
 
 /**
@@ -92,7 +92,7 @@ export const updateUser = (actor: Actor, name: string, change: UserChange) =>
     }
     if (change.concurrency !== undefined || change.rpmLimit !== undefined || change.tpmLimit !== undefined) {
       yield* sql`UPDATE users SET concurrency = ${next.concurrency}, rpm_limit = ${next.rpm_limit}, tpm_limit = ${next.tpm_limit},
-          updated_at = ${Date.now()} WHERE name = ${name}`
+          updated_at = ${(yield* Clock.currentTimeMillis)} WHERE name = ${name}`
     }
     yield* recordAudit(actor, "user.update", name, {
       concurrency: [before.concurrency, next.concurrency],
@@ -115,7 +115,7 @@ export const changeBalance = (
 ) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const at = Date.now()
+    const at = yield* Clock.currentTimeMillis
     const before = (yield* userNamed(name)).balance_micros
     const rows = yield* decodeRows(BalanceRow)(
       change.mode === "add"
@@ -139,7 +139,7 @@ export const setUserDisabled = (actor: Actor, name: string, disabled: boolean) =
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const before = yield* userNamed(name)
-    const at = Date.now()
+    const at = yield* Clock.currentTimeMillis
     yield* disabled
       ? sql`UPDATE users SET disabled_at = ${at}, disabled_by = ${actor}, updated_at = ${at} WHERE name = ${name}`
       : sql`UPDATE users SET disabled_at = NULL, disabled_by = NULL, updated_at = ${at} WHERE name = ${name}`

@@ -10,9 +10,9 @@
  * client that closes (or drops) mid-turn interrupts the turn, whose own Scope then gives its slot
  * back and settles what was produced.
  */
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Socket from "@effect/platform/Socket"
-import { Effect, Fiber, Metric, Option, Queue, Schedule, type Scope, Stream } from "effect"
+import { Clock, Effect, Fiber, Metric, Queue, Schedule, type Scope, Stream } from "effect"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Socket from "effect/socket/Socket"
 import type { Envelope } from "../../../domain/envelope.js"
 import { websocketConnections, websocketTurns } from "../../../observability/metrics.js"
 import { Conversation, type ConversationLimits } from "./conversation.js"
@@ -46,17 +46,22 @@ const decoder = new TextDecoder()
 const TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]+)"/
 const typeOf = (frame: string): string | undefined => TYPE.exec(frame.slice(0, 80))?.[1]
 
-const turnCounter = (outcome: string) => Metric.tagged(websocketTurns, "outcome", outcome)
+const turnCounter = (outcome: string) => Metric.withAttributes(websocketTurns, { outcome })
 
 export const serveConnection = (socket: Socket.Socket, options: ConnectionOptions): Effect.Effect<void, Socket.SocketError, Scope.Scope> =>
   Effect.gen(function*() {
-    const write = yield* socket.writer
+    // Acquiring the reader completes the handshake (the 101); the writer writes to that connection.
+    const reader = yield* socket.reader
+    const { write } = yield* socket.writer
     const work = yield* Queue.unbounded<Work>()
     const conversation = new Conversation(options.conversation)
-    let lastSent = Date.now()
+    // Time is the Clock's: the keep-alive timer and the transcript's age run on it.
+    const clock = yield* Clock.Clock
+    const now = () => clock.currentTimeMillisUnsafe()
+    let lastSent = now()
     const send = (frame: string) =>
       Effect.suspend(() => {
-        lastSent = Date.now()
+        lastSent = now()
         return write(frame)
       })
 
@@ -65,10 +70,10 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
       Effect.scoped(Effect.gen(function*() {
         // Keep-alives from the request on, as Codex's idle timer runs: the answer's headers wait for
         // the upstream's first byte (up to the first-byte timeout, per failover attempt).
-        lastSent = Date.now()
+        lastSent = now()
         const keepAlive = yield* Effect.forkScoped(
           Effect.repeat(
-            Effect.suspend(() => Date.now() - lastSent >= options.keepAliveMillis ? send(KEEP_ALIVE) : Effect.void),
+            Effect.suspend(() => now() - lastSent >= options.keepAliveMillis ? send(KEEP_ALIVE) : Effect.void),
             { schedule: Schedule.spaced(Math.max(1, Math.floor(options.keepAliveMillis / 2))) }
           )
         )
@@ -82,7 +87,7 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
             ? response.body.body
             : ""
           conversation.failed()
-          yield* Metric.increment(turnCounter("refused"))
+          yield* Metric.update(turnCounter("refused"), 1)
           return yield* send(errorEvent(envelopeOfBody(response.status, text, response.headers)))
         }
         const frames = new SseFrames()
@@ -100,7 +105,7 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
               } else if (type === "response.completed") {
                 const id = (JSON.parse(frame) as { response?: { id?: unknown } }).response?.id
                 if (typeof id === "string") {
-                  conversation.completed(id, input, output, Date.now())
+                  conversation.completed(id, input, output, now())
                   outcome = "completed"
                 }
               } else if (type === "response.failed" || type === "response.incomplete" || type === "error") {
@@ -111,20 +116,20 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
               if (type === "response.completed") ended = true
               return send(frame)
             }, { discard: true })),
-          Effect.catchAll(() => Effect.void)
+          Effect.catch(() => Effect.void)
         )
         yield* Fiber.interrupt(keepAlive)
         if (outcome !== "completed") conversation.failed()
         // The gateway's streams always end with a terminal event; should one not, the client must
         // still hear that the turn is over, or Codex waits for its idle timeout.
         if (!ended) yield* send(errorEvent(streamEnded))
-        yield* Metric.increment(turnCounter(outcome))
+        yield* Metric.update(turnCounter(outcome), 1)
       }))
 
     const handle = (item: Work): Effect.Effect<boolean, Socket.SocketError> => {
       if (item._tag === "Close") {
         return Effect.as(
-          Effect.zipRight(
+          Effect.andThen(
             item.envelope === undefined ? Effect.void : send(errorEvent(item.envelope)),
             write(new Socket.CloseEvent(item.code, item.reason))
           ),
@@ -135,17 +140,18 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
       const frame = parseClientFrame(item.text)
       if (frame._tag === "Ignore") return Effect.succeed(true)
       if (frame._tag === "Refuse") return Effect.as(send(errorEvent(frame.envelope)), true)
-      const expansion = conversation.expand(frame.body, frame.previousResponseId, Date.now())
+      const expansion = conversation.expand(frame.body, frame.previousResponseId, now())
       if (expansion._tag === "NotFound") {
         conversation.failed()
         return Effect.as(send(errorEvent(previousResponseNotFound(expansion.id))), true)
       }
       if (frame.warmUp) {
         // Answered here: no upstream, no billing; its id is chainable with the input as transcript.
-        const warm = warmUpEvents(expansion.body)
-        conversation.completed(warm.id, expansion.input, [], Date.now())
+        const at = now()
+        const warm = warmUpEvents(expansion.body, new Date(at))
+        conversation.completed(warm.id, expansion.input, [], at)
         return Effect.as(
-          Effect.zipRight(Effect.forEach(warm.frames, send, { discard: true }), Metric.increment(turnCounter("warm_up"))),
+          Effect.andThen(Effect.forEach(warm.frames, send, { discard: true }), Metric.update(turnCounter("warm_up"), 1)),
           true
         )
       }
@@ -153,30 +159,37 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
     }
 
     // The worker: one item at a time, in order, until a Close is handled.
-    const worker = yield* Effect.forkScoped(
-      Effect.iterate(true, { while: (open) => open, body: () => Effect.flatMap(Queue.take(work), handle) })
+    const serveWork: Effect.Effect<void, Socket.SocketError> = Effect.suspend(() =>
+      Effect.flatMap(Queue.take(work), (item) => Effect.flatMap(handle(item), (open) => open ? serveWork : Effect.void))
     )
+    const worker = yield* Effect.forkScoped(serveWork)
 
     // Frames are queued synchronously, so they are handled in the order they came; one turn runs,
     // `queueLimit` creates may wait behind it, and one more is answered, in its turn, with a 429
     // (never in the middle of another turn's frames). A client that keeps on regardless is closed.
-    const onFrame = (data: string | Uint8Array): Effect.Effect<void, Socket.SocketError> | void => {
-      const waiting = Option.getOrElse(work.unsafeSize(), () => 0)
+    const onFrame = (data: string | Uint8Array): void => {
+      const waiting = Queue.sizeUnsafe(work)
       if (waiting >= options.queueLimit * 4) {
-        Queue.unsafeOffer(work, { _tag: "Close", code: 1008, reason: "too many messages waiting" })
+        Queue.offerUnsafe(work, { _tag: "Close", code: 1008, reason: "too many messages waiting" })
         return
       }
-      if (typeof data !== "string") Queue.unsafeOffer(work, { _tag: "Refuse", envelope: binaryRefused })
-      else if (waiting >= options.queueLimit) Queue.unsafeOffer(work, { _tag: "Refuse", envelope: tooManyQueued(options.queueLimit) })
-      else Queue.unsafeOffer(work, { _tag: "Frame", text: data })
+      if (typeof data !== "string") Queue.offerUnsafe(work, { _tag: "Refuse", envelope: binaryRefused })
+      else if (waiting >= options.queueLimit) Queue.offerUnsafe(work, { _tag: "Refuse", envelope: tooManyQueued(options.queueLimit) })
+      else Queue.offerUnsafe(work, { _tag: "Frame", text: data })
     }
+    /** Reads client frames until the client closes (the pull then fails). */
+    const reading: Effect.Effect<never, Socket.SocketError> = Effect.forever(
+      Effect.map(reader.pull, (frames) => {
+        for (const frame of frames) onFrame(frame)
+      })
+    )
 
     // Age and shutdown end the connection after the running turn (the drain deadline ends that one).
-    yield* Effect.forkScoped(Effect.zipRight(
+    yield* Effect.forkScoped(Effect.andThen(
       Effect.sleep(options.maxAgeMillis),
       Queue.offer(work, { _tag: "Close", code: 1000, reason: "connection limit reached", envelope: connectionLimitReached(options.maxAgeMillis) })
     ))
-    yield* Effect.forkScoped(Effect.zipRight(
+    yield* Effect.forkScoped(Effect.andThen(
       options.shutdown,
       Queue.offer(work, { _tag: "Close", code: 1001, reason: "server shutting down" })
     ))
@@ -184,7 +197,7 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
     yield* Metric.modify(websocketConnections, 1)
     yield* Effect.addFinalizer(() => Metric.modify(websocketConnections, -1))
     // Reading ends when the client closes; the worker ends when it closed the socket itself.
-    yield* Effect.raceFirst(socket.runRaw(onFrame), Fiber.join(worker))
+    yield* Effect.raceFirst(reading, Fiber.join(worker))
   })
 
 const streamEnded: Envelope = {

@@ -8,9 +8,9 @@
  * log), sent with the handshake's headers (the key included, so a key disabled mid-connection is
  * refused on its next turn). The answer, once the connection ends, is an empty 101 for the log.
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, Scope } from "effect"
+import { Effect, Fiber, Scope } from "effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../../../config/AppConfig.js"
 import { type Envelope, methodNotAllowed, RouteRefused } from "../../../domain/envelope.js"
 import type { GatewayError } from "../../../domain/errors.js"
@@ -88,11 +88,9 @@ const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 
 /**
- * What the WebSocket library (ws, under both servers) would refuse in a handshake, refused here
- * first. A handshake ws refuses it answers itself (a text/plain 400) and never completes
- * `request.upgrade`, whose wait cannot be interrupted: the request's fiber is then left waiting for
- * ever, and under the platform's NodeHttpServer (which does not interrupt a request whose socket
- * was ended) it also holds up the server's shutdown.
+ * What the WebSocket library (ws, under the platform's server) would refuse in a handshake, refused
+ * here first, in the envelope: ws answers such a handshake itself with a text/plain 400 (and the
+ * upgrade then fails when the socket closes), which is no answer a client of this API can read.
  */
 const handshakeProblem = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
   if (!WEBSOCKET_KEY.test(headers["sec-websocket-key"] ?? "")) return "Missing or invalid Sec-WebSocket-Key header"
@@ -145,19 +143,19 @@ export const makeResponsesWebSocket = (gateway: () => GatewayApp) =>
             const turn = HttpServerRequest.fromWeb(new Request(url, { method: "POST", headers, body }))
             // Each turn is the root of a fiber of its own, as an HTTP request is (the app sets its
             // request id and facts there); awaited, not joined, so they stay that turn's.
-            return Effect.fork(
+            return Effect.forkChild(
               gateway().pipe(
                 Effect.provideService(HttpServerRequest.HttpServerRequest, turn),
                 Effect.provideService(Scope.Scope, scope)
               )
-            ).pipe(Effect.flatMap((fiber) => Effect.flatten(fiber.await)))
+            ).pipe(Effect.flatMap((fiber) => Effect.flatMap(Fiber.await(fiber), (exit) => exit)))
           }),
         conversation: { maxBytes: settings.maxBodyBytes, maxAgeMillis: settings.websocketMaxAgeMillis },
         maxAgeMillis: settings.websocketMaxAgeMillis,
         keepAliveMillis: settings.scheduling.keepAliveMillis,
         queueLimit: QUEUE_LIMIT,
         shutdown: lifecycle.shutdownBegun
-      }).pipe(Effect.scoped, Effect.catchAll(() => Effect.void))
+      }).pipe(Effect.scoped, Effect.catch(() => Effect.void))
       return HttpServerResponse.empty({ status: 101 })
     })
     return handler
