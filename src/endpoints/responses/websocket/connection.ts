@@ -14,9 +14,10 @@ import { Clock, Effect, Fiber, Metric, Queue, Schedule, type Scope, Stream } fro
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Socket from "effect/socket/Socket"
 import type { Envelope } from "../../../domain/envelope.js"
+import { SseDecoder } from "../../../domain/sse.js"
 import { websocketConnections, websocketTurns } from "../../../observability/metrics.js"
 import { Conversation, type ConversationLimits } from "./conversation.js"
-import { connectionLimitReached, errorEvent, parseClientFrame, previousResponseNotFound, SseFrames, warmUpEvents } from "./protocol.js"
+import { connectionLimitReached, errorEvent, parseClientFrame, previousResponseNotFound, warmUpEvents } from "./protocol.js"
 
 /** Runs one create body as a streaming POST through the gateway, in the turn's Scope. */
 export type TurnRunner = (body: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, Scope.Scope>
@@ -90,14 +91,17 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
           yield* Metric.update(turnCounter("refused"), 1)
           return yield* send(errorEvent(envelopeOfBody(response.status, text, response.headers)))
         }
-        const frames = new SseFrames()
+        // The gateway's one SSE decoder; a frame is an event's data alone (§3): comments
+        // (keep-alives), frames without data and the `[DONE]` sentinel are not sent.
+        const frames = new SseDecoder()
         const output: Array<unknown> = []
         let outcome = "incomplete"
         let ended = false
         yield* response.body.stream.pipe(
           Stream.mapError(() => "cut" as const),
           Stream.runForEach((chunk) =>
-            Effect.forEach(frames.push(decoder.decode(chunk, { stream: true })), (frame) => {
+            Effect.forEach(frames.push(chunk), ({ data: frame }) => {
+              if (frame === "" || frame === "[DONE]") return Effect.void
               const type = typeOf(frame)
               if (type === "response.output_item.done") {
                 const item = (JSON.parse(frame) as { item?: unknown }).item
@@ -148,7 +152,7 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
       if (frame.warmUp) {
         // Answered here: no upstream, no billing; its id is chainable with the input as transcript.
         const at = now()
-        const warm = warmUpEvents(expansion.body, new Date(at))
+        const warm = warmUpEvents(expansion.body, at)
         conversation.completed(warm.id, expansion.input, [], at)
         return Effect.as(
           Effect.andThen(Effect.forEach(warm.frames, send, { discard: true }), Metric.update(turnCounter("warm_up"), 1)),

@@ -1,8 +1,8 @@
 /**
  * The Responses WebSocket transport (v2) as plain functions: what a client frame asks for, the
- * error event a client reads, the warm-up's answer, and the SSE-to-frame step of the bridge. No
- * socket here; tested without one. ../../../../../shared/reference/responses-websocket.md is the
- * protocol reference (sections cited as §n).
+ * error event a client reads, the warm-up's answer. No socket here; tested without one (the
+ * bridge reads a turn's SSE with the gateway's one decoder, src/domain/sse.ts).
+ * ../../../../../shared/reference/responses-websocket.md is the protocol reference (sections cited as §n).
  */
 import type { Envelope } from "../../../domain/envelope.js"
 import { newId } from "../../../domain/ids.js"
@@ -100,14 +100,14 @@ export const connectionLimitReached = (maxAgeMillis: number): Envelope => {
 
 /**
  * A warm-up's answer (§3): `response.created` and `response.completed` for a chainable id with no
- * output and no usage, with the request's own settings echoed.
+ * output and no usage, with the request's own settings echoed. `nowMillis`: the caller's Clock time.
  */
-export const warmUpEvents = (body: Record<string, unknown>, now: Date = new Date()): { readonly id: string; readonly frames: ReadonlyArray<string> } => {
+export const warmUpEvents = (body: Record<string, unknown>, nowMillis: number): { readonly id: string; readonly frames: ReadonlyArray<string> } => {
   const id = newId("resp")
   const response = (status: "in_progress" | "completed") => ({
     id,
     object: "response",
-    created_at: Math.floor(now.getTime() / 1000),
+    created_at: Math.floor(nowMillis / 1000),
     status,
     error: null,
     incomplete_details: null,
@@ -135,32 +135,5 @@ export const warmUpEvents = (body: Record<string, unknown>, now: Date = new Date
       JSON.stringify({ type: "response.created", sequence_number: 0, response: response("in_progress") }),
       JSON.stringify({ type: "response.completed", sequence_number: 1, response: response("completed") })
     ]
-  }
-}
-
-/**
- * Splits SSE text into its events' `data` payloads, keeping what is left of an unfinished event for
- * the next read. Comments (keep-alives) and `event:` lines are dropped: a frame is the data alone (§3).
- */
-export class SseFrames {
-  private pending = ""
-
-  push(text: string): Array<string> {
-    this.pending += text
-    const out: Array<string> = []
-    let end: number
-    while ((end = this.pending.indexOf("\n\n")) >= 0) {
-      const block = this.pending.slice(0, end)
-      this.pending = this.pending.slice(end + 2)
-      let data: string | undefined
-      for (const line of block.split("\n")) {
-        if (line.startsWith("data:")) {
-          const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5)
-          data = data === undefined ? value : `${data}\n${value}`
-        }
-      }
-      if (data !== undefined && data !== "[DONE]") out.push(data)
-    }
-    return out
   }
 }
