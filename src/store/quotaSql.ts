@@ -1,5 +1,5 @@
 /** Quota over the SQL store (SQLite or PostgreSQL): durable, the same rules through `eligibility`. */
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { eligibility } from "../services/quota/eligibility.js"
 import { Quota } from "../services/quota/Quota.js"
 import { Store } from "./Store.js"
@@ -8,7 +8,9 @@ export const layer = Layer.effect(
   Quota,
   Effect.map(Store, (store) =>
     Quota.of({
-      check: (p) => Effect.flatMap(store.figures(p), (figures) => eligibility(p, figures)),
+      // The time is the Clock's: subscription expiry and windows follow TestClock.
+      check: (p) =>
+        Effect.flatMap(store.figures(p), (figures) => Effect.flatMap(Clock.currentTimeMillis, (now) => eligibility(p, figures, now))),
       settle: store.settle,
       snapshot: store.snapshot,
       track: store.track

@@ -139,6 +139,8 @@ describe("the UTC day of a moment", () => {
 describe("eligibility rules", () => {
   const principal = (billing: "balance" | "subscription", quota?: number): Principal =>
     testPrincipal({ billing, quotaMicros: quota })
+  // The rules take the time from the caller (its Clock); these outcomes do not depend on it.
+  const now = Date.UTC(2026, 0, 1)
   const outcome = (e: Effect.Effect<void, { readonly code: string }>) => {
     const exit = Effect.runSyncExit(e)
     if (Exit.isSuccess(exit)) return "ok"
@@ -147,12 +149,12 @@ describe("eligibility rules", () => {
   }
 
   it("key quota first, then balance or subscription", () => {
-    expect(outcome(eligibility(principal("balance", 10), { quotaUsedMicros: 10, balanceMicros: 5 }))).toBe("key_quota_exhausted")
-    expect(outcome(eligibility(principal("balance"), { quotaUsedMicros: 0, balanceMicros: 0 }))).toBe("insufficient_balance")
-    expect(outcome(eligibility(principal("balance"), { quotaUsedMicros: 0, balanceMicros: 1 }))).toBe("ok")
-    expect(outcome(eligibility(principal("balance"), { keyStatus: "quota_exhausted", quotaUsedMicros: 0, balanceMicros: 1 })))
+    expect(outcome(eligibility(principal("balance", 10), { quotaUsedMicros: 10, balanceMicros: 5 }, now))).toBe("key_quota_exhausted")
+    expect(outcome(eligibility(principal("balance"), { quotaUsedMicros: 0, balanceMicros: 0 }, now))).toBe("insufficient_balance")
+    expect(outcome(eligibility(principal("balance"), { quotaUsedMicros: 0, balanceMicros: 1 }, now))).toBe("ok")
+    expect(outcome(eligibility(principal("balance"), { keyStatus: "quota_exhausted", quotaUsedMicros: 0, balanceMicros: 1 }, now)))
       .toBe("key_quota_exhausted")
-    expect(outcome(eligibility(principal("subscription"), { quotaUsedMicros: 0, balanceMicros: 0 }))).toBe("subscription_required")
+    expect(outcome(eligibility(principal("subscription"), { quotaUsedMicros: 0, balanceMicros: 0 }, now))).toBe("subscription_required")
   })
 })
 

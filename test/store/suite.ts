@@ -4,7 +4,8 @@
  * restarts, shutdown flush and the open-request markers.
  */
 import { SqlClient } from "effect/sql"
-import { Cause, Effect, Exit, Fiber, Layer, Logger, Option, References } from "effect"
+import { Cause, Clock, Effect, Exit, Fiber, Layer, Logger, Option, References } from "effect"
+import * as TestClock from "effect/testing/TestClock"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sha256Hex } from "../../src/config/resolve.js"
 import type { Principal } from "../../src/domain/model.js"
@@ -81,14 +82,21 @@ const settlement = (requestId: string, p: Principal, model: string, u: TokenUsag
 const settleCharged = (rt: Runtime, s: Settlement) => run(rt, Effect.flatMap(Quota, (q) => q.settle(s)))
 const settle = (rt: Runtime, s: Settlement) => settleCharged(rt, s).then((c) => c.cost)
 
-/** The typed failure of a check, or "ok". */
-const check = (rt: Runtime, p: Principal) =>
-  rt.runPromiseExit(Effect.flatMap(Quota, (q) => q.check(p))).then((exit) => {
+/** The typed failure of a check, or "ok"; at `atMillis` on a test clock when given. */
+const check = async (rt: Runtime, p: Principal, atMillis?: number) => {
+  const checking = Effect.flatMap(Quota, (q) => q.check(p))
+  let clock: TestClock.TestClock | undefined
+  if (atMillis !== undefined) {
+    clock = await Effect.runPromise(Effect.scoped(TestClock.make()))
+    await Effect.runPromise(clock.setTime(atMillis))
+  }
+  return rt.runPromiseExit(clock === undefined ? checking : Effect.provideService(checking, Clock.Clock, clock)).then((exit) => {
     if (Exit.isSuccess(exit)) return "ok" as const
     const failure = Cause.findErrorOption(exit.cause)
     if (Option.isNone(failure)) throw new Error(Cause.pretty(exit.cause))
     return failure.value
   })
+}
 
 const query = <A extends object>(rt: Runtime, text: string) =>
   run(rt, Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text)))
@@ -452,6 +460,14 @@ export const storeSuite = (makeBackend: () => Backend) => {
         _tag: "PermissionDenied",
         code: "subscription_required"
       })
+    })
+
+    it("reads the time from the Clock: a subscription is refused before it starts and after it expires", async () => {
+      const rt = open(await fresh())
+      const monthly = await principal(rt, "sk-store-carol-monthly")
+      expect(await check(rt, monthly, Date.parse(past) - 3_600_000)).toMatchObject({ _tag: "PermissionDenied", code: "subscription_required" })
+      expect(await check(rt, monthly, Date.parse(past) + 3_600_000)).toBe("ok")
+      expect(await check(rt, monthly, Date.parse(future) + 3_600_000)).toMatchObject({ _tag: "PermissionDenied", code: "subscription_expired" })
     })
 
     it("stops a used-up daily, weekly or monthly window with 429 until the window resets", async () => {

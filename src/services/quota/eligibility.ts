@@ -14,24 +14,24 @@ const noSubscription = () =>
 
 const subscriptionEligibility = (
   sub: SubscriptionFigures | undefined,
-  now: Date
+  now: number
 ): Effect.Effect<void, PermissionDenied | RateLimited> => {
   if (sub === undefined) return Effect.fail(noSubscription())
   const { expiresAt, startsAt, status } = sub.subscription
-  if (status === "expired" || (expiresAt !== undefined && expiresAt.getTime() <= now.getTime())) {
+  if (status === "expired" || (expiresAt !== undefined && expiresAt.getTime() <= now)) {
     return Effect.fail(new PermissionDenied({ code: "subscription_expired", message: "Your subscription has expired" }))
   }
-  if (status !== "active" || (startsAt !== undefined && startsAt.getTime() > now.getTime())) {
+  if (status !== "active" || (startsAt !== undefined && startsAt.getTime() > now)) {
     return Effect.fail(noSubscription())
   }
   for (const w of windows) {
     const limit = sub.limits[w]
-    if (hasLimit(limit) && usedIn(w, sub.spends, now.getTime()) >= limit) {
+    if (hasLimit(limit) && usedIn(w, sub.spends, now) >= limit) {
       return Effect.fail(
         new RateLimited({
           code: `${w}_limit_exceeded`,
           message: `The subscription's ${w} usage limit has been reached`,
-          retryAfterSeconds: Math.max(1, Math.ceil((windowEnd(w, now.getTime()) - now.getTime()) / 1000))
+          retryAfterSeconds: Math.max(1, Math.ceil((windowEnd(w, now) - now) / 1000))
         })
       )
     }
@@ -41,12 +41,13 @@ const subscriptionEligibility = (
 
 /**
  * Eligibility rules shared by every implementation: the store only supplies the figures. `now`
- * should come from the Clock (subscription windows and expiry follow TestClock in tests).
+ * (epoch milliseconds) is the caller's Clock time, so subscription windows and expiry follow
+ * TestClock in tests.
  */
 export const eligibility = (
   principal: Principal,
   figures: EligibilityFigures,
-  now: Date = new Date()
+  now: number
 ): Effect.Effect<void, InsufficientQuota | PermissionDenied | RateLimited> => {
   const { key, group } = principal
   const status = figures.keyStatus ?? key.status

@@ -49,7 +49,7 @@ const makeMemory = (data: GatewayData): QuotaShape => {
           quotaUsedMicros: quotaUsed.get(p.key.id) ?? 0,
           balanceMicros: balances.get(p.user.name) ?? p.user.balanceMicros,
           subscription: subscriptionOf(p)
-        }, new Date(now))),
+        }, now)),
     settle: (s) =>
       Effect.sync(() => {
         if (settled.has(s.requestId)) return notCharged
