@@ -48,7 +48,7 @@ describe("large SSE events", () => {
     const body = Stream.fromIterable([encoder.encode(created), ...chunked(bigDelta(2 * MB), 64 * 1024)])
     const relayed = relaySse(body, {
       frames: (frames) => frames.map((f) => state.onFrame(f) ?? "").join(""),
-      finish: (early) => state.finish(early ?? { code: "server_error", message: "cut" })
+      finish: (early) => state.finish(early ?? { code: "server_error", message: "cut" }, 1_795_000_000_000)
     }, () => false, MB)
     const out = Buffer.concat(await Effect.runPromise(Stream.runCollect(relayed))).toString("utf8")
     const events = out.split("\n\n").filter((f) => f !== "").map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as { type: string; response?: { error?: { code: string; message: string } } })

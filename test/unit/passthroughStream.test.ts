@@ -54,6 +54,9 @@ const parse = (text: string): Record<string, unknown> => {
 }
 
 /** Splits concatenated frames into parsed events. */
+/** The caller's Clock time (epoch ms) that dates a response the upstream never created. */
+const NOW = 1_795_000_000_500
+
 const eventsIn = (text: string) => text.split("\n\n").filter((f) => f.trim() !== "").map((f) => parse(`${f}\n\n`))
 
 describe("PassthroughStream", () => {
@@ -75,7 +78,7 @@ describe("PassthroughStream", () => {
       }
     })
     expect(state.finished).toBe(true)
-    expect(state.finish({ code: "server_error", message: "late" })).toBe("")
+    expect(state.finish({ code: "server_error", message: "late" }, NOW)).toBe("")
   })
 
   it("leaves a lifecycle frame untouched when the model already matches", () => {
@@ -111,7 +114,7 @@ describe("PassthroughStream", () => {
   it("finish() after a cut: response.failed with the next sequence_number and the same response id", () => {
     const state = new PassthroughStream("gpt-5.4")
     const seen = frames.slice(0, 5).map((f) => parse(state.onFrame(f)!))
-    const closing = eventsIn(state.finish({ code: "server_error", message: "upstream went away" }))
+    const closing = eventsIn(state.finish({ code: "server_error", message: "upstream went away" }, NOW))
     expect(closing).toHaveLength(1)
     const failed = closing[0] as { type: string; sequence_number: number; response: Record<string, unknown> }
     expect(failed.type).toBe("response.failed")
@@ -126,24 +129,25 @@ describe("PassthroughStream", () => {
     })
     expect(checkResponsesStream([...seen, failed])).toEqual([])
     // Only once.
-    expect(state.finish({ code: "server_error", message: "again" })).toBe("")
+    expect(state.finish({ code: "server_error", message: "again" }, NOW)).toBe("")
   })
 
   it("finish() after an item was done lists that item in response.failed", () => {
     const state = new PassthroughStream("gpt-5.4")
     const seen = frames.slice(0, 9).map((f) => parse(state.onFrame(f)!))
-    const [failed] = eventsIn(state.finish({ code: "server_shutting_down", message: "bye" }))
+    const [failed] = eventsIn(state.finish({ code: "server_shutting_down", message: "bye" }, NOW))
     expect((failed?.["response"] as { output: unknown }).output).toEqual([message])
     expect(checkResponsesStream([...seen, failed!])).toEqual([])
   })
 
   it("finish() before anything arrived: response.created then response.failed, a valid stream on its own", () => {
     const state = new PassthroughStream("gpt-5.4")
-    const out = eventsIn(state.finish({ code: "server_error", message: "no answer" }))
+    const out = eventsIn(state.finish({ code: "server_error", message: "no answer" }, NOW))
     expect(out.map((e) => e["type"])).toEqual(["response.created", "response.failed"])
     expect(out.map((e) => e["sequence_number"])).toEqual([0, 1])
-    const [created, failed] = out as Array<{ response: { id: string; model: string } }>
+    const [created, failed] = out as Array<{ response: { id: string; model: string; created_at: number } }>
     expect(created?.response.id).toMatch(/^resp_/)
+    expect(created?.response.created_at).toBe(1_795_000_000)
     expect(failed?.response.id).toBe(created?.response.id)
     expect(failed?.response.model).toBe("gpt-5.4")
     expect(checkResponsesStream(out)).toEqual([])
@@ -155,7 +159,7 @@ describe("PassthroughStream", () => {
       state.onFrame(frames[0]!)
       const status = terminal.slice("response.".length)
       state.onFrame(frameOf(encodeEvent({ type: terminal, sequence_number: 1, response: response(status) })))
-      expect(state.finish({ code: "server_error", message: "x" })).toBe("")
+      expect(state.finish({ code: "server_error", message: "x" }, NOW)).toBe("")
     }
   })
 
@@ -163,7 +167,7 @@ describe("PassthroughStream", () => {
     const state = new PassthroughStream("gpt-5.4")
     state.onFrame(frames[0]!)
     state.onFrame(frameOf(encodeEvent({ type: "keepalive", sequence_number: 1 })))
-    const [failed] = eventsIn(state.finish({ code: "server_error", message: "x" }))
+    const [failed] = eventsIn(state.finish({ code: "server_error", message: "x" }, NOW))
     expect(failed?.["sequence_number"]).toBe(2)
   })
 })

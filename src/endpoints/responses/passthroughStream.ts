@@ -160,7 +160,7 @@ export class PassthroughStream {
    * Frames that close the stream properly if the upstream did not; "" when it already ended well.
    * `nowMillis` (the caller's Clock) dates a response the upstream never created.
    */
-  finish(ending: StreamEnding, nowMillis: number = Date.now()): string {
+  finish(ending: StreamEnding, nowMillis: number): string {
     if (this.terminal) return ""
     this.terminal = true
     let out = ""
