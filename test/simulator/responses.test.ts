@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { simulateResponses } from "../../src/services/upstream/simulator/index.js"
+import { simulateResponses as simulateResponsesAt } from "../../src/services/upstream/simulator/index.js"
+import type { SimulateOptions } from "../../src/services/upstream/simulator/shared.js"
 import { checkResponsesStream } from "./grammar.js"
 
 const weatherTool = {
@@ -28,6 +29,10 @@ const outputText = (json: Record<string, unknown>): string => {
     .join("")
 }
 
+/** The simulator at a fixed time, unless told otherwise (its caller passes the Clock's time). */
+const simulateResponses = (body: Record<string, unknown>, options: SimulateOptions = {}) =>
+  simulateResponsesAt(body, { createdAt: 1_795_000_000, ...options })
+
 describe("simulateResponses", () => {
   it("is deterministic for the same request and created time", () => {
     const body = { model: "gpt-5", input: "Hello there, simulator", stream: true }
@@ -36,7 +41,7 @@ describe("simulateResponses", () => {
     expect(a).toEqual(b)
     expect(JSON.stringify(a)).toBe(JSON.stringify(b))
     // ids are derived from the request by default, so they don't depend on the clock either
-    expect(simulateResponses(body).json["id"]).toBe(a.json["id"])
+    expect(simulateResponses(body, { createdAt: 1 }).json["id"]).toBe(a.json["id"])
   })
 
   it("gives different ids for different requests, and random ids on request", () => {

@@ -234,7 +234,7 @@ export const startFakeUpstream = async (options: { readonly port?: number } = {}
       return sendJson(400, platform === "openai" ? openaiErrorBody(400, message) : anthropicErrorBody(400, message, requestId), idHeader)
     }
 
-    const simulated = platform === "openai" ? simulateResponses(body) : simulateMessages(body)
+    const simulated = platform === "openai" ? simulateResponses(body, { createdAt: Math.floor(Date.now() / 1000) }) : simulateMessages(body)
     const cut = fault?._tag === "CutAfterEvents" ? fault.events : undefined
     const delayMs = fault?._tag === "SlowEvents" ? fault.delayMs : 0
 

@@ -2,7 +2,7 @@
  * The simulator as an Upstream: answers deterministically in the real wire format of the account's
  * platform, with no network. It is what the demo runs on.
  */
-import { Effect, Stream } from "effect"
+import { Clock, Effect, Stream } from "effect"
 import { encodeSseEvents, simulateMessages, simulateResponses } from "./simulator/index.js"
 import { type UpstreamShape, wholeBody } from "./Upstream.js"
 
@@ -10,10 +10,11 @@ const encoder = new TextEncoder()
 
 export const simulatorUpstream: UpstreamShape = {
   send: (_account, req) =>
-    Effect.sync(() => {
+    // `created_at` is the Clock's time, so a gateway on a TestClock answers at the test's time.
+    Effect.map(Clock.currentTimeMillis, (now) => {
       const body = JSON.parse(req.body) as Record<string, unknown>
       const messages = req.path.endsWith("/messages")
-      const answer = messages ? simulateMessages(body) : simulateResponses(body)
+      const answer = messages ? simulateMessages(body) : simulateResponses(body, { createdAt: Math.floor(now / 1000) })
       if (!req.stream) {
         return {
           status: 200,

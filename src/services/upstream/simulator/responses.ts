@@ -117,9 +117,10 @@ const plan = (body: JsonObject): Plan => {
 
 const orNull = (u: unknown): unknown => (u === undefined ? null : u)
 
-export const simulateResponses = (body: Record<string, unknown>, options: SimulateOptions = {}): Simulated => {
+/** `options.createdAt`: the time the caller read from its Clock (Unix seconds). */
+export const simulateResponses = (body: Record<string, unknown>, options: SimulateOptions & { readonly createdAt: number }): Simulated => {
   const nextId = idFactory(requestSeed(body), options.randomIds === true)
-  const createdAt = options.createdAt ?? Math.floor(Date.now() / 1000)
+  const createdAt = options.createdAt
   const responseId = nextId("resp")
   const model = asString(body["model"]) ?? "simulator"
   const answer = plan(body)

@@ -10,7 +10,10 @@ export type JsonObject = Record<string, unknown>
 export type IdPrefix = "resp" | "msg" | "fc" | "rs" | "call" | "toolu"
 
 export interface SimulateOptions {
-  /** Unix seconds for `created_at` / `completed_at`. Defaults to the current time. Pass it to get byte-identical output. */
+  /**
+   * Unix seconds for `created_at` / `completed_at` (Responses; Messages has no time field).
+   * Required by `simulateResponses`: the caller reads it from its Clock, so output is byte-identical for a given time.
+   */
   readonly createdAt?: number
   /** Use fresh random ids (`newId`) instead of ids derived from a hash of the request. */
   readonly randomIds?: boolean
