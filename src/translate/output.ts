@@ -20,10 +20,10 @@ export interface ResponseContext {
   readonly request: Record<string, unknown>
   readonly toolNames?: ToolNameMap
   /**
-   * The time now in Unix milliseconds, for `completed_at` (pass the Effect Clock's
-   * `currentTimeMillisUnsafe`, so a test under TestClock sees its time); the system clock when absent.
+   * The time now in Unix milliseconds, for `completed_at`: the Effect Clock's
+   * `currentTimeMillisUnsafe`, so a gateway under TestClock answers at the test's time.
    */
-  readonly now?: () => number
+  readonly now: () => number
 }
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete"
@@ -183,7 +183,7 @@ export const buildResponse = (
     object: "response",
     created_at: seconds(ctx.createdAt),
     status,
-    ...(status === "in_progress" ? {} : { completed_at: status === "completed" ? Math.floor((ctx.now ?? Date.now)() / 1000) : null }),
+    ...(status === "in_progress" ? {} : { completed_at: status === "completed" ? Math.floor(ctx.now() / 1000) : null }),
     model: ctx.model,
     output,
     error: outcome?.status === "failed" ? { code: outcome.code, message: outcome.message } : null,

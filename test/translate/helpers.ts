@@ -13,6 +13,7 @@ export const context = (request: Record<string, unknown> = { model: "claude-sonn
   responseId: "resp_test0001",
   model: typeof request["model"] === "string" ? request["model"] : "claude-sonnet-4-5",
   createdAt: 1_795_640_788,
+  now: () => 1_795_640_790_000,
   request,
   toolNames: toolNameMap(request)
 })

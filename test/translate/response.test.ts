@@ -49,7 +49,7 @@ describe("messageToResponse", () => {
       error: null,
       incomplete_details: null
     })
-    expect(typeof response["completed_at"]).toBe("number")
+    expect(response["completed_at"]).toBe(1_795_640_790) // the context's now(), i.e. the caller's Clock
     const [message] = outputOf(response)
     expect(message).toMatchObject({
       type: "message",

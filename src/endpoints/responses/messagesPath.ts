@@ -53,7 +53,8 @@ export const makeMessagesPlanner = Effect.gen(function*() {
     }
     const translated = translation.success
     const client = yield* HttpServerRequest.HttpServerRequest
-    const now = yield* Clock.currentTimeMillis
+    const clock = yield* Clock.Clock
+    const now = clock.currentTimeMillisUnsafe()
     const build = (headers: ForwardedHeaders | undefined) => (account: Account): UpstreamRequest => ({
       path: "/v1/messages",
       body: JSON.stringify({ ...translated, model: upstreamModel(account, request.model), stream: request.stream }),
@@ -65,6 +66,8 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       responseId: newId("resp"),
       model: request.model,
       createdAt: Math.floor(now / 1000),
+      // completed_at: the time the answer completes, on the same Clock.
+      now: () => clock.currentTimeMillisUnsafe(),
       request: request.body,
       toolNames: toolNameMap(request.body)
     }
