@@ -2,7 +2,7 @@
  * The gateway's Effect metrics (requests, upstream timings, tokens, cost, moderation) and the
  * helpers that record them cheaply. GET /metrics renders every metric (src/endpoints/ops.ts).
  */
-import { Context, Effect, Metric } from "effect"
+import { Effect, Metric } from "effect"
 
 export const requestsTotal = Metric.counter("modelgate_requests_total", {
   description: "HTTP requests by route, status and error code",
@@ -54,15 +54,6 @@ const requestCounter = taggedCounters(requestsTotal, ["route", "status", "code"]
 /** Counts an answered request by route, status and our code (`Metric.update`). */
 export const countRequest = (route: string, status: number, code: string): Effect.Effect<void> =>
   Metric.update(requestCounter(route, String(status), code), 1)
-
-/**
- * `countRequest` from plain code, for a caller not yet in an Effect: the same series, updated
- * through the metric's own `updateUnsafe` with an empty context (the default registry, no fiber
- * attributes).
- * @deprecated call sites move to `countRequest` (server/app.ts); kept so they compile meanwhile.
- */
-export const recordRequest = (route: string, status: number, code: string): void =>
-  requestCounter(route, String(status), code).updateUnsafe(1, Context.empty())
 
 export const moderationFlagged = Metric.counter("modelgate_moderation_flagged_total", {
   description: "Requests flagged by moderation, by group and category",

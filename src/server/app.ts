@@ -23,7 +23,7 @@ import { newRequestId } from "../domain/ids.js"
 import { currentRequestId, pathOf } from "../endpoints/kit/request.js"
 import { type GatewayApp, makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
 import { AccessLog } from "../observability/accessLog.js"
-import { recordRequest } from "../observability/metrics.js"
+import { countRequest } from "../observability/metrics.js"
 import { currentRequestFacts, newRequestFacts } from "../observability/requestFacts.js"
 import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
 import { makeRouterWith, refusal, routeName } from "./router.js"
@@ -108,8 +108,7 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
             status = 499
             code = "client_closed_request"
           }
-          recordRequest(routeName(path), status, code)
-          const record = accessLog.record({
+          const record = Effect.andThen(countRequest(routeName(path), status, code), accessLog.record({
             requestId: id,
             method: request.method,
             path,
@@ -117,7 +116,7 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
             code,
             durationMs: (answeredAt ?? clock.currentTimeMillisUnsafe()) - started,
             facts
-          })
+          }))
           if (span === undefined) return record
           return Effect.tap(record, Effect.sync(() => {
             // The router names the route it took (`/v1/responses/*`) on the span; ours is the template.
