@@ -3,7 +3,7 @@
  */
 import "./v8Flags.js" // first: GC settings for the whole process
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Config, Effect, Exit, Layer, Option, References, Runtime } from "effect"
+import { Cause, Config, Effect, Exit, Layer, LogLevel, Option, References, Runtime } from "effect"
 import { AdminServer } from "./admin/AdminServer.js"
 import { adminListenFromEnv } from "./admin/listen.js"
 import { AppConfig, Settings } from "./config/AppConfig.js"
@@ -43,11 +43,14 @@ const Drain = Layer.effectDiscard(
   })
 )
 
+/** LOG_LEVEL as Effect spells the levels; `Off` (Effect 3's name for `None`, which earlier releases documented) still silences. */
+const logLevel = Config.Literals([...LogLevel.values, "Off"], "LOG_LEVEL").pipe(
+  Config.map((level): LogLevel.LogLevel => (level === "Off" ? "None" : level)),
+  Config.withDefault<LogLevel.LogLevel>("Info")
+)
+
 const LogLevelLive = Layer.unwrap(
-  Effect.gen(function*() {
-    const level = yield* Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info"))
-    return Layer.succeed(References.MinimumLogLevel)(level)
-  })
+  Effect.map(logLevel, (level) => Layer.succeed(References.MinimumLogLevel)(level))
 )
 
 // The services are provided outside the HTTP server so they are released after it: the server
