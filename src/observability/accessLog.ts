@@ -113,4 +113,8 @@ export class AccessLog extends Context.Service<AccessLog, AccessLogShape>()("mod
 
   /** Straight to the process log on stdout, through its batched writer (observability/logger.ts). */
   static readonly layer: Layer.Layer<AccessLog> = Layer.unwrap(Effect.sync(() => AccessLog.layerWriter(stdoutLines())))
+
+  /** Each request's entry pushed to `entries` (tests read what was logged, as values). */
+  static readonly layerTest = (entries: Array<AccessEntry>): Layer.Layer<AccessLog> =>
+    Layer.succeed(AccessLog, { record: (e) => Effect.sync(() => void entries.push(e)) })
 }
