@@ -85,11 +85,13 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
     const path = pathOf(request.url)
     const facts = newRequestFacts()
     // What the request's steps read: its id, its facts, and the id on every log line.
-    const requestContext = Context.add(
-      Context.add(Context.add(context, currentRequestId, id), currentRequestFacts, facts),
-      References.CurrentLogAnnotations,
-      { ...fiber.getRef(References.CurrentLogAnnotations), request_id: id }
-    )
+    const annotations = { ...fiber.getRef(References.CurrentLogAnnotations), request_id: id }
+    const requestContext = <R>(context: Context.Context<R>): Context.Context<R> =>
+      Context.add(
+        Context.add(Context.add(context, currentRequestId, id), currentRequestFacts, facts),
+        References.CurrentLogAnnotations,
+        annotations
+      )
     let status = 200
     let code = "ok"
     let answeredAt: number | undefined
@@ -153,8 +155,10 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
     }
 
     const served = Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
-    if (!tracing) return Effect.provideContext(Effect.andThen(logged(undefined), served), requestContext)
-    return Effect.provideContext(
+    // Three entries added to the fiber's context (overlays); Effect.provideContext would merge a
+    // context into it instead, copying every service of the app on every request.
+    if (!tracing) return Effect.updateContext(Effect.andThen(logged(undefined), served), requestContext)
+    return Effect.updateContext(
       startRequestSpan(request, path, routeTemplate(path)).pipe(
         Effect.tap((span) => {
           facts.span = span
