@@ -8,7 +8,7 @@
  * a key whose status flipped (quota used up) is dropped from the lookup cache. The TTL bounds how
  * long a change made elsewhere (the CLI, another instance) takes to be seen.
  */
-import { Cache, Clock, Config, Context, Duration, Effect, Exit, Latch, Layer, Option, Schedule, type Scope } from "effect"
+import { Cache, Clock, Config, Context, Duration, Effect, Exit, Latch, Layer, Option, Schedule, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
 import { AppConfig } from "../config/AppConfig.js"
@@ -289,14 +289,13 @@ const make = (options: StoreOptions) =>
         if (closed) return Effect.void
         tracked.set(requestId, { marker: { requestId, keyId: p.key.id, model, at: now() }, written: false })
         markersPending.openUnsafe()
-        return Effect.addFinalizer(() =>
+        return Effect.flatMap(Effect.scope, (scope) => Scope.addFinalizer(scope,
           Effect.sync(() => {
             // Still here: the request ended without a settlement (an error, a refusal), nothing is owed.
             const entry = tracked.get(requestId)
             tracked.delete(requestId)
             if (entry?.written === true && !closed) writer.enqueue({ _tag: "Close", requestId })
-          })
-        )
+          })))
       })
 
     return {

@@ -5,8 +5,16 @@
  * released slot goes straight to the first waiter, and a waiter that is handed one as it gives up
  * passes it on.
  */
-import { Deferred, Duration, Effect, type Scope } from "effect"
+import { Deferred, Duration, Effect, Scope } from "effect"
 import type { Entry, PoolStats } from "./store.js"
+
+/**
+ * Gives a slot back when the request's Scope closes. A plain Scope finalizer: the release is
+ * synchronous and needs nothing from the request's context, which Effect.addFinalizer would
+ * capture and merge back in (a copy of every service of the app, per finalizer).
+ */
+const onScopeClose = (release: Effect.Effect<void>): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.flatMap(Effect.scope, (scope) => Scope.addFinalizer(scope, release))
 
 interface Waiter {
   readonly turn: Deferred.Deferred<void>
@@ -99,7 +107,7 @@ export class SlotPools {
             held = false
             this.release(p)
           })
-          return Effect.as(Effect.addFinalizer(() => release), { _tag: "Granted", release } satisfies Entry)
+          return Effect.as(onScopeClose(release), { _tag: "Granted", release } satisfies Entry)
         }
         if (p.waiters.length >= queueLimit) return Effect.succeed(FULL)
         const w: Waiter = { turn: Deferred.makeUnsafe<void>(), state: "waiting" }
@@ -107,7 +115,7 @@ export class SlotPools {
         // Leaving is once only: a waiter that is done gives back nothing more.
         const leave = Effect.sync(() => this.leave(p, w))
         const queued: Entry = { _tag: "Queued", wait: (millis) => this.await(p, w, millis), release: leave }
-        return Effect.as(Effect.addFinalizer(() => leave), queued)
+        return Effect.as(onScopeClose(leave), queued)
       })
     )
   }

@@ -13,7 +13,7 @@
  * is a Stream pulled from what undici delivers (every read since the last pull as one Chunk), and
  * closing the request's scope before the body ended aborts the upstream request.
  */
-import { Cause, Effect, Redacted, Stream } from "effect"
+import { Cause, Effect, Redacted, Scope, Stream } from "effect"
 import type { Dispatcher } from "undici"
 import { Agent } from "undici"
 import type { SettingsShape } from "../../config/AppConfig.js"
@@ -332,7 +332,9 @@ export const makeHttpUpstream = (
             })
             // A JSON answer is whole when `send` ends; a stream's body outlives it, until the
             // request's scope ends it (aborting it if it is still open).
-            return req.stream ? Effect.andThen(Effect.addFinalizer(() => Effect.sync(() => exchange.abandon())), call) : call
+            return req.stream
+              ? Effect.andThen(Effect.flatMap(Effect.scope, (scope) => Scope.addFinalizer(scope, Effect.sync(() => exchange.abandon()))), call)
+              : call
           })
       }
     })
