@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Layer } from "effect"
 import * as TestClock from "effect/testing/TestClock"
 import { AppConfig, Settings } from "../../src/config/AppConfig.js"
-import { gatewayWebHandler } from "../../src/layers.js"
+import { gatewayWebHandler, type ServiceOverrides } from "../../src/layers.js"
 import { Upstream, wholeBody } from "../../src/services/upstream/Upstream.js"
 import { testData } from "../support/gateway.js"
 
@@ -24,15 +24,22 @@ const config = {
   accounts: [{ name: "sim", platform: "openai", kind: "simulator", groups: ["g"] }]
 }
 
+/** The gateway in-process on a TestClock set to `at`: the clock to move, and the web handler. */
+const onTestClock = async (data: ReturnType<typeof testData>, at: string, overrides: ServiceOverrides = {}) => {
+  const clock = await Effect.runPromise(Effect.scoped(TestClock.make()))
+  await Effect.runPromise(clock.setTime(Date.parse(at)))
+  const gateway = gatewayWebHandler(
+    Layer.mergeAll(AppConfig.layer(data, "test"), Settings.layer({}), Layer.succeed(Clock.Clock)(clock)),
+    overrides
+  )
+  return { clock, gateway }
+}
+
 describe("the gateway on a TestClock, in-process", () => {
   let clock: TestClock.TestClock
   let gateway: ReturnType<typeof gatewayWebHandler>
   beforeAll(async () => {
-    clock = await Effect.runPromise(Effect.scoped(TestClock.make()))
-    await Effect.runPromise(clock.setTime(Date.parse("2029-12-31T22:00:00Z")))
-    gateway = gatewayWebHandler(
-      Layer.mergeAll(AppConfig.layer(testData(config), "test"), Settings.layer({}), Layer.succeed(Clock.Clock)(clock))
-    )
+    ;({ clock, gateway } = await onTestClock(testData(config), "2029-12-31T22:00:00Z"))
   })
   afterAll(() => gateway.dispose())
 
@@ -106,16 +113,7 @@ describe("scheduler cooldowns and rate-limit windows on a TestClock, in-process"
   let clock: TestClock.TestClock
   let gateway: ReturnType<typeof gatewayWebHandler>
   beforeAll(async () => {
-    clock = await Effect.runPromise(Effect.scoped(TestClock.make()))
-    await Effect.runPromise(clock.setTime(Date.parse("2030-01-01T00:00:00Z")))
-    gateway = gatewayWebHandler(
-      Layer.mergeAll(
-        AppConfig.layer(testData(cooldownConfig, { UPSTREAM_KEY: "sk-upstream" }), "test"),
-        Settings.layer({}),
-        Layer.succeed(Clock.Clock)(clock)
-      ),
-      { upstream }
-    )
+    ;({ clock, gateway } = await onTestClock(testData(cooldownConfig, { UPSTREAM_KEY: "sk-upstream" }), "2030-01-01T00:00:00Z", { upstream }))
   })
   afterAll(() => gateway.dispose())
 
