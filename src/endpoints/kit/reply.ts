@@ -3,7 +3,7 @@
  * an Effect Stream, and work that follows an answer (the settlement).
  */
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import { Effect, type Scope, type Stream } from "effect"
+import { Context, Effect, Scope, type Stream } from "effect"
 
 /** An already-serialised JSON body (passthrough keeps the upstream's bytes). */
 export const rawJson = (body: string, status = 200, headers?: Readonly<Record<string, string>>) =>
@@ -30,4 +30,9 @@ export const sse = (frames: Stream.Stream<Uint8Array>) =>
  * and no path (success, failure, hang-up, shutdown) skips it. Used for settlement.
  */
 export const afterAnswer = (effect: Effect.Effect<void>): Effect.Effect<void, never, Scope.Scope> =>
-  Effect.addFinalizer(() => effect)
+  // Runs in the request's context (its id, facts, log annotations, span), as Effect.addFinalizer
+  // would; but that merges the captured context into the closing fiber's, a copy of every service
+  // of the app per finalizer. The request's context already holds all of them (it was built on the
+  // server's), so it replaces the closing fiber's as it is: no copy.
+  Effect.flatMap(Effect.context<Scope.Scope>(), (context) =>
+    Scope.addFinalizer(Context.get(context, Scope.Scope), Effect.updateContext(effect, () => context)))
