@@ -116,7 +116,17 @@ export const fromResponsesUsage = (u: unknown): TokenUsage => Result.getOrElse(d
 // Any JSON answer
 // ---------------------------------------------------------------------------------------------
 
-const decodeJson = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Unknown))
+/**
+ * JSON.parse, as a Result. Not `Schema.fromJsonString(Schema.Unknown)`: its parse runs as an Effect
+ * (a SchemaGetter transformation) on every JSON answer, for a value no schema then checks.
+ */
+const decodeJson = (text: string): Result.Result<unknown, undefined> => {
+  try {
+    return Result.succeed(JSON.parse(text) as unknown)
+  } catch {
+    return Result.fail(undefined)
+  }
+}
 
 /**
  * An upstream's JSON answer as an object, or why it is not one (for a typed upstream failure
