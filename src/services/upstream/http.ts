@@ -10,7 +10,7 @@
  *
  * A JSON request is answered whole: `send` ends when the last byte has come, so nothing is left
  * open for the request's scope to release. A stream request is answered at its headers; its body
- * is a Stream pulled from what undici delivers (every read since the last pull as one Chunk), and
+ * is a Stream pulled from what undici delivers (every read since the last pull as one batch), and
  * closing the request's scope before the body ended aborts the upstream request.
  */
 import { Cause, Effect, Redacted, Scope, Stream } from "effect"
@@ -105,7 +105,7 @@ const END: Pull = Cause.done()
 /**
  * One upstream request and its answer. It hands the answer over once (`answer`): whole for a JSON
  * request, at the headers for a stream. A stream's body is pulled: a pull takes every read that
- * came since the last one as one Chunk, or waits for the next read.
+ * came since the last one as one batch, or waits for the next read.
  */
 class Exchange implements Dispatcher.DispatchHandler {
   private answer: (result: Effect.Effect<UpstreamResponse, UpstreamFailed>) => void = noop
@@ -228,7 +228,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   // -- the body, for the one who pulls it --
 
-  /** The next reads as one Chunk; at the end, None; on a transport failure, that failure. */
+  /** The next reads as one batch; at the end, Cause.Done; on a transport failure, that failure. */
   private readonly pull: Pull = Effect.suspend(() => {
     if (this.held.length > 0) {
       const chunk = this.held as unknown as Batch
