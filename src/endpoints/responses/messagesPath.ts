@@ -5,7 +5,6 @@
  * a PathPlan the handler runs around the upstream call.
  */
 import { Clock, Effect, Option, Result } from "effect"
-import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { InvalidRequest } from "../../domain/errors.js"
 import { anthropicForwardedHeaders, type ForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { newId } from "../../domain/ids.js"
@@ -52,7 +51,6 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
     }
     const translated = translation.success
-    const client = yield* HttpServerRequest.HttpServerRequest
     const clock = yield* Clock.Clock
     const now = clock.currentTimeMillisUnsafe()
     const build = (headers: ForwardedHeaders | undefined) => (account: Account): UpstreamRequest => ({
@@ -101,7 +99,7 @@ export const makeMessagesPlanner = Effect.gen(function*() {
     }
 
     const pathPlan: PathPlan = {
-      build: build(anthropicForwardedHeaders(client.headers)),
+      build: build(anthropicForwardedHeaders(input.clientHeaders)),
       json,
       stream,
       settle: settlement.settle

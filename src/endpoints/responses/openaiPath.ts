@@ -5,10 +5,9 @@
  * the upstream call; this file builds its request and renders its answer (a PathPlan).
  */
 import { Clock, Effect, Metric, Result, type Stream } from "effect"
-import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
-import { type ForwardedHeaders, openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
+import { type ClientHeaders, type ForwardedHeaders, openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
 import { fromResponsesUsage, parseUpstreamJson } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
@@ -25,6 +24,7 @@ import { settleUsage } from "./settle.js"
 import { relaySse } from "./sseRelay.js"
 import { countTokens } from "./tokenEstimate.js"
 import type { Answer } from "./upstreamCall.js"
+import type { RoutePlan } from "../../core/admittedTurn.js"
 import type { ResponsesRequest } from "./validate.js"
 
 export interface PathInput {
@@ -39,6 +39,8 @@ export interface PathInput {
   readonly metricModel: string
   /** The request's facts: the settlement writes its tokens and cost there. */
   readonly facts: RequestFacts
+  /** The client's headers, for those that go upstream (src/domain/forwardHeaders.ts). */
+  readonly clientHeaders: ClientHeaders
 }
 
 const buildRequest = (input: PathInput, headers: ForwardedHeaders | undefined) => (account: Account): UpstreamRequest => {
@@ -55,24 +57,15 @@ const buildRequest = (input: PathInput, headers: ForwardedHeaders | undefined) =
  * How one request is served, split at the upstream call so the handler decides when and where the
  * call runs (at once, or inside an SSE response that is waiting for a slot).
  */
-export interface PathPlan {
-  readonly build: (account: Account) => UpstreamRequest
+export interface PathPlan extends RoutePlan {
   /** A non-stream answer as the client's JSON response. */
   readonly json: (answer: Answer) => Effect.Effect<HttpServerResponse.HttpServerResponse, UpstreamFailed>
   /** A stream answer as the client's SSE frames: never fails, always ends with a terminal event. */
   readonly stream: (answer: Answer) => Stream.Stream<Uint8Array>
-  /**
-   * Records the usage of whatever answer was rendered (nothing if none was): the handler runs it
-   * once the client has its answer, or left.
-   */
-  readonly settle: Effect.Effect<void>
 }
 
-/**
- * How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts.
- * The client's request is read for the headers that go upstream (src/domain/forwardHeaders.ts).
- */
-export type Planner = (input: PathInput) => Effect.Effect<PathPlan, InvalidRequest, HttpServerRequest.HttpServerRequest>
+/** How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts. */
+export type Planner = (input: PathInput) => Effect.Effect<PathPlan, InvalidRequest>
 
 /**
  * A JSON answer's text and object: as the upstream call read them, or read now; one that is not
@@ -168,7 +161,6 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
   const plan: Planner = (input) => Effect.gen(function*() {
-    const client = yield* HttpServerRequest.HttpServerRequest
     const clock = yield* Clock.Clock
     const { principal, request } = input
     const stripImages = !principal.group.allowImageGeneration
@@ -205,7 +197,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
     }
 
     const pathPlan: PathPlan = {
-      build: buildRequest(input, openaiForwardedHeaders(client.headers)),
+      build: buildRequest(input, openaiForwardedHeaders(input.clientHeaders)),
       json,
       stream,
       settle: settlement.settle
