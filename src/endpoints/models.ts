@@ -1,4 +1,11 @@
-/** GET /v1/models and GET /antigravity/models in the OpenAI list shape. */
+/**
+ * GET /v1/models and GET /antigravity/models: one list that both the OpenAI shape
+ * (`object`, `created`, `owned_by`) and Anthropic's (`type`, `display_name`, `created_at`, and a
+ * single page: `has_more: false` with its `first_id` / `last_id`) read, so the openai and the
+ * Anthropic SDKs each parse it with the other's fields ignored. Anthropic's paging parameters
+ * (`limit`, `after_id`, `before_id`) are ignored: the list is short, and `has_more: false` ends the
+ * SDK's iteration after this one page.
+ */
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { Effect } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
@@ -11,12 +18,24 @@ import { listedModels } from "./responses/policy.js"
 
 // A fixed timestamp: the list is configuration, not a record of when models were made.
 const CREATED = 1_700_000_000
+const CREATED_AT = new Date(CREATED * 1000).toISOString()
 
 const owner: Record<Platform, string> = { openai: "openai", anthropic: "anthropic", antigravity: "antigravity" }
 
 const modelList = (ids: ReadonlyArray<string>, platform: Platform) => ({
   object: "list",
-  data: ids.map((id) => ({ id, object: "model", created: CREATED, owned_by: owner[platform] }))
+  data: ids.map((id) => ({
+    id,
+    object: "model",
+    created: CREATED,
+    owned_by: owner[platform],
+    type: "model",
+    display_name: id,
+    created_at: CREATED_AT
+  })),
+  has_more: false,
+  first_id: ids[0] ?? null,
+  last_id: ids[ids.length - 1] ?? null
 })
 
 /** Both handlers, with their services resolved once. */

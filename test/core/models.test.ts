@@ -60,12 +60,12 @@ describe("GET /v1/models", () => {
     return res.json as ModelList
   }
 
-  it("has the OpenAI list shape", async () => {
+  it("has the OpenAI list shape, with Anthropic's fields beside it", async () => {
     const body = await list(K.listed)
-    expect(Object.keys(body).sort()).toEqual(["data", "object"])
+    expect(Object.keys(body).sort()).toEqual(["data", "first_id", "has_more", "last_id", "object"])
     expect(body.object).toBe("list")
     for (const m of body.data) {
-      expect(Object.keys(m).sort()).toEqual(["created", "id", "object", "owned_by"])
+      expect(Object.keys(m).sort()).toEqual(["created", "created_at", "display_name", "id", "object", "owned_by", "type"])
       expect(m.object).toBe("model")
       expect(Number.isInteger(m.created)).toBe(true)
       expect(m.owned_by).toBe("openai")
