@@ -3,6 +3,7 @@
  * Pure: the caller has parsed the JSON and checked `model` and `stream`.
  */
 import { Result } from "effect"
+import { placeBreakpoints } from "./cache.js"
 import { isRecord, reject, TranslationError } from "./error.js"
 import { readHistory } from "./history.js"
 import { PLACEHOLDER_USER_TEXT, repairTurns } from "./pairing.js"
@@ -148,7 +149,7 @@ const translate = (body: Record<string, unknown>, options: TranslateOptions): Me
 
   const user = typeof body["safety_identifier"] === "string" ? body["safety_identifier"] : body["user"]
 
-  return {
+  return placeBreakpoints({
     model: options.upstreamModel,
     max_tokens: maxTokens,
     ...(system.length > 0 ? { system } : {}),
@@ -160,7 +161,7 @@ const translate = (body: Record<string, unknown>, options: TranslateOptions): Me
     ...(budget !== undefined ? { thinking: { type: "enabled", budget_tokens: budget } } : {}),
     ...(format.schema !== undefined ? { output_config: { format: { type: "json_schema", schema: format.schema } } } : {}),
     ...(typeof user === "string" && user !== "" ? { metadata: { user_id: user } } : {})
-  }
+  })
 }
 
 export const responsesToMessages = (

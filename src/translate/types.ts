@@ -12,21 +12,26 @@ export interface CacheControl {
   readonly type: "ephemeral"
 }
 
-export interface TextBlock {
+/** A prompt-cache breakpoint (cache.ts places them); thinking blocks cannot carry one. */
+interface Breakpoint {
+  readonly cache_control?: CacheControl
+}
+
+export interface TextBlock extends Breakpoint {
   readonly type: "text"
   readonly text: string
 }
 
 export type ImageMediaType = "image/jpeg" | "image/png" | "image/gif" | "image/webp"
 
-export interface ImageBlock {
+export interface ImageBlock extends Breakpoint {
   readonly type: "image"
   readonly source:
     | { readonly type: "base64"; readonly media_type: ImageMediaType; readonly data: string }
     | { readonly type: "url"; readonly url: string }
 }
 
-export interface DocumentBlock {
+export interface DocumentBlock extends Breakpoint {
   readonly type: "document"
   readonly source:
     | { readonly type: "base64"; readonly media_type: "application/pdf"; readonly data: string }
@@ -35,14 +40,14 @@ export interface DocumentBlock {
   readonly title?: string
 }
 
-export interface ToolUseBlock {
+export interface ToolUseBlock extends Breakpoint {
   readonly type: "tool_use"
   readonly id: string
   readonly name: string
   readonly input: Record<string, unknown>
 }
 
-export interface ToolResultBlock {
+export interface ToolResultBlock extends Breakpoint {
   readonly type: "tool_result"
   readonly tool_use_id: string
   readonly content: string | ReadonlyArray<TextBlock | ImageBlock | DocumentBlock>
@@ -66,7 +71,7 @@ export type AnthropicInputMessage =
   | { readonly role: "user"; readonly content: ReadonlyArray<UserContentBlock> }
   | { readonly role: "assistant"; readonly content: ReadonlyArray<AssistantContentBlock> }
 
-export interface AnthropicTool {
+export interface AnthropicTool extends Breakpoint {
   readonly name: string
   readonly description?: string
   readonly input_schema: Record<string, unknown>

@@ -24,6 +24,9 @@ const err = (body: Record<string, unknown>): TranslationError => {
   return result.failure
 }
 
+/** A prompt-cache breakpoint, as the translation places them (src/translate/cache.ts). */
+const CC = { cache_control: { type: "ephemeral" } } as const
+
 const user = (text: string) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] })
 const call = (call_id: string, name: string, args: string) => ({ type: "function_call", call_id, name, arguments: args })
 const output = (call_id: string, out: string) => ({ type: "function_call_output", call_id, output: out })
@@ -55,21 +58,21 @@ describe("responsesToMessages: basics", () => {
     expect(req.system).toEqual([
       { type: "text", text: "You are terse." },
       { type: "text", text: "Codex system prompt" },
-      { type: "text", text: "Extra rule" }
+      { type: "text", text: "Extra rule", ...CC }
     ])
-    expect(req.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Hi" }] }])
+    expect(req.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Hi", ...CC }] }])
   })
 
   it("a request with only a developer prompt still gets a user turn", () => {
     const req = ok({ input: [{ role: "developer", content: "Summarise the repo." }] })
     expect(req.messages).toHaveLength(1)
     expect(req.messages[0]?.role).toBe("user")
-    expect(req.system).toEqual([{ type: "text", text: "Summarise the repo." }])
+    expect(req.system).toEqual([{ type: "text", text: "Summarise the repo.", ...CC }])
   })
 
   it("skips empty text parts but keeps the rest of the message", () => {
     const req = ok({ input: [{ role: "user", content: [{ type: "input_text", text: "" }, { type: "input_text", text: "real" }] }] })
-    expect(req.messages).toEqual([{ role: "user", content: [{ type: "text", text: "real" }] }])
+    expect(req.messages).toEqual([{ role: "user", content: [{ type: "text", text: "real", ...CC }] }])
   })
 
   it("assistant history text (output_text, refusal) becomes assistant text", () => {
@@ -89,7 +92,7 @@ describe("responsesToMessages: basics", () => {
       reasoning: { effort: "high" },
       input: [user("Write a haiku"), { role: "assistant", content: [{ type: "output_text", text: "Autumn moon \n" }] }]
     })
-    expect(req.messages[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "Autumn moon" }] })
+    expect(req.messages[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "Autumn moon", ...CC }] })
     expect(req.thinking).toBeUndefined()
   })
 
@@ -121,14 +124,14 @@ describe("responsesToMessages: images and files", () => {
 
   it("data URLs become base64 image blocks with their media type", () => {
     const req = ok({ input: [image("data:image/png;base64,iVBORw0KGgo=")] })
-    expect(req.messages[0]?.content).toEqual([{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } }])
+    expect(req.messages[0]?.content).toEqual([{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" }, ...CC }])
     const jpg = ok({ input: [image("data:image/jpg;base64,/9j/4AAQ")] })
     expect(jpg.messages[0]?.content[0]).toMatchObject({ source: { media_type: "image/jpeg" } })
   })
 
   it("https URLs become url sources", () => {
     const req = ok({ input: [image("https://example.com/cat.webp")] })
-    expect(req.messages[0]?.content).toEqual([{ type: "image", source: { type: "url", url: "https://example.com/cat.webp" } }])
+    expect(req.messages[0]?.content).toEqual([{ type: "image", source: { type: "url", url: "https://example.com/cat.webp" }, ...CC }])
   })
 
   it("unsupported media types and file ids are a 400 naming the part", () => {
@@ -142,7 +145,7 @@ describe("responsesToMessages: images and files", () => {
   it("PDF file_data becomes a document block", () => {
     const req = ok({ input: [{ role: "user", content: [{ type: "input_file", filename: "a.pdf", file_data: "data:application/pdf;base64,JVBERi0=" }] }] })
     expect(req.messages[0]?.content).toEqual([
-      { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" }, title: "a.pdf" }
+      { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" }, title: "a.pdf", ...CC }
     ])
   })
 
@@ -183,9 +186,10 @@ describe("responsesToMessages: tool history", () => {
         ]
       },
       { role: "assistant", content: [{ type: "text", text: "18C and 09:00." }] },
-      { role: "user", content: [{ type: "text", text: "And Rome?" }] },
+      // The previous request ended here: its breakpoint stays, so this one reads what it cached.
+      { role: "user", content: [{ type: "text", text: "And Rome?", ...CC }] },
       { role: "assistant", content: [{ type: "tool_use", id: "call_3", name: "get_weather", input: { city: "Rome" } }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "call_3", content: "(empty)" }] }
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "call_3", content: "(empty)", ...CC }] }
     ])
   })
 
@@ -194,14 +198,14 @@ describe("responsesToMessages: tool history", () => {
       input: [user("go"), call("c1", "shell", "{}"), { role: "developer", content: "Approval policy changed." }, output("c1", "done")]
     })
     expect(req.messages.map((m) => m.content.map((b) => b.type))).toEqual([["text"], ["tool_use"], ["tool_result"]])
-    expect(req.system).toEqual([{ type: "text", text: "Approval policy changed." }])
+    expect(req.system).toEqual([{ type: "text", text: "Approval policy changed.", ...CC }])
   })
 
   it("tool_results come first when the user also wrote text in the same turn", () => {
     const req = ok({ input: [user("go"), call("c1", "shell", "{}"), user("also this"), output("c1", "ok")] })
     expect(req.messages[2]).toEqual({
       role: "user",
-      content: [{ type: "tool_result", tool_use_id: "c1", content: "ok" }, { type: "text", text: "also this" }]
+      content: [{ type: "tool_result", tool_use_id: "c1", content: "ok" }, { type: "text", text: "also this", ...CC }]
     })
   })
 
@@ -213,7 +217,7 @@ describe("responsesToMessages: tool history", () => {
     expect(blocks).not.toContain("tool_use")
     expect(blocks).not.toContain("tool_result")
     expect(req.messages).toEqual([
-      { role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "never mind" }, { type: "text", text: "b" }] }
+      { role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "never mind" }, { type: "text", text: "b", ...CC }] }
     ])
   })
 
@@ -242,7 +246,8 @@ describe("responsesToMessages: tool history", () => {
     expect(req.messages[2]?.content[0]).toEqual({
       type: "tool_result",
       tool_use_id: "c1",
-      content: [{ type: "text", text: "here" }, { type: "image", source: { type: "base64", media_type: "image/gif", data: "R0lG" } }]
+      content: [{ type: "text", text: "here" }, { type: "image", source: { type: "base64", media_type: "image/gif", data: "R0lG" } }],
+      ...CC
     })
   })
 
@@ -318,7 +323,7 @@ describe("responsesToMessages: tools", () => {
     })
     expect(req.tools).toEqual([
       { name: "get_weather", description: "Weather", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
-      { name: "no_params", input_schema: { type: "object", properties: {} } }
+      { name: "no_params", input_schema: { type: "object", properties: {} }, ...CC }
     ])
   })
 
@@ -379,7 +384,7 @@ describe("responsesToMessages: tools", () => {
     expect(req.messages[1]?.content).toEqual([
       { type: "tool_use", id: "call_p", name: "apply_patch", input: { input: "*** Begin Patch\n*** End Patch" } }
     ])
-    expect(req.messages[2]?.content).toEqual([{ type: "tool_result", tool_use_id: "call_p", content: "Done!" }])
+    expect(req.messages[2]?.content).toEqual([{ type: "tool_result", tool_use_id: "call_p", content: "Done!", ...CC }])
     expect(restoreToolName("apply_patch", toolNameMap(body))).toEqual({ name: "apply_patch", custom: true })
   })
 

@@ -140,7 +140,7 @@ describe("stream translation: recorded upstream streams", () => {
     })
     expect(request.success.messages[2]).toEqual({
       role: "user",
-      content: [{ type: "tool_result", tool_use_id: "toolu_01Think", content: "{\"temp\":18}" }]
+      content: [{ type: "tool_result", tool_use_id: "toolu_01Think", content: "{\"temp\":18}", cache_control: { type: "ephemeral" } }]
     })
   })
 
