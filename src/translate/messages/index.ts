@@ -1,0 +1,5 @@
+export * from "./types.js"
+export { messagesToResponses } from "./request.js"
+export { responseToMessage } from "./response.js"
+export { MessagesStreamTranslator, type StreamEnding } from "./stream.js"
+export { decodeThinkingSignature, encodeThinkingSignature, type ReasoningRef } from "./signature.js"

@@ -1,0 +1,333 @@
+/**
+ * Responses SSE events -> Anthropic Messages stream events, one upstream event at a time.
+ *
+ * The grammar the Anthropic SDK's `messages.stream()` and Claude Code rely on: `message_start`
+ * first; blocks one at a time, indexes 0, 1, 2... each `content_block_start` -> deltas ->
+ * `content_block_stop`; then `message_delta` (stop reason, cumulative usage) and `message_stop`.
+ * A failure ends the stream with an `error` event instead (as Anthropic's own streams do), open
+ * blocks left as they are: the SDK throws on the error, so nothing half-built is ever used.
+ *
+ * Blocks open lazily: a text block on its first text, a thinking block on its first summary text
+ * or, for reasoning without a summary, at the item's end when it carries encrypted content (the
+ * signature). A tool_use block opens when its call is added, since id and name come first.
+ * Mutable on purpose: one instance per stream, and it runs for every event.
+ */
+import { newId } from "../../domain/ids.js"
+import { fromResponsesUsage } from "../../domain/upstreamJson.js"
+import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
+import { isRecord } from "../error.js"
+import { anthropicUsage, errorTypeFor, messageIdFor, reasoningText, SUMMARY_SEPARATOR } from "./output.js"
+import { encodeThinkingSignature } from "./signature.js"
+import type { AnthropicBlockOut, AnthropicStreamEventOut, BlockDelta, StopReason } from "./types.js"
+
+export type { AnthropicStreamEventOut } from "./types.js"
+
+export type StreamEnding =
+  | { readonly _tag: "Eof" }
+  | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
+
+/** The block being written; `key` is the output item it belongs to. */
+type Open =
+  | { readonly kind: "text"; readonly index: number; readonly key: unknown; readonly part: unknown }
+  | { readonly kind: "thinking"; readonly index: number; readonly key: unknown; part: unknown; hasText: boolean }
+  | { readonly kind: "tool"; readonly index: number; readonly key: unknown }
+
+/** An output item seen added and not yet done; `streamed` once any of its content went out. */
+interface Item {
+  readonly kind: "message" | "reasoning" | "function_call"
+  readonly id: unknown
+  streamed: boolean
+}
+
+const NOTHING: ReadonlyArray<AnthropicStreamEventOut> = []
+
+const EOF_MESSAGE = "The upstream stream ended before the response was complete"
+
+/** Output index, or the item id from servers that leave the index out. */
+const keyOf = (event: Record<string, unknown>): unknown => {
+  const index = event["output_index"]
+  return typeof index === "number" ? index : event["item_id"]
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : "")
+
+export class MessagesStreamTranslator {
+  private readonly model: string
+  private messageId: string | undefined
+  private started = false
+  private done = false
+  private nextIndex = 0
+  private open: Open | undefined = undefined
+  private readonly items = new Map<unknown, Item>()
+  private calledTool = false
+  private reported: TokenUsage | undefined = undefined
+  private generated = ""
+  private out: Array<AnthropicStreamEventOut> | undefined = undefined
+
+  constructor(ctx: { readonly model: string; readonly messageId?: string }) {
+    this.model = ctx.model
+    this.messageId = ctx.messageId
+  }
+
+  /** Usage the upstream reported (on its terminal event), for billing; undefined if it never did. */
+  usage(): TokenUsage | undefined {
+    return this.reported
+  }
+
+  /** Everything the model wrote that reached the client (text, thinking, tool input), for estimating. */
+  outputText(): string {
+    return this.generated
+  }
+
+  step(event: Record<string, unknown>): ReadonlyArray<AnthropicStreamEventOut> {
+    if (this.done) return NOTHING
+    this.out = undefined
+    const type = event["type"]
+    if (type === "response.created" && isRecord(event["response"]) && this.messageId === undefined) {
+      this.messageId = messageIdFor(event["response"]["id"])
+    }
+    this.start()
+    switch (type) {
+      case "response.output_text.delta":
+      case "response.refusal.delta":
+        this.textDelta(keyOf(event), event["content_index"], str(event["delta"]))
+        break
+      case "response.reasoning_summary_text.delta":
+        this.thinkingDelta(keyOf(event), event["summary_index"], str(event["delta"]))
+        break
+      case "response.reasoning_text.delta":
+        this.thinkingDelta(keyOf(event), event["content_index"], str(event["delta"]))
+        break
+      case "response.function_call_arguments.delta":
+        this.argumentsDelta(keyOf(event), str(event["delta"]))
+        break
+      case "response.output_item.added":
+        if (isRecord(event["item"])) this.itemAdded(keyOf(event) ?? event["item"]["id"], event["item"])
+        break
+      case "response.output_item.done":
+        if (isRecord(event["item"])) this.itemDone(keyOf(event) ?? event["item"]["id"], event["item"])
+        break
+      case "response.completed":
+      case "response.incomplete":
+        this.complete(event["response"], type === "response.incomplete")
+        break
+      case "response.failed": {
+        const response = isRecord(event["response"]) ? event["response"] : {}
+        this.report(response["usage"])
+        const error = isRecord(response["error"]) ? response["error"] : {}
+        this.fail(error["code"], str(error["message"]) || "The upstream response failed")
+        break
+      }
+      case "error": {
+        // Flat `{code, message}` as OpenAI sends it, or nested under `error` as some servers do.
+        const error = isRecord(event["error"]) ? event["error"] : event
+        this.fail(error["code"] ?? error["type"], str(error["message"]) || "Upstream error")
+        break
+      }
+      case "keepalive":
+        this.push({ type: "ping" })
+        break
+      default:
+        // Lifecycle and done events the deltas already covered, and types OpenAI adds later.
+        break
+    }
+    return this.out ?? NOTHING
+  }
+
+  /** The closing event when the upstream ended without its terminal event; nothing once it ended. */
+  finish(ending: StreamEnding): ReadonlyArray<AnthropicStreamEventOut> {
+    if (this.done) return NOTHING
+    this.out = undefined
+    this.start()
+    if (ending._tag === "Eof") this.fail("server_error", EOF_MESSAGE)
+    else this.fail(ending.code, ending.message)
+    return this.out ?? NOTHING
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private push(event: AnthropicStreamEventOut): void {
+    if (this.out === undefined) this.out = [event]
+    else this.out.push(event)
+  }
+
+  private start(): void {
+    if (this.started) return
+    this.started = true
+    this.push({
+      type: "message_start",
+      message: {
+        id: this.messageId ?? newId("msg"),
+        type: "message",
+        role: "assistant",
+        model: this.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        // Responses reports usage only at the end; message_delta carries it.
+        usage: anthropicUsage(emptyUsage)
+      }
+    })
+  }
+
+  private openBlock(block: AnthropicBlockOut): number {
+    this.closeBlock()
+    const index = this.nextIndex
+    this.nextIndex += 1
+    this.push({ type: "content_block_start", index, content_block: block })
+    return index
+  }
+
+  private closeBlock(): void {
+    if (this.open === undefined) return
+    this.push({ type: "content_block_stop", index: this.open.index })
+    this.open = undefined
+  }
+
+  private delta(index: number, delta: BlockDelta): void {
+    this.push({ type: "content_block_delta", index, delta })
+  }
+
+  private markStreamed(key: unknown): void {
+    const item = this.items.get(key)
+    if (item !== undefined) item.streamed = true
+  }
+
+  private textDelta(key: unknown, part: unknown, text: string): void {
+    if (text === "") return
+    let open = this.open
+    if (open?.kind !== "text" || open.key !== key || open.part !== part) {
+      open = { kind: "text", index: this.openBlock({ type: "text", text: "" }), key, part }
+      this.open = open
+    }
+    this.delta(open.index, { type: "text_delta", text })
+    this.generated += text
+    this.markStreamed(key)
+  }
+
+  private thinkingBlock(key: unknown, part: unknown): Extract<Open, { kind: "thinking" }> {
+    const open = this.open
+    if (open?.kind === "thinking" && open.key === key) return open
+    const opened: Extract<Open, { kind: "thinking" }> = {
+      kind: "thinking",
+      index: this.openBlock({ type: "thinking", thinking: "", signature: "" }),
+      key,
+      part,
+      hasText: false
+    }
+    this.open = opened
+    return opened
+  }
+
+  /** Summary parts of one reasoning item share its thinking block, a blank line apart. */
+  private thinkingDelta(key: unknown, part: unknown, text: string): void {
+    if (text === "") return
+    const open = this.thinkingBlock(key, part)
+    const piece = open.hasText && open.part !== part ? SUMMARY_SEPARATOR + text : text
+    open.part = part
+    open.hasText = true
+    this.delta(open.index, { type: "thinking_delta", thinking: piece })
+    this.generated += piece
+    this.markStreamed(key)
+  }
+
+  private argumentsDelta(key: unknown, piece: string): void {
+    const open = this.open
+    // Calls stream one at a time; arguments for a call that is not the open block have no block to go to.
+    if (piece === "" || open?.kind !== "tool" || open.key !== key) return
+    this.delta(open.index, { type: "input_json_delta", partial_json: piece })
+    this.generated += piece
+    this.markStreamed(key)
+  }
+
+  private openTool(key: unknown, item: Record<string, unknown>): void {
+    const callId = item["call_id"]
+    const index = this.openBlock({
+      type: "tool_use",
+      id: typeof callId === "string" && callId !== "" ? callId : newId("toolu"),
+      name: str(item["name"]),
+      input: {}
+    })
+    this.open = { kind: "tool", index, key }
+    this.calledTool = true
+  }
+
+  private itemAdded(key: unknown, item: Record<string, unknown>): void {
+    const kind = item["type"]
+    if (kind !== "message" && kind !== "reasoning" && kind !== "function_call") return
+    this.items.set(key, { kind, id: item["id"], streamed: false })
+    if (kind === "function_call") {
+      this.openTool(key, item)
+      this.argumentsDelta(key, str(item["arguments"]))
+    }
+  }
+
+  /**
+   * An item's end: close its block, and send whatever of it no delta carried (servers that send
+   * whole items only). A reasoning item's signature goes out here, just before its block stops.
+   */
+  private itemDone(key: unknown, item: Record<string, unknown>): void {
+    const seen = this.items.get(key)
+    this.items.delete(key)
+    const streamed = seen?.streamed === true
+    const open = this.open
+    switch (item["type"]) {
+      case "message": {
+        if (!streamed && Array.isArray(item["content"])) {
+          item["content"].forEach((part, i) => {
+            if (!isRecord(part)) return
+            this.textDelta(key, i, str(part["type"] === "refusal" ? part["refusal"] : part["text"]))
+          })
+        }
+        if (this.open?.kind === "text" && this.open.key === key) this.closeBlock()
+        break
+      }
+      case "reasoning": {
+        if (!streamed) this.thinkingDelta(key, 0, reasoningText(item))
+        const id = item["id"] ?? seen?.id
+        const encrypted = item["encrypted_content"]
+        if (typeof id === "string" && id !== "" && typeof encrypted === "string" && encrypted !== "") {
+          const block = this.thinkingBlock(key, 0)
+          this.delta(block.index, { type: "signature_delta", signature: encodeThinkingSignature({ id, encrypted_content: encrypted }) })
+        }
+        if (this.open?.kind === "thinking" && this.open.key === key) this.closeBlock()
+        break
+      }
+      case "function_call": {
+        if (seen === undefined && !(open?.kind === "tool" && open.key === key)) this.openTool(key, item)
+        if (!streamed) this.argumentsDelta(key, str(item["arguments"]))
+        if (this.open?.kind === "tool" && this.open.key === key) this.closeBlock()
+        break
+      }
+      default:
+        break
+    }
+  }
+
+  private report(usage: unknown): void {
+    if (isRecord(usage)) this.reported = fromResponsesUsage(usage)
+  }
+
+  private complete(response: unknown, incomplete: boolean): void {
+    const r = isRecord(response) ? response : {}
+    this.report(r["usage"])
+    this.closeBlock()
+    let stopReason: StopReason = this.calledTool ? "tool_use" : "end_turn"
+    if (incomplete || r["status"] === "incomplete") {
+      const details = r["incomplete_details"]
+      stopReason = isRecord(details) && details["reason"] === "content_filter" ? "refusal" : "max_tokens"
+    }
+    this.push({
+      type: "message_delta",
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: anthropicUsage(this.reported ?? emptyUsage)
+    })
+    this.push({ type: "message_stop" })
+    this.done = true
+  }
+
+  private fail(code: unknown, message: string): void {
+    this.push({ type: "error", error: { type: errorTypeFor(code), message } })
+    this.done = true
+  }
+}
