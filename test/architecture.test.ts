@@ -75,8 +75,9 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<string>>> = {
   observability: ["domain", "config"],
   services: ["domain", "config", "lib", "observability"],
   store: ["domain", "config", "lib", "observability", "services"],
-  endpoints: ["domain", "translate", "config", "lib", "observability", "services"],
-  server: ["domain", "config", "lib", "observability", "services", "endpoints", "ui"],
+  core: ["domain", "config", "lib", "observability", "services"],
+  endpoints: ["domain", "translate", "config", "lib", "observability", "services", "core"],
+  server: ["domain", "config", "lib", "observability", "services", "core", "endpoints", "ui"],
   ui: [],
   admin: ["domain", "config", "lib", "observability", "services", "store", "ui"],
   cli: ["domain", "config", "lib", "observability", "services", "store", "admin"]

@@ -205,7 +205,13 @@ export const AccountView = Schema.Struct({
   health: Schema.Literals(["ok", "cooling_down", "taken_out"]),
   cooling_down_until: Schema.NullOr(Schema.String),
   base_url: Schema.String,
-  model_mapping: Schema.NullOr(Schema.Record(Schema.String, Schema.String))
+  model_mapping: Schema.NullOr(Schema.Record(Schema.String, Schema.String)),
+  /** Input tokens this account served since the gateway process started (not stored: usage rows do not name the account). */
+  input_tokens: Schema.Int,
+  /** Of those, the ones the provider read from its prompt cache. */
+  cache_read_tokens: Schema.Int,
+  /** cache_read_tokens / input_tokens; null before the account served any. */
+  cache_hit_ratio: Schema.NullOr(Schema.Finite)
 })
 
 const EnvName = Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/)).annotate({
@@ -314,6 +320,8 @@ export const UsageRowView = Schema.Struct({
   output_tokens: Schema.Int,
   cache_read_tokens: Schema.Int,
   cache_creation_tokens: Schema.Int,
+  /** cache_read_tokens / input_tokens (input_tokens include the cached reads); null without input tokens. */
+  cache_hit_ratio: Schema.NullOr(Schema.Finite),
   cost_usd: Schema.Finite
 })
 

@@ -11,6 +11,7 @@ import type { SubscriptionRow } from "../store/admin/subscriptions.js"
 import type { UsageRow } from "../store/admin/usage.js"
 import type { UserRow } from "../store/admin/users.js"
 import type { AccountHealth } from "../services/scheduler/Scheduler.js"
+import { accountCacheTally } from "../observability/metrics.js"
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms))
@@ -55,6 +56,7 @@ export const usageRowView = (r: UsageRow) => ({
   output_tokens: r.output_tokens,
   cache_read_tokens: r.cache_read_tokens,
   cache_creation_tokens: r.cache_creation_tokens,
+  cache_hit_ratio: cacheHitRatio(r.input_tokens, r.cache_read_tokens),
   cost_usd: usdOf(r.cost_micros)
 })
 
@@ -67,7 +69,11 @@ export const auditView = (a: AuditRow) => ({
   detail: a.detail === null ? null : (JSON.parse(a.detail) as unknown)
 })
 
-export const accountView = (h: AccountHealth) => ({
+/** The share of input tokens the provider read from its prompt cache; null when there were none. */
+export const cacheHitRatio = (inputTokens: number, cacheReadTokens: number): number | null =>
+  inputTokens > 0 ? Math.min(cacheReadTokens / inputTokens, 1) : null
+
+const accountHealthView = (h: AccountHealth) => ({
   name: h.account.name,
   platform: h.account.platform,
   kind: h.account.kind,
@@ -81,6 +87,20 @@ export const accountView = (h: AccountHealth) => ({
   base_url: h.account.baseUrl,
   model_mapping: h.account.modelMapping ?? null
 })
+
+/**
+ * An account as the operator sees it, with the input tokens it settled in this process (usage
+ * events do not record the account, so these start at zero with the gateway).
+ */
+export const accountView = (h: AccountHealth) => {
+  const cache = accountCacheTally(h.account.name)
+  return {
+    ...accountHealthView(h),
+    input_tokens: cache.inputTokens,
+    cache_read_tokens: cache.cacheReadTokens,
+    cache_hit_ratio: cacheHitRatio(cache.inputTokens, cache.cacheReadTokens)
+  }
+}
 
 export const subscriptionView = (s: SubscriptionRow) => ({
   user: s.user_name,

@@ -87,3 +87,18 @@ export const openaiAccountHeaders = (account: Account): ForwardedHeaders => {
     ...(account.openaiProject === undefined ? {} : { "openai-project": account.openaiProject })
   }
 }
+
+/**
+ * What a Messages request to an Anthropic upstream (passthrough) carries of the client's headers:
+ * `anthropic-version` and `anthropic-beta` as sent, as Anthropic's gateway guidance asks; the body
+ * is the client's too, so whatever it opted into is the upstream's to judge.
+ */
+export const anthropicPassthroughHeaders = (headers: ClientHeaders): ForwardedHeaders | undefined => {
+  const version = valueOf(headers, "anthropic-version")
+  const beta = valueOf(headers, "anthropic-beta")
+  if (version === undefined && beta === undefined) return undefined
+  return {
+    ...(version === undefined ? {} : { "anthropic-version": version }),
+    ...(beta === undefined ? {} : { "anthropic-beta": beta })
+  }
+}

@@ -92,3 +92,13 @@ export const upstreamModel = (account: Account, requested: string): string =>
 /** An account serves a model when it has no mapping (serves all) or the mapping names it. */
 export const accountServes = (account: Account, model: string): boolean =>
   account.modelMapping === undefined || Object.keys(account.modelMapping).length === 0 || model in account.modelMapping
+
+/**
+ * Whether a group serves a model: its configured list decides when it has one; otherwise some
+ * account must serve it (an account without a mapping serves any model name). A group with no
+ * accounts at all offers everything, and the scheduler then answers 503.
+ */
+export const offersModel = (group: Group, accounts: ReadonlyArray<Account>, model: string): boolean => {
+  if (group.models !== undefined && group.models.length > 0) return group.models.includes(model)
+  return accounts.length === 0 || accounts.some((a) => accountServes(a, model))
+}

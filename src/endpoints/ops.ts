@@ -4,29 +4,17 @@
  * in the process, through effect/observability's PrometheusMetrics, the scheduler's slot gauges read
  * at scrape time).
  */
-import { randomBytes, timingSafeEqual } from "node:crypto"
+import { timingSafeEqual } from "node:crypto"
 import { Effect, Metric, Redacted } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 import { Unauthenticated } from "../domain/errors.js"
+import { keyLabel } from "../observability/metrics.js"
 import type { ReadinessShape } from "../services/readiness/Readiness.js"
 import type { SchedulerShape } from "../services/scheduler/Scheduler.js"
 import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
 import { json } from "./kit/reply.js"
-
-/**
- * A key's label: its configured name, or, for a key without one (whose id is derived from its
- * hash), a random alias kept for the process: a hash prefix in a public scrape would let anyone
- * test guesses of weak keys offline.
- */
-const keyAliases = new Map<string, string>()
-const keyLabel = (id: string): string => {
-  if (!/^key-[0-9a-f]{16}$/.test(id)) return id
-  let alias = keyAliases.get(id)
-  if (alias === undefined) keyAliases.set(id, alias = `key-${randomBytes(6).toString("hex")}`)
-  return alias
-}
 
 /** Pools already reported: one that has since gone quiet (or vanished from Redis) is reported as 0. */
 const reportedPools = new Set<string>()

@@ -32,6 +32,7 @@ export interface AccessEntry {
 const factFields = (f: RequestFacts | undefined): ReadonlyArray<readonly [string, string | number]> => {
   if (f === undefined) return []
   const out: Array<readonly [string, string | number]> = []
+  if (f.door !== undefined) out.push(["door", f.door])
   if (f.keyId !== undefined) out.push(["key", f.keyId])
   if (f.group !== undefined) out.push(["group", f.group])
   if (f.model !== undefined) out.push(["model", f.model])
@@ -57,6 +58,7 @@ export interface AccessLogShape {
 const factMembers = (f: RequestFacts | undefined): string => {
   if (f === undefined) return ""
   let s = ""
+  if (f.door !== undefined) s += `,"door":"${f.door}"`
   if (f.keyId !== undefined) s += `,"key":${JSON.stringify(f.keyId)}`
   if (f.group !== undefined) s += `,"group":${JSON.stringify(f.group)}`
   if (f.model !== undefined) s += `,"model":${JSON.stringify(f.model)}`

@@ -2,7 +2,9 @@
  * The gateway's Effect metrics (requests, upstream timings, tokens, cost, moderation) and the
  * helpers that record them cheaply. GET /metrics renders every metric (src/endpoints/ops.ts).
  */
+import { randomBytes } from "node:crypto"
 import { Effect, Metric } from "effect"
+import type { TokenUsage } from "../domain/usage.js"
 
 export const requestsTotal = Metric.counter("modelgate_requests_total", {
   description: "HTTP requests by route, status and error code",
@@ -49,6 +51,19 @@ export const taggedCounters = (base: Metric.Counter<number>, names: ReadonlyArra
   }
 }
 
+/**
+ * A key's metric label: its configured name, or, for a key without one (whose id is derived from
+ * its hash), a random alias kept for the process: a hash prefix in a public scrape would let anyone
+ * test guesses of weak keys offline. Keys are configured or issued by an operator, so the label is bounded.
+ */
+const keyAliases = new Map<string, string>()
+export const keyLabel = (id: string): string => {
+  if (!/^key-[0-9a-f]{16}$/.test(id)) return id
+  let alias = keyAliases.get(id)
+  if (alias === undefined) keyAliases.set(id, alias = `key-${randomBytes(6).toString("hex")}`)
+  return alias
+}
+
 const requestCounter = taggedCounters(requestsTotal, ["route", "status", "code"])
 
 /** Counts an answered request by route, status and our code (`Metric.update`). */
@@ -79,3 +94,51 @@ export const websocketTurns = Metric.counter("modelgate_websocket_turns_total", 
   description: "Responses WebSocket turns by outcome (completed, failed, incomplete, refused, warm_up)",
   incremental: true
 })
+
+export const inputTokensByAccount = Metric.counter("modelgate_input_tokens_total", {
+  description: "Input tokens settled, by upstream account and whether the provider read them from its prompt cache (cache=read) or not (cache=uncached, cache writes included)",
+  incremental: true
+})
+
+export const inputTokensByKey = Metric.counter("modelgate_key_input_tokens_total", {
+  description: "Input tokens settled, by API key and whether the provider read them from its prompt cache (cache=read) or not (cache=uncached, cache writes included)",
+  incremental: true
+})
+
+/** An account's input tokens settled by this process since it started: what the dashboard's cache-hit ratio is. */
+export interface CacheTally {
+  readonly inputTokens: number
+  readonly cacheReadTokens: number
+}
+
+const accountInput = taggedCounters(inputTokensByAccount, ["account", "cache"])
+const keyInput = taggedCounters(inputTokensByKey, ["key", "cache"])
+// The same figures as the account counters, kept where a synchronous view can read them (the
+// admin API's account rows): usage events in the store do not record the account.
+const tallies = new Map<string, { inputTokens: number; cacheReadTokens: number }>()
+
+/** The input tokens `account` settled in this process so far (zeros for one that settled none). */
+export const accountCacheTally = (account: string): CacheTally => tallies.get(account) ?? { inputTokens: 0, cacheReadTokens: 0 }
+
+/**
+ * Counts a settled usage's input tokens as read from the prompt cache or not, per account (when
+ * one answered) and per key. `usage.inputTokens` includes the cached reads (domain/usage.ts).
+ */
+export const countInputTokens = (account: string | undefined, keyId: string, usage: TokenUsage): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const read = Math.min(Math.max(usage.cacheReadTokens, 0), Math.max(usage.inputTokens, 0))
+    const uncached = Math.max(usage.inputTokens, 0) - read
+    const key = keyLabel(keyId)
+    const byKey = Effect.andThen(Metric.update(keyInput(key, "read"), read), Metric.update(keyInput(key, "uncached"), uncached))
+    if (account === undefined) return byKey
+    const tally = tallies.get(account)
+    if (tally === undefined) tallies.set(account, { inputTokens: read + uncached, cacheReadTokens: read })
+    else {
+      tally.inputTokens += read + uncached
+      tally.cacheReadTokens += read
+    }
+    return Effect.andThen(
+      byKey,
+      Effect.andThen(Metric.update(accountInput(account, "read"), read), Metric.update(accountInput(account, "uncached"), uncached))
+    )
+  })

@@ -10,6 +10,8 @@
 import { Context, Effect, type Tracer } from "effect"
 
 export interface RequestFacts {
+  /** Which door served the request: `responses`, `responses_ws` or `messages` (none for other routes). */
+  door: "responses" | "responses_ws" | "messages" | undefined
   /** The key's id (its configured name, or an id derived from its hash): never key material. */
   keyId: string | undefined
   group: string | undefined
@@ -31,6 +33,7 @@ export interface RequestFacts {
 }
 
 export const newRequestFacts = (): RequestFacts => ({
+  door: undefined,
   keyId: undefined,
   group: undefined,
   model: undefined,

@@ -19,6 +19,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../config/AppConfig.js"
 import { envelopeBody, envelopeHeaders, envelopeOf, type Envelope, internalError, type RouteRefused } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"
+import { anthropicErrorOf } from "../domain/anthropicError.js"
 import { newRequestId } from "../domain/ids.js"
 import { currentRequestId, pathOf } from "../endpoints/kit/request.js"
 import { type GatewayApp, makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
@@ -26,13 +27,19 @@ import { AccessLog } from "../observability/accessLog.js"
 import { countRequest } from "../observability/metrics.js"
 import { currentRequestFacts, newRequestFacts } from "../observability/requestFacts.js"
 import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
-import { makeRouterWith, refusal, routeName } from "./router.js"
+import { makeRouterWith, MESSAGES_PATHS, refusal, routeName } from "./router.js"
 import { watchWriteStall } from "./writeStall.js"
 
 /** The route as a span names it: one name for the responses aliases, none for unknown paths. */
 const routeTemplate = (path: string): string => {
   const name = routeName(path)
-  return name === "responses" ? "/v1/responses" : name === "ui" ? "/ui" : name === "unknown" ? "unknown" : path
+  return name === "responses"
+    ? "/v1/responses"
+    : name === "ui"
+    ? "/ui"
+    : name === "unknown" || (name === "messages" && !(MESSAGES_PATHS as ReadonlyArray<string>).includes(path))
+    ? "unknown"
+    : path
 }
 
 type Refused = GatewayError | RouteRefused | HttpServerError.HttpServerError
@@ -51,6 +58,12 @@ export const envelopeResponse = (e: Envelope) =>
     contentType: "application/json",
     headers: envelopeHeaders(e)
   })
+
+/** The same failure in Anthropic's shape, for the Messages door's clients. */
+const anthropicErrorResponse = (e: Envelope, requestId: string) => {
+  const { body, headers, status } = anthropicErrorOf(e, requestId)
+  return HttpServerResponse.text(JSON.stringify(body), { status, contentType: "application/json", headers })
+}
 
 export interface GatewayAppOptions {
   /** A span per request (and its steps) through the runtime's Tracer: observability/tracing.ts. */
@@ -148,7 +161,8 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
       const envelope = (failure._tag === "Some" ? envelopeFor(failure.value, request.method, path) : undefined) ??
         internalError(id)
       code = envelope.code
-      const response = answered(envelopeResponse(envelope))
+      // Each door answers in its clients' shape: Anthropic's on the Messages door, ours elsewhere.
+      const response = answered(routeName(path) === "messages" ? anthropicErrorResponse(envelope, id) : envelopeResponse(envelope))
       return envelope.status < 500 || failure._tag === "Some" && envelope.code !== "internal_error"
         ? response
         : Effect.andThen(Effect.logError("unhandled defect", cause), response)

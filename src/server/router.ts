@@ -15,6 +15,7 @@ import { makeModelsHandlers } from "../endpoints/models.js"
 import { health, metrics, readyz } from "../endpoints/ops.js"
 import { makeUsageHandler } from "../endpoints/usage.js"
 import { makeResponsesHandler } from "../endpoints/responses/handler.js"
+import { makeMessagesHandlers } from "../endpoints/messages/handler.js"
 import { Settings } from "../config/AppConfig.js"
 import { Readiness } from "../services/readiness/Readiness.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
@@ -24,7 +25,7 @@ import { uiHandler } from "../ui/assets.js"
 export const RESPONSES_PATHS = ["/v1/responses", "/responses", "/backend-api/codex/responses"] as const
 
 /** The label the request metrics carry: one per endpoint, not per path. */
-export type RouteName = "responses" | "models" | "usage" | "health" | "readyz" | "metrics" | "ui" | "unknown"
+export type RouteName = "responses" | "messages" | "models" | "usage" | "health" | "readyz" | "metrics" | "ui" | "unknown"
 
 const GET_ROUTES: ReadonlyArray<readonly [string, RouteName]> = [
   ["/v1/models", "models"],
@@ -43,15 +44,27 @@ const isResponsesPath = (path: string): boolean => {
   return false
 }
 
+/** The Messages door's paths: `/v1/messages` and its `count_tokens`. */
+export const MESSAGES_PATHS = ["/v1/messages", "/v1/messages/count_tokens"] as const
+
+const isMessagesPath = (path: string): boolean => path === MESSAGES_PATHS[0] || path.startsWith("/v1/messages/")
+
 export const routeName = (path: string): RouteName =>
   getRoutes.get(path) ??
-    (isResponsesPath(path) ? "responses" : path === "/ui" || path.startsWith("/ui/") ? "ui" : "unknown")
+    (isResponsesPath(path)
+      ? "responses"
+      : isMessagesPath(path)
+      ? "messages"
+      : path === "/ui" || path.startsWith("/ui/")
+      ? "ui"
+      : "unknown")
 
 /** What a request no route took is told: 405 on a known path (with the method it takes), else 404. */
 export const refusal = (method: string, path: string): Envelope => {
   const name = routeName(path)
   if (name === "unknown") return routeNotFound(method, path)
-  return methodNotAllowed(method, path, [name === "responses" ? "POST" : "GET"])
+  if (name === "messages" && !(MESSAGES_PATHS as ReadonlyArray<string>).includes(path)) return routeNotFound(method, path)
+  return methodNotAllowed(method, path, [name === "responses" || name === "messages" ? "POST" : "GET"])
 }
 
 const websocketRefused = new RouteRefused({
@@ -101,6 +114,7 @@ export interface RouterOptions {
  */
 export const makeRouterWith = (options: RouterOptions) => Effect.gen(function*() {
   const responses = yield* makeResponsesHandler
+  const messages = yield* makeMessagesHandlers
   const { antigravityModels, models } = yield* makeModelsHandlers
   const usage = yield* makeUsageHandler
   const scheduler = yield* Scheduler
@@ -116,7 +130,10 @@ export const makeRouterWith = (options: RouterOptions) => Effect.gen(function*()
     HttpRouter.route("GET", "/metrics", metrics(scheduler, settings.metricsToken)),
     // The dashboard's key-holder view (its operator view is on the admin listener); `/ui/*` also
     // takes `/ui`.
-    HttpRouter.route("GET", "/ui/*", uiHandler("key"))
+    HttpRouter.route("GET", "/ui/*", uiHandler("key")),
+    // Claude Code and the Anthropic SDK (`?beta=true` is a query: the path is the same).
+    HttpRouter.route("POST", "/v1/messages", messages.messages),
+    HttpRouter.route("POST", "/v1/messages/count_tokens", messages.countTokens)
   ]
   for (const path of RESPONSES_PATHS) {
     // `<path>/*` takes `<path>` itself too.

@@ -1,7 +1,8 @@
 /** src/endpoints/responses/policy.ts: model lists, model offers, moderation texts, image-generation intent. */
 import { describe, expect, it } from "@effect/vitest"
 import type { Account, Group } from "../../src/domain/model.js"
-import { listedModels, moderationTexts, offersModel, roughInputTokens, wantsImageGeneration } from "../../src/endpoints/responses/policy.js"
+import { offersModel } from "../../src/domain/model.js"
+import { listedModels, moderationTexts, roughInputTokens, wantsImageGeneration } from "../../src/endpoints/responses/policy.js"
 
 const group = (overrides: Partial<Group> = {}): Group => ({
   name: "g",

@@ -61,6 +61,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
     const requestId = yield* currentRequestId
     const principal = yield* authenticate(keys, request, { allowExpired: false })
     const facts = yield* requestFacts
+    facts.door = "responses"
     facts.keyId = principal.key.id
     facts.group = principal.group.name
     const subpath = yield* Effect.fromResult(responsesSubpath(pathOf(request.url)))

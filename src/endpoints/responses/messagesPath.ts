@@ -22,7 +22,7 @@ import { finishStream, initialStreamState, stepStream, streamUsage } from "../..
 import type { AnthropicMessage, AnthropicStreamEvent } from "../../translate/types.js"
 import { answerJson, type PathPlan, type Planner, settlementFor } from "./openaiPath.js"
 import { relaySse } from "./sseRelay.js"
-import type { Answer } from "./upstreamCall.js"
+import type { Answer } from "../../core/upstreamCall.js"
 
 /**
  * One upstream event, or none for a frame that is not one. A plain JSON.parse: it runs for every
@@ -59,7 +59,7 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       stream: request.stream,
       headers
     })
-    const settlement = settlementFor(quota, input, now)
+    const settlement = settlementFor(quota, { ...input, model: request.model }, now)
     const ctx = {
       responseId: newId("resp"),
       model: request.model,

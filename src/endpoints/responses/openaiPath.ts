@@ -23,7 +23,7 @@ import { moderationTexts, stripImageCalls } from "./policy.js"
 import { settleUsage } from "./settle.js"
 import { relaySse } from "./sseRelay.js"
 import { countTokens } from "./tokenEstimate.js"
-import type { Answer } from "./upstreamCall.js"
+import type { Answer } from "../../core/upstreamCall.js"
 import type { RoutePlan } from "../../core/admittedTurn.js"
 import type { ResponsesRequest } from "./validate.js"
 
@@ -80,17 +80,27 @@ export const answerJson = (answer: Answer): Effect.Effect<{ readonly text: strin
         onFailure: (why) => Effect.fail(new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
       }))
 
+/** Who a settlement is for and where it is noted, whatever the door. */
+export interface SettlementInput {
+  readonly requestId: string
+  readonly principal: Principal
+  /** The model the client asked for (priced by that name). */
+  readonly model: string
+  readonly metricModel: string
+  readonly facts: RequestFacts
+}
+
 /**
  * A plan's settlement for `input`, recorded through `quota` once the answer is over; `started`
  * (epoch millis, from the Clock) is when the request was planned.
  */
-export const settlementFor = (quota: QuotaShape, input: PathInput, started: number) =>
+export const settlementFor = (quota: QuotaShape, input: SettlementInput, started: number) =>
   makeSettlement(
     (usage, estimated, now) =>
       settleUsage(quota, {
         requestId: input.requestId,
         principal: input.principal,
-        model: input.request.model,
+        model: input.model,
         usage,
         estimated,
         at: new Date(now)
@@ -164,7 +174,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
     const clock = yield* Clock.Clock
     const { principal, request } = input
     const stripImages = !principal.group.allowImageGeneration
-    const settlement = settlementFor(quota, input, clock.currentTimeMillisUnsafe())
+    const settlement = settlementFor(quota, { ...input, model: request.model }, clock.currentTimeMillisUnsafe())
 
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body, text }) => {

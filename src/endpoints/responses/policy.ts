@@ -3,7 +3,7 @@
  * moderation reads, and whether a request intends image generation. Tested without HTTP.
  */
 import type { Platform } from "../../domain/config.js"
-import { type Account, accountServes, type Group } from "../../domain/model.js"
+import type { Account, Group } from "../../domain/model.js"
 
 /**
  * /v1/models: the group's configured list, else the union of its accounts' model mappings, else the
@@ -27,15 +27,6 @@ export const listedModels = (
   return callable(defaults[group.platform])
 }
 
-/**
- * Whether a group serves a model: its configured list decides when it has one; otherwise some
- * account must serve it (an account without a mapping serves any model name). A group with no
- * accounts at all offers everything, and the scheduler then answers 503.
- */
-export const offersModel = (group: Group, accounts: ReadonlyArray<Account>, model: string): boolean => {
-  if (group.models !== undefined && group.models.length > 0) return group.models.includes(model)
-  return accounts.length === 0 || accounts.some((a) => accountServes(a, model))
-}
 
 const asRecord = (v: unknown): Record<string, unknown> | undefined =>
   typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined

@@ -1,9 +1,12 @@
 /**
  * Settlement after an answer: record usage once per request id. A failure here must not fail the
  * client's answer (it has been served), so it is logged with everything needed to reconcile it.
+ * The input tokens are also counted as read from the provider's prompt cache or not, per account
+ * (`facts.account`, the account that answered) and per key, whatever the store does: the upstream
+ * served them either way.
  */
 import { Effect, Metric } from "effect"
-import { costMicrosTotal, taggedCounters, tokensTotal, unpricedRequests } from "../../observability/metrics.js"
+import { costMicrosTotal, countInputTokens, taggedCounters, tokensTotal, unpricedRequests } from "../../observability/metrics.js"
 import type { RequestFacts } from "../../observability/requestFacts.js"
 import type { QuotaShape, Settlement } from "../../services/quota/Quota.js"
 
@@ -16,7 +19,7 @@ export const settleUsage = (
   settlement: Settlement,
   /** The label for `modelgate_tokens_total` and `modelgate_unpriced_requests_total` (bounded: see `metricModel` in handler.ts). */
   metricModel: string = settlement.model,
-  /** Where the access log reads the tokens and the cost. */
+  /** Where the access log reads the tokens and the cost; its `account` labels the cache split. */
   facts?: RequestFacts
 ): Effect.Effect<void> => {
   const { principal, usage } = settlement
@@ -24,7 +27,9 @@ export const settleUsage = (
     facts.inputTokens = usage.inputTokens
     facts.outputTokens = usage.outputTokens
   }
-  return quota.settle(settlement).pipe(
+  // An estimate (a stream cut before the upstream reported usage) knows nothing of the cache.
+  const cacheSplit = settlement.estimated === true ? Effect.void : countInputTokens(facts?.account, principal.key.id, usage)
+  const charged = quota.settle(settlement).pipe(
     Effect.flatMap(({ cost, priceFallback }) => {
       if (facts !== undefined) facts.costMicros = cost
       const counted = Effect.andThen(
@@ -47,4 +52,5 @@ export const settleUsage = (
     ),
     Effect.asVoid
   )
+  return Effect.andThen(cacheSplit, charged)
 }

@@ -51,6 +51,12 @@ export interface WaitingStreamOptions<A> {
   readonly stream: (value: A) => Stream.Stream<Uint8Array>
   /** Completes when running streams must end (shutdown). */
   readonly drainDeadline: Effect.Effect<void>
+  /**
+   * The door's grammar, when it is not Responses': the frame sent while waiting (default an SSE
+   * comment) and the frames of a wait that failed (default `response.created` + `response.failed`).
+   */
+  readonly keepAlive?: string
+  readonly failed?: (code: string, message: string, nowMillis: number) => string
 }
 
 const encoder = new TextEncoder()
@@ -79,7 +85,8 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): Stream.Strea
   return Stream.unwrap(Effect.gen(function*() {
     const outcome = yield* Deferred.make<Outcome<A>>()
     yield* Effect.forkScoped(Effect.flatMap(prepared, (o) => Deferred.succeed(outcome, o)))
-    const keepAlive = bytes(keepAliveComment)
+    const keepAlive = bytes(options.keepAlive ?? keepAliveComment)
+    const failed = options.failed ?? ((code, message, now) => failedResponseFrames(options.model, code, message, now))
     const keepAlives = Stream.concat(
       Stream.succeed(keepAlive),
       Stream.fromSchedule(Schedule.spaced(options.keepAliveMillis)).pipe(Stream.as(keepAlive))
@@ -87,7 +94,7 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): Stream.Strea
     const answer = Stream.unwrap(Effect.flatMap(Deferred.await(outcome), (o) =>
       o._tag === "Ready"
         ? Effect.succeed(options.stream(o.value))
-        : Effect.map(Clock.currentTimeMillis, (now) => Stream.succeed(bytes(failedResponseFrames(options.model, o.code, o.message, now))))))
+        : Effect.map(Clock.currentTimeMillis, (now) => Stream.succeed(bytes(failed(o.code, o.message, now))))))
     return Stream.concat(keepAlives, answer)
   }))
 }

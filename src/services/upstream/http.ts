@@ -69,6 +69,9 @@ interface Target {
   readonly origin: string
   /** The base URL's path (e.g. `/v1`), before the request's own. */
   readonly prefix: string
+  /** The account's credential and config headers: they win over anything a client sent. */
+  readonly own: Record<string, string>
+  /** Everything a request sends by default (content type, accept, API version), with `own`. */
   readonly jsonHeaders: Record<string, string>
   readonly streamHeaders: Record<string, string>
 }
@@ -79,12 +82,15 @@ const targetOf = (account: Account): Target => {
   // The account's credential, and what its config adds (OpenAI-Organization / OpenAI-Project).
   const own: Record<string, string> = account.platform === "openai"
     ? { ...openaiAccountHeaders(account), ...(secret === undefined ? {} : { authorization: `Bearer ${secret}` }) }
-    : { ...(secret === undefined ? {} : { "x-api-key": secret }), "anthropic-version": ANTHROPIC_VERSION }
+    : secret === undefined ? {} : { "x-api-key": secret }
+  // The API version is a default: a Messages client's own `anthropic-version` goes through as sent.
+  const version: Record<string, string> = account.platform === "openai" ? {} : { "anthropic-version": ANTHROPIC_VERSION }
   return {
     origin: url.origin,
     prefix: url.pathname.replace(/\/+$/, ""),
-    jsonHeaders: { "content-type": "application/json", accept: "application/json", ...own },
-    streamHeaders: { "content-type": "application/json", accept: "text/event-stream", ...own }
+    own,
+    jsonHeaders: { "content-type": "application/json", accept: "application/json", ...version, ...own },
+    streamHeaders: { "content-type": "application/json", accept: "text/event-stream", ...version, ...own }
   }
 }
 
@@ -139,8 +145,8 @@ class Exchange implements Dispatcher.DispatchHandler {
       origin: target.origin,
       path: `${target.prefix}${req.path}`,
       method: "POST",
-      // The client's forwarded headers first, so the account's own (its credentials) always win.
-      headers: req.headers === undefined ? own : { ...req.headers, ...own },
+      // The client's forwarded headers over the defaults, and the account's own (its credentials) over both.
+      headers: req.headers === undefined ? own : { ...own, ...req.headers, ...target.own },
       body: req.body
     }, this)
   }

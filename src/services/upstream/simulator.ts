@@ -13,6 +13,11 @@ export const simulatorUpstream: UpstreamShape = {
     // `created_at` is the Clock's time, so a gateway on a TestClock answers at the test's time.
     Effect.map(Clock.currentTimeMillis, (now) => {
       const body = JSON.parse(req.body) as Record<string, unknown>
+      if (req.path.endsWith("/count_tokens")) {
+        // Anthropic's count endpoint: about four characters a token, as the simulator counts usage.
+        const json = { input_tokens: Math.max(1, Math.ceil(JSON.stringify(body["messages"] ?? []).length / 4)) }
+        return { status: 200, headers: { "content-type": "application/json" }, body: wholeBody(encoder.encode(JSON.stringify(json))) }
+      }
       const messages = req.path.endsWith("/messages")
       const answer = messages ? simulateMessages(body) : simulateResponses(body, { createdAt: Math.floor(now / 1000) })
       if (!req.stream) {

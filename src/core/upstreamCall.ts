@@ -17,17 +17,17 @@ import {
   type StoreError,
   UpstreamFailed,
   upstreamRefusedRequest
-} from "../../domain/errors.js"
-import type { Account, Principal } from "../../domain/model.js"
-import { redactSecrets } from "../../domain/redact.js"
-import { decodeUpstreamError, parseUpstreamJson } from "../../domain/upstreamJson.js"
-import { upstreamFirstByte } from "../../observability/metrics.js"
-import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../../services/scheduler/Scheduler.js"
-import { countFailover } from "../../services/scheduler/metrics.js"
-import { retryAfterMillis } from "../../services/scheduler/rateLimitReset.js"
-import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../../services/upstream/Upstream.js"
-import type { RequestFacts } from "../../observability/requestFacts.js"
-import { traced, traceparentOf } from "../../observability/tracing.js"
+} from "../domain/errors.js"
+import type { Account, Principal } from "../domain/model.js"
+import { redactSecrets } from "../domain/redact.js"
+import { decodeUpstreamError, parseUpstreamJson } from "../domain/upstreamJson.js"
+import { upstreamFirstByte } from "../observability/metrics.js"
+import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../services/scheduler/Scheduler.js"
+import { countFailover } from "../services/scheduler/metrics.js"
+import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
+import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../services/upstream/Upstream.js"
+import type { RequestFacts } from "../observability/requestFacts.js"
+import { traced, traceparentOf } from "../observability/tracing.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
 

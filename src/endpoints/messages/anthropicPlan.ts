@@ -1,0 +1,104 @@
+/**
+ * Messages requests for Anthropic groups: passthrough. The body goes to an Anthropic account as the
+ * client sent it (re-serialised only when the account maps the model name), with the client's
+ * `anthropic-version` and `anthropic-beta`; the answer (JSON or SSE) comes back as it came, but for
+ * the model name restored. Usage is read from the answer and settled at the cache prices.
+ */
+import { Clock, Effect, type Stream } from "effect"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { Settings } from "../../config/AppConfig.js"
+import type { RoutePlan } from "../../core/admittedTurn.js"
+import type { InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
+import { anthropicPassthroughHeaders, type ClientHeaders } from "../../domain/forwardHeaders.js"
+import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
+import { emptyUsage } from "../../domain/usage.js"
+import type { RequestFacts } from "../../observability/requestFacts.js"
+import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
+import { Quota } from "../../services/quota/Quota.js"
+import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
+import { foldUsage } from "../../translate/output.js"
+import { json as jsonReply, rawJson } from "../kit/reply.js"
+import { answerJson, estimatedUsage, settlementFor } from "../responses/openaiPath.js"
+import { relaySse } from "../responses/sseRelay.js"
+import type { Answer } from "../../core/upstreamCall.js"
+import { MessagesPassthrough } from "./passthroughStream.js"
+import { messagesTexts } from "./policy.js"
+import type { MessagesRequest } from "./validate.js"
+
+export interface MessagesPlanInput {
+  readonly requestId: string
+  readonly principal: Principal
+  readonly request: MessagesRequest
+  /** The body exactly as the client sent it. */
+  readonly rawBody: string
+  readonly metricModel: string
+  readonly facts: RequestFacts
+  readonly clientHeaders: ClientHeaders
+  /** The sticky-session id, which also names the upstream's prompt cache (openaiPlan.ts). */
+  readonly session: string | undefined
+}
+
+/** A Messages request's plan: the upstream call, and its answer rendered for a Messages client. */
+export interface MessagesPlan extends RoutePlan {
+  readonly json: (answer: Answer) => Effect.Effect<HttpServerResponse.HttpServerResponse, UpstreamFailed>
+  /** The client's SSE frames: never fails, always ends with `message_stop` or an `error` event. */
+  readonly stream: (answer: Answer) => Stream.Stream<Uint8Array>
+}
+
+export type MessagesPlanner = (input: MessagesPlanInput) => Effect.Effect<MessagesPlan, InvalidRequest>
+
+export const makeAnthropicPlanner = Effect.gen(function*() {
+  const quota = yield* Quota
+  const lifecycle = yield* Lifecycle
+  const settings = yield* Settings
+  const plan: MessagesPlanner = (input) =>
+    Effect.map(Clock.currentTimeMillis, (started) => {
+      const { principal, request } = input
+      const settlement = settlementFor(quota, { ...input, model: request.model }, started)
+      const headers = anthropicPassthroughHeaders(input.clientHeaders)
+
+      const build = (account: Account): UpstreamRequest => {
+        const model = upstreamModel(account, request.model)
+        return {
+          path: "/v1/messages",
+          body: model === request.model ? input.rawBody : JSON.stringify({ ...request.body, model }),
+          stream: request.stream,
+          headers
+        }
+      }
+
+      const json = (answer: Answer) =>
+        Effect.map(answerJson(answer), ({ body, text }) => {
+          const usage = foldUsage(emptyUsage, body["usage"])
+          settlement.arm(() => usage)
+          if (body["model"] === request.model || typeof body["model"] !== "string") return rawJson(text)
+          body["model"] = request.model
+          return jsonReply(body)
+        })
+
+      const stream = (answer: Answer) => {
+        const state = new MessagesPassthrough(request.model)
+        // Billed as reported; a stream cut before its output was reported keeps message_start's
+        // exact input and estimates the output sent (or, with no message_start, both).
+        settlement.arm(() => {
+          const reported = state.reportedUsage()
+          if (reported !== undefined) return reported
+          const start = state.startUsage()
+          const estimate = estimatedUsage(principal.group.name, start === undefined ? messagesTexts(request.body) : [], state.outputSoFar())
+          return start === undefined ? estimate : Effect.map(estimate, (u) => ({ ...start, outputTokens: u.outputTokens }))
+        })
+        return relaySse(answer.response.body, {
+          frames: (frames) => {
+            let out = ""
+            for (const frame of frames) out += state.onFrame(frame)
+            return out
+          },
+          finish: (early) => state.finish(early)
+        }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+      }
+
+      const messagesPlan: MessagesPlan = { build, json, stream, settle: settlement.settle }
+      return messagesPlan
+    })
+  return plan
+})

@@ -1,0 +1,94 @@
+/**
+ * Messages requests for OpenAI groups: translated. The Messages body becomes a Responses body
+ * (src/translate/messages/request.ts), the Responses answer a Messages one, JSON or event by event
+ * (response.ts, stream.ts). The upstream's prompt cache is named by the session when the client's
+ * request names none, so a long Claude Code session reads its prefix from the cache.
+ */
+import { Clock, Effect, Option, Result } from "effect"
+import { Settings } from "../../config/AppConfig.js"
+import { InvalidRequest } from "../../domain/errors.js"
+import { type Account, upstreamModel } from "../../domain/model.js"
+import { encodeEvent } from "../../domain/sse.js"
+import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
+import { Quota } from "../../services/quota/Quota.js"
+import { promptCacheKeyFor } from "../../services/scheduler/session.js"
+import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
+import { messagesToResponses } from "../../translate/messages/request.js"
+import { responseToMessage } from "../../translate/messages/response.js"
+import { MessagesStreamTranslator } from "../../translate/messages/stream.js"
+import { json as jsonReply } from "../kit/reply.js"
+import { answerJson, estimatedUsage, settlementFor } from "../responses/openaiPath.js"
+import { relaySse } from "../responses/sseRelay.js"
+import type { Answer } from "../../core/upstreamCall.js"
+import type { MessagesPlan, MessagesPlanner } from "./anthropicPlan.js"
+import { messagesTexts } from "./policy.js"
+
+/** One upstream Responses event, or none for a frame that is not one (a comment, `[DONE]`). */
+const parseEvent = (data: string): Option.Option<Record<string, unknown>> => {
+  if (data === "" || data === "[DONE]") return Option.none()
+  try {
+    const json = JSON.parse(data) as unknown
+    return typeof json === "object" && json !== null && !Array.isArray(json) ? Option.some(json as Record<string, unknown>) : Option.none()
+  } catch {
+    return Option.none()
+  }
+}
+
+export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
+  const quota = yield* Quota
+  const lifecycle = yield* Lifecycle
+  const settings = yield* Settings
+  const plan: MessagesPlanner = (input) =>
+    Effect.gen(function*() {
+      const { principal, request } = input
+      const translation = messagesToResponses(request.body)
+      if (Result.isFailure(translation)) {
+        const e = translation.failure
+        return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
+      }
+      const body = translation.success
+      if (body["prompt_cache_key"] === undefined && input.session !== undefined) {
+        body["prompt_cache_key"] = promptCacheKeyFor(input.session)
+      }
+      const started = yield* Clock.currentTimeMillis
+      const settlement = settlementFor(quota, { ...input, model: request.model }, started)
+
+      const build = (account: Account): UpstreamRequest => ({
+        path: "/responses",
+        body: JSON.stringify({ ...body, model: upstreamModel(account, request.model), stream: request.stream }),
+        stream: request.stream,
+        headers: undefined
+      })
+
+      const json = (answer: Answer) =>
+        Effect.map(answerJson(answer), ({ body: response }) => {
+          const { message, usage } = responseToMessage(response, { model: request.model })
+          settlement.arm(() => usage)
+          return jsonReply(message)
+        })
+
+      const stream = (answer: Answer) => {
+        const translator = new MessagesStreamTranslator({ model: request.model })
+        settlement.arm(() =>
+          translator.usage() ?? estimatedUsage(principal.group.name, messagesTexts(request.body), translator.outputText())
+        )
+        return relaySse(answer.response.body, {
+          frames: (frames) => {
+            let out = ""
+            for (const frame of frames) {
+              const event = parseEvent(frame.data)
+              if (Option.isNone(event)) continue
+              for (const e of translator.step(event.value)) out += encodeEvent(e)
+            }
+            return out
+          },
+          finish: (early) =>
+            translator.finish(early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }).map(encodeEvent).join("")
+        }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+      }
+
+      const messagesPlan: MessagesPlan = { build, json, stream, settle: settlement.settle }
+      return messagesPlan
+    })
+  return plan
+})

@@ -1,0 +1,105 @@
+/**
+ * The bookkeeping of a Messages stream relayed from an Anthropic upstream as it came: frames go to
+ * the client untouched, except `message_start`, whose model is restored to the requested name when
+ * the account maps it. Usage is read from `message_start` (input, cache reads and writes) and
+ * `message_delta` (cumulative output). A stream that ends without `message_stop` gets an `error`
+ * event, so the client knows it is cut rather than complete. Pure and synchronous; one per stream.
+ */
+import type { SseFrame } from "../../domain/sse.js"
+import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
+import { foldUsage } from "../../translate/output.js"
+import { errorFrame } from "./events.js"
+
+const TYPE = /"type"\s*:\s*"([^"]+)"/
+
+const parse = (data: string): Record<string, unknown> | undefined => {
+  try {
+    const json = JSON.parse(data) as unknown
+    return typeof json === "object" && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+export interface Ending {
+  readonly code: string
+  readonly message: string
+}
+
+export class MessagesPassthrough {
+  private usage: TokenUsage | undefined
+  /** Whether `message_delta` said how much was produced (else the output must be estimated). */
+  private outputReported = false
+  private ended = false
+  /** The deltas' data as received: read only to estimate a cut stream's output. */
+  private readonly deltas: Array<string> = []
+
+  constructor(readonly requestedModel: string) {}
+
+  onFrame(frame: SseFrame): string {
+    if (frame.data === "") return frame.text
+    const type = frame.event ?? TYPE.exec(frame.data)?.[1]
+    switch (type) {
+      case "content_block_delta":
+        this.deltas.push(frame.data)
+        return frame.text
+      case "message_start": {
+        const event = parse(frame.data)
+        const message = event?.["message"]
+        if (!isRecord(message)) return frame.text
+        this.usage = foldUsage(emptyUsage, message["usage"])
+        if (message["model"] === this.requestedModel) return frame.text
+        message["model"] = this.requestedModel
+        return `event: message_start\ndata: ${JSON.stringify(event)}\n\n`
+      }
+      case "message_delta": {
+        const usage = parse(frame.data)?.["usage"]
+        if (isRecord(usage)) {
+          this.usage = foldUsage(this.usage ?? emptyUsage, usage)
+          if (typeof usage["output_tokens"] === "number") this.outputReported = true
+        }
+        return frame.text
+      }
+      case "message_stop":
+      case "error":
+        this.ended = true
+        return frame.text
+      default:
+        return frame.text
+    }
+  }
+
+  /** The closing frame of a stream that stopped before `message_stop` (nothing for one that finished). */
+  finish(early: Ending | undefined): string {
+    if (this.ended && early === undefined) return ""
+    this.ended = true
+    const ending = early ?? { code: "server_error", message: "The upstream stream ended before the message was complete" }
+    return errorFrame(ending.code, ending.message)
+  }
+
+  /** The usage as the upstream reported it; undefined when the output was never reported. */
+  reportedUsage(): TokenUsage | undefined {
+    return this.outputReported ? this.usage : undefined
+  }
+
+  /** The exact input `message_start` gave, if it came (a cut stream keeps it and estimates only the output). */
+  startUsage(): TokenUsage | undefined {
+    return this.usage
+  }
+
+  /** The text, thinking and tool input sent so far, for estimating a cut stream's output. */
+  outputSoFar(): string {
+    let out = ""
+    for (const data of this.deltas) {
+      const delta = parse(data)?.["delta"]
+      if (!isRecord(delta)) continue
+      for (const key of ["text", "thinking", "partial_json"]) {
+        const value = delta[key]
+        if (typeof value === "string") out += value
+      }
+    }
+    return out
+  }
+}

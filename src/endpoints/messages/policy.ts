@@ -1,0 +1,51 @@
+/**
+ * What admission reads of a Messages request: the texts a model reads (system, messages, tool
+ * results) for moderation and the rough token count. Pure.
+ */
+import type { TurnPolicy } from "../../core/admittedTurn.js"
+import type { MessagesRequest } from "./validate.js"
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const pushTexts = (content: unknown, out: Array<string>): void => {
+  if (typeof content === "string") {
+    out.push(content)
+    return
+  }
+  if (!Array.isArray(content)) return
+  for (const block of content) {
+    if (!isRecord(block)) continue
+    if (typeof block["text"] === "string") out.push(block["text"])
+    // A tool result's content is text the model reads as well.
+    else if (block["type"] === "tool_result") pushTexts(block["content"], out)
+  }
+}
+
+/** Every text of the request a model will read: the system prompt and each message's text. */
+export const messagesTexts = (body: Record<string, unknown>): Array<string> => {
+  const out: Array<string> = []
+  pushTexts(body["system"], out)
+  const messages = body["messages"]
+  if (Array.isArray(messages)) {
+    for (const message of messages) if (isRecord(message)) pushTexts(message["content"], out)
+  }
+  return out
+}
+
+/** Characters / 4 of the texts and tool definitions, as for Responses requests (endpoints/responses/policy.ts). */
+export const roughMessagesTokens = (body: Record<string, unknown>): number => {
+  let chars = 0
+  for (const text of messagesTexts(body)) chars += text.length
+  const tools = body["tools"]
+  if (Array.isArray(tools) && tools.length > 0) chars += JSON.stringify(tools).length
+  return Math.ceil(chars / 4)
+}
+
+/** The Messages API has no image generation: the image gate never refuses a Messages request. */
+export const messagesPolicy = (request: MessagesRequest): TurnPolicy => ({
+  model: request.model,
+  stream: request.stream,
+  texts: () => messagesTexts(request.body),
+  wantsImageGeneration: false,
+  roughInputTokens: () => roughMessagesTokens(request.body)
+})
