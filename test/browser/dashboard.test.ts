@@ -93,6 +93,58 @@ if (existsSync(CHROMIUM)) {
       await page.close()
     })
 
+    it("an operator sees the prompt-cache hit ratio per key and per account", async () => {
+      const admin = (path: string, body?: unknown) =>
+        fetch(`${running.admin}${path}`, {
+          method: body === undefined ? "GET" : "POST",
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        }).then((r) => r.json() as Promise<unknown>)
+      const issued = await admin("/admin/keys", { user: "erin", group: "an", name: "cache-key" }) as { key: string }
+      // Two turns of one conversation, translated to the Anthropic account: the translation marks
+      // its prefix for the prompt cache, and the (simulated) provider reads the instructions from it.
+      const instructions = "You are a careful assistant. ".repeat(40)
+      for (const input of ["First question.", "Second question."]) {
+        const res = await fetch(`${running.gateway}/v1/responses`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${issued.key}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "claude-sonnet-4-6", instructions, input })
+        })
+        await res.text()
+        expect(res.status).toBe(200)
+      }
+      const percent = (r: number) => `${Math.floor(r * 1000) / 10}%`
+      const today = new Date().toISOString().slice(0, 10)
+      const usage = await admin(`/admin/usage?by=key&start_date=${today}&end_date=${today}`) as {
+        rows: Array<{ bucket: string; input_tokens: number; cache_read_tokens: number }>
+      }
+      const keyRow = usage.rows.find((r) => r.bucket === "cache-key")
+      expect(keyRow?.cache_read_tokens).toBeGreaterThan(0)
+      const keyRatio = (keyRow?.cache_read_tokens ?? 0) / (keyRow?.input_tokens ?? 1)
+      expect(keyRatio).toBeGreaterThan(0.5)
+
+      const page = await browser.newPage({ viewport: { width: 1200, height: 900 } })
+      await page.goto(`${running.admin}/ui`)
+      await page.getByLabel("Admin token").fill(ADMIN_TOKEN)
+      await page.getByRole("button", { name: "Sign in" }).click()
+      const topKeys = page.locator("#top-keys")
+      await expect.poll(() => topKeys.textContent(), { timeout: 5_000 }).toContain("cache-key")
+      expect(await topKeys.locator("th").nth(3).textContent()).toBe("Cache hit")
+      expect(await topKeys.locator("tr", { hasText: "cache-key" }).locator("td").nth(3).textContent()).toBe(percent(keyRatio))
+      // A key whose provider read nothing from a cache shows 0%.
+      expect(await topKeys.locator("tr", { hasText: "browser-key" }).locator("td").nth(3).textContent()).toBe("0%")
+
+      await page.getByRole("button", { name: "Accounts" }).click()
+      const accounts = page.locator("#accounts")
+      await expect.poll(() => accounts.textContent()).toContain("sim-an")
+      expect(await accounts.locator("th").nth(5).textContent()).toBe("Cache hit")
+      const anRow = accounts.locator("tr", { hasText: "sim-an" }).locator("td").nth(5)
+      // The account served only this key's two requests in this gateway process.
+      expect(await anRow.textContent()).toBe(`${percent(keyRatio)} of ${keyRow?.input_tokens} tokens`)
+      await shot(page, "admin-accounts")
+      await page.close()
+    })
+
     it("a key holder sees their own usage and nothing of anyone else's, also on a phone-width screen", async () => {
       // Two keys of the same user: the holder of one sees only that one's requests.
       expect(await respond(running.gateway, "sk-admin-config-key-0001", "gpt-5.4-mini")).toBe(200)
@@ -115,6 +167,8 @@ if (existsSync(CHROMIUM)) {
       expect(rows).toHaveLength(1) // gpt-5.4 was someone else's key
       expect(await models.locator("tbody tr td").nth(1).textContent()).toBe("2")
       expect(await page.locator("#key-cards").textContent()).toContain("2 requests")
+      // Their own prompt-cache hit ratio (the simulated OpenAI account reads nothing from a cache).
+      expect(await page.locator("#key-cards").textContent()).toContain("Cache hit0%")
       expect(await fitsWidth(page)).toBe(true)
       await shot(page, "key-holder")
 
