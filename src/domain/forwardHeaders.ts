@@ -90,15 +90,17 @@ export const openaiAccountHeaders = (account: Account): ForwardedHeaders => {
 
 /**
  * What a Messages request to an Anthropic upstream (passthrough) carries of the client's headers:
- * `anthropic-version` and `anthropic-beta` as sent, as Anthropic's gateway guidance asks; the body
- * is the client's too, so whatever it opted into is the upstream's to judge.
+ * `anthropic-version` and `anthropic-beta` as sent, as Anthropic's gateway guidance asks, and Claude
+ * Code's session id (the provider reads it as the client sent it to them directly); the body is the
+ * client's too, so whatever it opted into is the upstream's to judge.
  */
+const PASSTHROUGH_HEADERS = ["anthropic-version", "anthropic-beta", "x-claude-code-session-id"] as const
+
 export const anthropicPassthroughHeaders = (headers: ClientHeaders): ForwardedHeaders | undefined => {
-  const version = valueOf(headers, "anthropic-version")
-  const beta = valueOf(headers, "anthropic-beta")
-  if (version === undefined && beta === undefined) return undefined
-  return {
-    ...(version === undefined ? {} : { "anthropic-version": version }),
-    ...(beta === undefined ? {} : { "anthropic-beta": beta })
+  let forwarded: Record<string, string> | undefined
+  for (const name of PASSTHROUGH_HEADERS) {
+    const value = valueOf(headers, name)
+    if (value !== undefined) (forwarded ??= {})[name] = value
   }
+  return forwarded
 }

@@ -12,7 +12,7 @@
  * The request's Scope (the platform's, closed after the response is written) carries what a request
  * holds: slots, the upstream connection, the settlement that runs after the answer.
  */
-import { Cause, Clock, Context, Effect, Exit, Layer, References, Scope, type Tracer } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Layer, Scope, type Tracer } from "effect"
 import type * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -21,11 +21,11 @@ import { envelopeBody, envelopeHeaders, envelopeOf, type Envelope, internalError
 import type { GatewayError } from "../domain/errors.js"
 import { anthropicErrorOf } from "../domain/anthropicError.js"
 import { newRequestId } from "../domain/ids.js"
-import { currentRequestId, pathOf } from "../endpoints/kit/request.js"
-import { type GatewayApp, makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
+import { pathOf, requestContext } from "../endpoints/kit/request.js"
+import { makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
 import { AccessLog } from "../observability/accessLog.js"
 import { countRequest } from "../observability/metrics.js"
-import { currentRequestFacts, newRequestFacts } from "../observability/requestFacts.js"
+import { newRequestFacts } from "../observability/requestFacts.js"
 import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
 import { makeRouterWith, MESSAGES_PATHS, refusal, routeName } from "./router.js"
 import { watchWriteStall } from "./writeStall.js"
@@ -70,6 +70,13 @@ export interface GatewayAppOptions {
   readonly tracing?: boolean
 }
 
+/** The gateway as an HttpEffect: every request answered, its failures mapped to the envelope. */
+export type GatewayApp = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  never,
+  HttpServerRequest.HttpServerRequest | Scope.Scope
+>
+
 /** A Scope's exit that says the request was interrupted: its client left (or the server cut it). */
 const interrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>
   Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)
@@ -80,9 +87,7 @@ const interrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>
  * request and its Scope.
  */
 export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(function*() {
-  // The WebSocket endpoint runs each turn through this very app, made below.
-  let self: GatewayApp | undefined
-  const responsesUpgrade = yield* makeResponsesWebSocket(() => self!)
+  const responsesUpgrade = yield* makeResponsesWebSocket
   const router = yield* makeRouterWith({ responsesUpgrade })
   const accessLog = yield* AccessLog
   const stallMillis = (yield* Settings).streamWriteTimeoutMillis
@@ -98,13 +103,7 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
     const path = pathOf(request.url)
     const facts = newRequestFacts()
     // What the request's steps read: its id, its facts, and the id on every log line.
-    const annotations = { ...fiber.getRef(References.CurrentLogAnnotations), request_id: id }
-    const requestContext = <R>(context: Context.Context<R>): Context.Context<R> =>
-      Context.add(
-        Context.add(Context.add(context, currentRequestId, id), currentRequestFacts, facts),
-        References.CurrentLogAnnotations,
-        annotations
-      )
+    const withRequest = requestContext(id, facts)
     let status = 200
     let code = "ok"
     let answeredAt: number | undefined
@@ -169,9 +168,7 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
     }
 
     const served = Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
-    // Three entries added to the fiber's context (overlays); Effect.provideContext would merge a
-    // context into it instead, copying every service of the app on every request.
-    if (!tracing) return Effect.updateContext(Effect.andThen(logged(undefined), served), requestContext)
+    if (!tracing) return Effect.updateContext(Effect.andThen(logged(undefined), served), withRequest)
     return Effect.updateContext(
       startRequestSpan(request, path, routeTemplate(path)).pipe(
         Effect.tap((span) => {
@@ -180,10 +177,9 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
         }),
         Effect.flatMap((span) => Effect.withParentSpan(served, span))
       ),
-      requestContext
+      withRequest
     )
   })
-  self = app
   return app
 })
 

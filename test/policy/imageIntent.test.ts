@@ -10,6 +10,16 @@ import { SseDecoder } from "../../src/domain/sse.js"
 import { image, imageAnswer, message, sseText } from "../support/imageAnswer.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
 
+/** What the stream writes for one frame, as SSE text (undefined: nothing). */
+const onFrame = (state: PassthroughStream, frame: SseFrame): string | undefined => {
+  const out = new SseText()
+  state.onFrame(frame, out)
+  return out.take()
+}
+
+import { SseText } from "../../src/endpoints/kit/eventOut.js"
+import type { SseFrame } from "../../src/domain/sse.js"
+
 describe("image-generation intent", () => {
   const intent: Array<[string, Record<string, unknown>]> = [
     ["image model", { model: "gpt-image-1" }],
@@ -40,7 +50,7 @@ const sse = (events: ReadonlyArray<Record<string, unknown>>) => new TextEncoder(
 
 const runThrough = (stream: PassthroughStream) => {
   const decoder = new SseDecoder()
-  const out = decoder.push(sse(upstreamEvents())).map((f) => stream.onFrame(f)).filter((t) => t !== undefined).join("")
+  const out = decoder.push(sse(upstreamEvents())).map((f) => onFrame(stream, f)).filter((t) => t !== undefined).join("")
   return new SseDecoder().push(new TextEncoder().encode(out)).map((f) => JSON.parse(f.data) as Record<string, unknown>)
 }
 

@@ -10,6 +10,16 @@ import { PassthroughStream } from "../../src/endpoints/responses/passthroughStre
 import { relaySse } from "../../src/endpoints/responses/sseRelay.js"
 import { SseDecoder } from "../../src/domain/sse.js"
 
+/** What the stream writes for one frame, as SSE text (undefined: nothing). */
+const onFrame = (state: PassthroughStream, frame: SseFrame): string | undefined => {
+  const out = new SseText()
+  state.onFrame(frame, out)
+  return out.take()
+}
+
+import { SseText } from "../../src/endpoints/kit/eventOut.js"
+import type { SseFrame } from "../../src/domain/sse.js"
+
 const MB = 1024 * 1024
 const encoder = new TextEncoder()
 
@@ -38,7 +48,7 @@ describe("large SSE events", () => {
   it("a multi-MB delta counts toward the output estimate of a cut stream", () => {
     const state = new PassthroughStream("gpt-5.4")
     const decoder = new SseDecoder()
-    for (const chunk of chunked(bigDelta(8 * MB), 64 * 1024)) for (const frame of decoder.push(chunk)) state.onFrame(frame)
+    for (const chunk of chunked(bigDelta(8 * MB), 64 * 1024)) for (const frame of decoder.push(chunk)) onFrame(state, frame)
     expect(state.usageSoFar().outputTokens).toBe(2 * MB)
   })
 
@@ -47,8 +57,10 @@ describe("large SSE events", () => {
     const created = `event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","created_at":1,"status":"in_progress","model":"gpt-5.4","output":[]}}\n\n`
     const body = Stream.fromIterable([encoder.encode(created), ...chunked(bigDelta(2 * MB), 64 * 1024)])
     const relayed = relaySse(body, {
-      frames: (frames) => frames.map((f) => state.onFrame(f) ?? "").join(""),
-      finish: (early) => state.finish(early ?? { code: "server_error", message: "cut" }, 1_795_000_000_000)
+      frames: (frames, out) => {
+        for (const f of frames) state.onFrame(f, out)
+      },
+      finish: (early, out) => state.finish(early ?? { code: "server_error", message: "cut" }, 1_795_000_000_000, out)
     }, () => false, MB)
     const out = Buffer.concat(await Effect.runPromise(Stream.runCollect(relayed))).toString("utf8")
     const events = out.split("\n\n").filter((f) => f !== "").map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as { type: string; response?: { error?: { code: string; message: string } } })

@@ -1,8 +1,24 @@
 /** src/endpoints/responses/passthroughStream.ts: what the passthrough changes in a stream, and how it closes one. */
 import { describe, expect, it } from "@effect/vitest"
-import { PassthroughStream } from "../../src/endpoints/responses/passthroughStream.js"
+import { PassthroughStream, type StreamEnding } from "../../src/endpoints/responses/passthroughStream.js"
 import { encodeEvent, SseDecoder, type SseFrame } from "../../src/domain/sse.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
+
+/** What the stream writes for one frame, as SSE text (undefined: nothing). */
+const onFrame = (state: PassthroughStream, frame: SseFrame): string | undefined => {
+  const out = new SseText()
+  state.onFrame(frame, out)
+  return out.take()
+}
+
+/** The closing events, as SSE text ("" when none are owed). */
+const finish = (state: PassthroughStream, ending: StreamEnding, now: number): string => {
+  const out = new SseText()
+  state.finish(ending, now, out)
+  return out.take() ?? ""
+}
+
+import { SseText } from "../../src/endpoints/kit/eventOut.js"
 
 const frameOf = (text: string): SseFrame => {
   const frames = new SseDecoder().push(new TextEncoder().encode(text))
@@ -63,7 +79,7 @@ describe("PassthroughStream", () => {
   it("rewrites the model on lifecycle events only, and passes every other frame byte for byte", () => {
     const state = new PassthroughStream("gpt-5.4")
     frames.forEach((frame, i) => {
-      const out = state.onFrame(frame)
+      const out = onFrame(state, frame)
       if (out === undefined) throw new Error("frame dropped")
       const type = upstreamEvents[i]?.["type"] as string
       if (type === "response.created" || type === "response.in_progress" || type === "response.completed") {
@@ -78,24 +94,24 @@ describe("PassthroughStream", () => {
       }
     })
     expect(state.finished).toBe(true)
-    expect(state.finish({ code: "server_error", message: "late" }, NOW)).toBe("")
+    expect(finish(state, { code: "server_error", message: "late" }, NOW)).toBe("")
   })
 
   it("leaves a lifecycle frame untouched when the model already matches", () => {
     const state = new PassthroughStream("upstream-model-2026")
-    expect(state.onFrame(frames[0]!)).toBe(frames[0]!.text)
+    expect(onFrame(state, frames[0]!)).toBe(frames[0]!.text)
   })
 
   it("drops data: [DONE] and passes comments", () => {
     const state = new PassthroughStream("m")
-    expect(state.onFrame(frameOf("data: [DONE]\n\n"))).toBeUndefined()
+    expect(onFrame(state, frameOf("data: [DONE]\n\n"))).toBeUndefined()
     const comment = frameOf(": keep-alive\n\n")
-    expect(state.onFrame(comment)).toBe(comment.text)
+    expect(onFrame(state, comment)).toBe(comment.text)
   })
 
   it("reads the upstream's usage from the terminal event", () => {
     const state = new PassthroughStream("gpt-5.4")
-    for (const f of frames) state.onFrame(f)
+    for (const f of frames) onFrame(state, f)
     expect(state.usageSoFar()).toEqual({
       inputTokens: 12,
       outputTokens: 5,
@@ -107,14 +123,14 @@ describe("PassthroughStream", () => {
 
   it("estimates usage from the deltas when the stream was cut", () => {
     const state = new PassthroughStream("gpt-5.4")
-    for (const f of frames.slice(0, 6)) state.onFrame(f)
+    for (const f of frames.slice(0, 6)) onFrame(state, f)
     expect(state.usageSoFar().outputTokens).toBe(Math.ceil("Hello".length / 4))
   })
 
   it("finish() after a cut: response.failed with the next sequence_number and the same response id", () => {
     const state = new PassthroughStream("gpt-5.4")
-    const seen = frames.slice(0, 5).map((f) => parse(state.onFrame(f)!))
-    const closing = eventsIn(state.finish({ code: "server_error", message: "upstream went away" }, NOW))
+    const seen = frames.slice(0, 5).map((f) => parse(onFrame(state, f)!))
+    const closing = eventsIn(finish(state, { code: "server_error", message: "upstream went away" }, NOW))
     expect(closing).toHaveLength(1)
     const failed = closing[0] as { type: string; sequence_number: number; response: Record<string, unknown> }
     expect(failed.type).toBe("response.failed")
@@ -129,20 +145,20 @@ describe("PassthroughStream", () => {
     })
     expect(checkResponsesStream([...seen, failed])).toEqual([])
     // Only once.
-    expect(state.finish({ code: "server_error", message: "again" }, NOW)).toBe("")
+    expect(finish(state, { code: "server_error", message: "again" }, NOW)).toBe("")
   })
 
   it("finish() after an item was done lists that item in response.failed", () => {
     const state = new PassthroughStream("gpt-5.4")
-    const seen = frames.slice(0, 9).map((f) => parse(state.onFrame(f)!))
-    const [failed] = eventsIn(state.finish({ code: "server_shutting_down", message: "bye" }, NOW))
+    const seen = frames.slice(0, 9).map((f) => parse(onFrame(state, f)!))
+    const [failed] = eventsIn(finish(state, { code: "server_shutting_down", message: "bye" }, NOW))
     expect((failed?.["response"] as { output: unknown }).output).toEqual([message])
     expect(checkResponsesStream([...seen, failed!])).toEqual([])
   })
 
   it("finish() before anything arrived: response.created then response.failed, a valid stream on its own", () => {
     const state = new PassthroughStream("gpt-5.4")
-    const out = eventsIn(state.finish({ code: "server_error", message: "no answer" }, NOW))
+    const out = eventsIn(finish(state, { code: "server_error", message: "no answer" }, NOW))
     expect(out.map((e) => e["type"])).toEqual(["response.created", "response.failed"])
     expect(out.map((e) => e["sequence_number"])).toEqual([0, 1])
     const [created, failed] = out as Array<{ response: { id: string; model: string; created_at: number } }>
@@ -156,18 +172,18 @@ describe("PassthroughStream", () => {
   it("finish() after response.completed / incomplete / failed adds nothing", () => {
     for (const terminal of ["response.completed", "response.incomplete", "response.failed"]) {
       const state = new PassthroughStream("gpt-5.4")
-      state.onFrame(frames[0]!)
+      onFrame(state, frames[0]!)
       const status = terminal.slice("response.".length)
-      state.onFrame(frameOf(encodeEvent({ type: terminal, sequence_number: 1, response: response(status) })))
-      expect(state.finish({ code: "server_error", message: "x" }, NOW)).toBe("")
+      onFrame(state, frameOf(encodeEvent({ type: terminal, sequence_number: 1, response: response(status) })))
+      expect(finish(state, { code: "server_error", message: "x" }, NOW)).toBe("")
     }
   })
 
   it("numbers the closing event after the upstream's own sequence numbers", () => {
     const state = new PassthroughStream("gpt-5.4")
-    state.onFrame(frames[0]!)
-    state.onFrame(frameOf(encodeEvent({ type: "keepalive", sequence_number: 1 })))
-    const [failed] = eventsIn(state.finish({ code: "server_error", message: "x" }, NOW))
+    onFrame(state, frames[0]!)
+    onFrame(state, frameOf(encodeEvent({ type: "keepalive", sequence_number: 1 })))
+    const [failed] = eventsIn(finish(state, { code: "server_error", message: "x" }, NOW))
     expect(failed?.["sequence_number"]).toBe(2)
   })
 })

@@ -11,6 +11,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Logger, type LogLevel, Stream } from "effect"
 import { UpstreamFailed } from "../../src/domain/errors.js"
+import type { SseFrame } from "../../src/domain/sse.js"
+import type { EventOut } from "../../src/endpoints/kit/eventOut.js"
 import { type EarlyEnd, type FrameRewrite, relaySse, SHUTTING_DOWN } from "../../src/endpoints/responses/sseRelay.js"
 import { DrainSignal, Lifecycle } from "../../src/services/lifecycle/Lifecycle.js"
 
@@ -35,14 +37,29 @@ const cutAt = (text: string, ...offsets: ReadonlyArray<number>): Array<Uint8Arra
   return out
 }
 
+/** A rewrite written as text: what it returns is what the client's SSE body gets. */
+interface TextRewrite {
+  readonly frames: (frames: ReadonlyArray<SseFrame>) => string
+  readonly finish: (early: EarlyEnd | undefined) => string
+}
+
+const put = (out: EventOut, text: string) => {
+  if (text !== "") out.frame({ event: undefined, data: "", text })
+}
+
+const asRewrite = (t: TextRewrite): FrameRewrite => ({
+  frames: (frames, out) => put(out, t.frames(frames)),
+  finish: (early, out) => put(out, t.finish(early))
+})
+
 /**
  * A visible rewrite: each frame as `<event|data>`, the close as `[finish code]`; it records what
  * `finish` was given and how often `frames` ran, so a missing or extra call shows.
  */
-const makeRewrite = (frames: FrameRewrite["frames"] = (fs) => fs.map((f) => `<${f.event ?? ""}|${f.data}>`).join("")) => {
+const makeRewrite = (frames: TextRewrite["frames"] = (fs) => fs.map((f) => `<${f.event ?? ""}|${f.data}>`).join("")) => {
   const finishes: Array<EarlyEnd | undefined> = []
   const calls = { frames: 0 }
-  const rewrite: FrameRewrite = {
+  const rewrite = asRewrite({
     frames: (fs) => {
       calls.frames++
       return frames(fs)
@@ -51,7 +68,7 @@ const makeRewrite = (frames: FrameRewrite["frames"] = (fs) => fs.map((f) => `<${
       finishes.push(early)
       return `[finish ${early?.code ?? "eof"}]`
     }
-  }
+  })
   return { rewrite, finishes, calls }
 }
 
@@ -153,13 +170,13 @@ describe("relaySse: an upstream that ends", () => {
   it.effect("a finish with nothing to add gives no element", () =>
     Effect.gen(function*() {
       const finishes: Array<EarlyEnd | undefined> = []
-      const rewrite: FrameRewrite = {
+      const rewrite = asRewrite({
         frames: (fs) => fs.map((f) => f.data).join(","),
         finish: (early) => {
           finishes.push(early)
           return ""
         }
-      }
+      })
       const out = yield* relayed(reads("data: x\n\n"), rewrite)
       expect(out).toEqual(["x"])
       expect(finishes).toEqual([undefined])

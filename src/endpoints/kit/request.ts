@@ -5,8 +5,9 @@
  * The id is a Context.Reference that the gateway app sets when a request starts (src/server/app.ts),
  * with a default outside a request (an empty id: `requestId` then makes a fresh one).
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, References } from "effect"
 import { newRequestId } from "../../domain/ids.js"
+import { currentRequestFacts, type RequestFacts } from "../../observability/requestFacts.js"
 
 /** Lower-case header names, as the platform gives them. */
 export type Headers = Readonly<Record<string, string | undefined>>
@@ -23,3 +24,15 @@ export const pathOf = (url: string): string => {
   const q = url.indexOf("?")
   return q < 0 ? url : url.slice(0, q)
 }
+
+/**
+ * The context a request's steps run in: its id, its facts, and the id on every log line. Three
+ * entries added to the fiber's context (overlays); Effect.provideContext would merge a context
+ * into it instead, copying every service of the app on every request.
+ */
+export const requestContext = (id: string, facts: RequestFacts) => <R>(context: Context.Context<R>): Context.Context<R> =>
+  Context.add(
+    Context.add(Context.add(context, currentRequestId, id), currentRequestFacts, facts),
+    References.CurrentLogAnnotations,
+    { ...Context.get(context, References.CurrentLogAnnotations), request_id: id }
+  )

@@ -88,12 +88,10 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
           return start === undefined ? estimate : Effect.map(estimate, (u) => ({ ...start, outputTokens: u.outputTokens }))
         })
         return relaySse(answer.response.body, {
-          frames: (frames) => {
-            let out = ""
-            for (const frame of frames) out += state.onFrame(frame)
-            return out
+          frames: (frames, out) => {
+            for (const frame of frames) state.onFrame(frame, out)
           },
-          finish: (early) => state.finish(early)
+          finish: (early, out) => state.finish(early, out)
         }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
       }
 

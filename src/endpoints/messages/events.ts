@@ -17,5 +17,6 @@ const errorTypeOf = (code: string): string =>
     ? "billing_error"
     : "api_error"
 
-export const errorFrame = (code: string, message: string): string =>
-  encodeEvent({ type: "error", error: { type: errorTypeOf(code), message } })
+export const errorEvent = (code: string, message: string) => ({ type: "error", error: { type: errorTypeOf(code), message } }) as const
+
+export const errorFrame = (code: string, message: string): string => encodeEvent(errorEvent(code, message))

@@ -8,7 +8,6 @@ import { Clock, Effect, Option, Result } from "effect"
 import { Settings } from "../../config/AppConfig.js"
 import { InvalidRequest } from "../../domain/errors.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
-import { encodeEvent } from "../../domain/sse.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Quota } from "../../services/quota/Quota.js"
 import { promptCacheKeyFor } from "../../services/scheduler/session.js"
@@ -73,17 +72,18 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
           translator.usage() ?? estimatedUsage(principal.group.name, messagesTexts(request.body), translator.outputText())
         )
         return relaySse(answer.response.body, {
-          frames: (frames) => {
-            let out = ""
+          frames: (frames, out) => {
             for (const frame of frames) {
               const event = parseEvent(frame.data)
               if (Option.isNone(event)) continue
-              for (const e of translator.step(event.value)) out += encodeEvent(e)
+              for (const e of translator.step(event.value)) out.event(e.type, JSON.stringify(e))
             }
-            return out
           },
-          finish: (early) =>
-            translator.finish(early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }).map(encodeEvent).join("")
+          finish: (early, out) => {
+            for (const e of translator.finish(early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })) {
+              out.event(e.type, JSON.stringify(e))
+            }
+          }
         }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
       }
 

@@ -8,7 +8,8 @@
 import type { SseFrame } from "../../domain/sse.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import { foldUsage } from "../../translate/output.js"
-import { errorFrame } from "./events.js"
+import type { EventOut } from "../kit/eventOut.js"
+import { errorEvent } from "./events.js"
 
 const TYPE = /"type"\s*:\s*"([^"]+)"/
 
@@ -38,21 +39,21 @@ export class MessagesPassthrough {
 
   constructor(readonly requestedModel: string) {}
 
-  onFrame(frame: SseFrame): string {
-    if (frame.data === "") return frame.text
+  onFrame(frame: SseFrame, out: EventOut): void {
+    if (frame.data === "") return out.frame(frame)
     const type = frame.event ?? TYPE.exec(frame.data)?.[1]
     switch (type) {
       case "content_block_delta":
         this.deltas.push(frame.data)
-        return frame.text
+        return out.frame(frame)
       case "message_start": {
         const event = parse(frame.data)
         const message = event?.["message"]
-        if (!isRecord(message)) return frame.text
+        if (!isRecord(message)) return out.frame(frame)
         this.usage = foldUsage(emptyUsage, message["usage"])
-        if (message["model"] === this.requestedModel) return frame.text
+        if (message["model"] === this.requestedModel) return out.frame(frame)
         message["model"] = this.requestedModel
-        return `event: message_start\ndata: ${JSON.stringify(event)}\n\n`
+        return out.event("message_start", JSON.stringify(event))
       }
       case "message_delta": {
         const usage = parse(frame.data)?.["usage"]
@@ -60,23 +61,24 @@ export class MessagesPassthrough {
           this.usage = foldUsage(this.usage ?? emptyUsage, usage)
           if (typeof usage["output_tokens"] === "number") this.outputReported = true
         }
-        return frame.text
+        return out.frame(frame)
       }
       case "message_stop":
       case "error":
         this.ended = true
-        return frame.text
+        return out.frame(frame)
       default:
-        return frame.text
+        return out.frame(frame)
     }
   }
 
-  /** The closing frame of a stream that stopped before `message_stop` (nothing for one that finished). */
-  finish(early: Ending | undefined): string {
-    if (this.ended && early === undefined) return ""
+  /** The closing event of a stream that stopped before `message_stop` (nothing for one that finished). */
+  finish(early: Ending | undefined, out: EventOut): void {
+    if (this.ended && early === undefined) return
     this.ended = true
     const ending = early ?? { code: "server_error", message: "The upstream stream ended before the message was complete" }
-    return errorFrame(ending.code, ending.message)
+    const error = errorEvent(ending.code, ending.message)
+    out.event(error.type, JSON.stringify(error))
   }
 
   /** The usage as the upstream reported it; undefined when the output was never reported. */

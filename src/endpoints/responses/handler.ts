@@ -16,6 +16,7 @@ import { makeAdmitTurn, type TurnPolicy } from "../../core/admittedTurn.js"
 import type { GatewayError } from "../../domain/errors.js"
 import { authenticate } from "../kit/auth.js"
 import { parseJson, readBodyText } from "../kit/body.js"
+import { sseBytes } from "../kit/eventOut.js"
 import { sse } from "../kit/reply.js"
 import { pathOf, requestId as currentRequestId } from "../kit/request.js"
 import { KeyRepo } from "../../services/keyRepo/KeyRepo.js"
@@ -80,13 +81,13 @@ export const makeResponsesHandler = Effect.gen(function*() {
         planner({ requestId, principal, request: validated, rawBody, subpath, metricModel, facts, clientHeaders: request.headers })
     })
     if (!validated.stream) return yield* plan.json(answer._tag === "Answered" ? answer.answer : yield* answer.resume)
-    if (answer._tag === "Answered") return sse(plan.stream(answer.answer))
+    if (answer._tag === "Answered") return sse(plan.stream(answer.answer, sseBytes))
     return sse(waitingStream({
       model: validated.model,
       requestId,
       keepAliveMillis: settings.scheduling.keepAliveMillis,
       prepare: answer.resume,
-      stream: plan.stream,
+      stream: (ready) => plan.stream(ready, sseBytes),
       drainDeadline: lifecycle.drainDeadline
     }))
   })

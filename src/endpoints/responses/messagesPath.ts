@@ -14,14 +14,14 @@ import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Quota } from "../../services/quota/Quota.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
-import { encodeEvent } from "../../domain/sse.js"
 import { toolNameMap } from "../../translate/names.js"
 import { responsesToMessages } from "../../translate/request.js"
 import { messageToResponse } from "../../translate/response.js"
 import { finishStream, initialStreamState, stepStream, streamUsage } from "../../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../../translate/types.js"
 import { answerJson, type PathPlan, type Planner, settlementFor } from "./openaiPath.js"
-import { relaySse } from "./sseRelay.js"
+import { relay } from "./sseRelay.js"
+import type { Collector } from "../kit/eventOut.js"
 import type { Answer } from "../../core/upstreamCall.js"
 
 /**
@@ -77,25 +77,26 @@ export const makeMessagesPlanner = Effect.gen(function*() {
         return jsonReply(response)
       })
 
-    const stream = (answer: Answer) => {
+    const stream = <O>(answer: Answer, collector: () => Collector<O>) => {
       let state = initialStreamState(ctx)
       settlement.arm(() => streamUsage(state))
-      return relaySse(answer.response.body, {
-        frames: (frames) => {
-          let out = ""
+      return relay(answer.response.body, {
+        frames: (frames, out) => {
           for (const frame of frames) {
             const event = parseEvent(frame.data)
             if (Option.isNone(event)) continue
             const [next, events] = stepStream(state, event.value)
             state = next
-            for (const e of events) out += encodeEvent(e)
+            for (const e of events) out.event(e.type, JSON.stringify(e))
           }
-          return out
         },
         // A stream the upstream finished needs nothing more; otherwise it is closed as it stopped.
-        finish: (early) =>
-          finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }).map(encodeEvent).join("")
-      }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+        finish: (early, out) => {
+          for (const e of finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })) {
+            out.event(e.type, JSON.stringify(e))
+          }
+        }
+      }, collector, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
     }
 
     const pathPlan: PathPlan = {

@@ -21,7 +21,8 @@ import { readText, type UpstreamRequest } from "../../services/upstream/Upstream
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { moderationTexts, stripImageCalls } from "./policy.js"
 import { settleUsage } from "./settle.js"
-import { relaySse } from "./sseRelay.js"
+import { relay } from "./sseRelay.js"
+import type { Collector } from "../kit/eventOut.js"
 import { countTokens } from "./tokenEstimate.js"
 import type { Answer } from "../../core/upstreamCall.js"
 import type { RoutePlan } from "../../core/admittedTurn.js"
@@ -60,8 +61,11 @@ const buildRequest = (input: PathInput, headers: ForwardedHeaders | undefined) =
 export interface PathPlan extends RoutePlan {
   /** A non-stream answer as the client's JSON response. */
   readonly json: (answer: Answer) => Effect.Effect<HttpServerResponse.HttpServerResponse, UpstreamFailed>
-  /** A stream answer as the client's SSE frames: never fails, always ends with a terminal event. */
-  readonly stream: (answer: Answer) => Stream.Stream<Uint8Array>
+  /**
+   * A stream answer's events, collected for the door's wire (SSE bytes over HTTP, one message per
+   * event on a WebSocket): never fails, always ends with a terminal event.
+   */
+  readonly stream: <O>(answer: Answer, collector: () => Collector<O>) => Stream.Stream<O>
 }
 
 /** How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts. */
@@ -190,20 +194,18 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
         return rawJson(text)
       })
 
-    const stream = (answer: Answer) => {
+    const stream = <O>(answer: Answer, collector: () => Collector<O>) => {
       const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })
       // Billed as the upstream reported it; a stream cut before that is billed for its input and
       // the output sent, in tokens (counted only then, never for a stream that completed).
       settlement.arm(() => state.reportedUsage() ?? estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar()))
-      return relaySse(answer.response.body, {
-        frames: (frames) => {
-          let out = ""
-          for (const frame of frames) out += state.onFrame(frame) ?? ""
-          return out
+      return relay(answer.response.body, {
+        frames: (frames, out) => {
+          for (const frame of frames) state.onFrame(frame, out)
         },
         // A complete stream already carries its terminal event; `finish` only adds one if not.
-        finish: (early) => state.finish(early ?? UNFINISHED, clock.currentTimeMillisUnsafe())
-      }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+        finish: (early, out) => state.finish(early ?? UNFINISHED, clock.currentTimeMillisUnsafe(), out)
+      }, collector, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
     }
 
     const pathPlan: PathPlan = {

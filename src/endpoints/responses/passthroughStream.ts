@@ -10,7 +10,8 @@
 import { newId } from "../../domain/ids.js"
 import { fromResponsesUsage } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
-import { encodeEvent, type SseFrame } from "../../domain/sse.js"
+import type { SseFrame } from "../../domain/sse.js"
+import type { EventOut } from "../kit/eventOut.js"
 import { stripImageCalls } from "./policy.js"
 
 const LIFECYCLE = new Set([
@@ -83,19 +84,19 @@ export class PassthroughStream {
     return this.terminal
   }
 
-  /** The text to forward for this frame, or undefined to drop it. */
-  onFrame(frame: SseFrame): string | undefined {
-    if (frame.data === "") return frame.text // comments and keep-alives pass as they are
-    if (frame.data === "[DONE]") return undefined // not part of the Responses grammar
+  /** Forwards this frame to `out` as it came, rewritten, or not at all. */
+  onFrame(frame: SseFrame, out: EventOut): void {
+    if (frame.data === "") return out.frame(frame) // comments and keep-alives pass as they are
+    if (frame.data === "[DONE]") return // not part of the Responses grammar
     if (this.options.stripImageCalls && (this.dropped > 0 || frame.data.includes(IMAGE_ITEM))) {
-      return this.rewrite(frame)
+      return this.rewrite(frame, out)
     }
     const type = frame.event ?? TYPE.exec(frame.data)?.[1]
     const seq = SEQUENCE.exec(frame.data)
     this.lastSequence = seq ? Number(seq[1]) : this.lastSequence + 1
     if (type === "response.output_item.done") {
       this.doneEvents.push(frame.data)
-      return frame.text
+      return out.frame(frame)
     }
     if (type === undefined || !LIFECYCLE.has(type)) {
       if (type?.endsWith(".delta")) {
@@ -103,27 +104,27 @@ export class PassthroughStream {
         this.deltas.push(delta)
         this.outputChars += delta.length
       }
-      return frame.text
+      return out.frame(frame)
     }
     const event = parse(frame.data)
-    if (!event?.response) return frame.text
+    if (!event?.response) return out.frame(frame)
     this.observeLifecycle(type, event.response)
-    if (event.response["model"] === this.requestedModel) return frame.text
+    if (event.response["model"] === this.requestedModel) return out.frame(frame)
     event.response["model"] = this.requestedModel
-    return `event: ${type}\ndata: ${JSON.stringify(event)}\n\n`
+    out.event(type, JSON.stringify(event))
   }
 
   /** The slow path once image items are involved: every frame is parsed, filtered and renumbered. */
-  private rewrite(frame: SseFrame): string | undefined {
+  private rewrite(frame: SseFrame, out: EventOut): void {
     const event = parse(frame.data)
-    if (!event) return frame.text
+    if (!event) return out.frame(frame)
     const type = typeof event["type"] === "string" ? event["type"] : frame.event ?? ""
     const index = typeof event.output_index === "number" ? event.output_index : undefined
     const isImageItem = (event.item as { type?: unknown } | undefined)?.type === IMAGE_ITEM
     if (type.startsWith(`response.${IMAGE_ITEM}.`) || isImageItem || (index !== undefined && this.removed.has(index))) {
       if (index !== undefined) this.removed.add(index)
       this.dropped++
-      return undefined
+      return
     }
     if (index !== undefined) event.output_index = index - [...this.removed].filter((r) => r < index).length
     if (typeof event["sequence_number"] === "number") event["sequence_number"] -= this.dropped
@@ -134,7 +135,7 @@ export class PassthroughStream {
       if (LIFECYCLE.has(type)) this.observeLifecycle(type, event.response)
       event.response["model"] = this.requestedModel
     }
-    return `event: ${type}\ndata: ${JSON.stringify(event)}\n\n`
+    out.event(type, JSON.stringify(event))
   }
 
   private observeLifecycle(type: string, response: Record<string, unknown>): void {
@@ -157,13 +158,12 @@ export class PassthroughStream {
   }
 
   /**
-   * Frames that close the stream properly if the upstream did not; "" when it already ended well.
-   * `nowMillis` (the caller's Clock) dates a response the upstream never created.
+   * The events that close the stream properly if the upstream did not (none when it already ended
+   * well). `nowMillis` (the caller's Clock) dates a response the upstream never created.
    */
-  finish(ending: StreamEnding, nowMillis: number): string {
-    if (this.terminal) return ""
+  finish(ending: StreamEnding, nowMillis: number, out: EventOut): void {
+    if (this.terminal) return
     this.terminal = true
-    let out = ""
     const response = {
       id: this.responseId ?? newId("resp"),
       object: "response",
@@ -177,14 +177,11 @@ export class PassthroughStream {
     }
     if (this.responseId === undefined) {
       // Strict clients need response.created first, even for a stream that failed at once.
-      out += encodeEvent({
-        type: "response.created",
-        sequence_number: ++this.lastSequence,
-        response: { ...response, status: "in_progress", error: null }
-      })
+      const created = { type: "response.created", sequence_number: ++this.lastSequence, response: { ...response, status: "in_progress", error: null } }
+      out.event(created.type, JSON.stringify(created))
     }
-    out += encodeEvent({ type: "response.failed", sequence_number: ++this.lastSequence, response })
-    return out
+    const failed = { type: "response.failed", sequence_number: ++this.lastSequence, response }
+    out.event(failed.type, JSON.stringify(failed))
   }
 
   /** The upstream's own usage figures, once its terminal event brought them. */

@@ -1,8 +1,9 @@
 /**
- * An upstream SSE answer as the client's SSE body: Stream stages over the upstream's byte Stream.
+ * An upstream SSE answer as the client's stream: Stream stages over the upstream's byte Stream.
  * Each element is one upstream pull (a non-empty array of every read the upstream body had ready),
- * decoded into frames and rewritten by a synchronous step (the passthrough bookkeeping or the
- * Messages translation) into one encoded element for the client.
+ * decoded into frames and rewritten by a synchronous step (the passthrough bookkeeping or a
+ * translation) into a collector (src/endpoints/kit/eventOut.ts), whose take is one element for the
+ * client: SSE bytes for the HTTP doors, the events' data for a WebSocket turn.
  *
  * The stages, over coarse elements (one per upstream pull, never one per frame or byte):
  * - `mapArray`: decode the pull's reads and rewrite their frames into one step; a step is the last
@@ -10,19 +11,20 @@
  * - `takeUntil`: stop pulling the upstream after the last step;
  * - `concat`: when the upstream ended by itself, flush its unfinished last frame and close;
  * - `catchCause`: when it failed (or the rewrite threw), close with the reason;
- * - `filterMap`: drop steps with no text (a read that completed no frame) and encode the rest.
+ * - `filterMap`: drop steps that collected nothing (a read that completed no frame).
  *
  * The stream never fails: it ends when the upstream body ends or fails, or at the drain deadline,
- * and `finish` closes it with what the client needs (a `response.failed` unless the upstream
- * already sent its terminal event). Past the deadline it ends at the next thing the upstream body
- * does; the HTTP upstream ends its open bodies at the deadline, so a silent upstream does not hold
- * a stream open. Backpressure is the platform's: it pulls the next element only when the client's
- * socket has room, and the upstream body is pull-based. A client that leaves interrupts the pull
- * (no `finish`); the request's scope then aborts the upstream request.
+ * and `finish` closes it with what the client needs (a terminal event unless the upstream already
+ * sent its own). Past the deadline it ends at the next thing the upstream body does; the HTTP
+ * upstream ends its open bodies at the deadline, so a silent upstream does not hold a stream open.
+ * Backpressure is the platform's: it pulls the next element only when the client's socket has
+ * room, and the upstream body is pull-based. A client that leaves interrupts the pull (no
+ * `finish`); the request's scope then aborts the upstream request.
  */
 import { Cause, Effect, Option, Result, Stream } from "effect"
 import type { UpstreamFailed } from "../../domain/errors.js"
 import { SseDecoder, type SseFrame } from "../../domain/sse.js"
+import { type Collector, type EventOut, SseBytes } from "../kit/eventOut.js"
 
 /** Why a stream ended before the upstream finished it, as its closing `response.failed` says. */
 export interface EarlyEnd {
@@ -38,79 +40,75 @@ export const SHUTTING_DOWN: EarlyEnd = {
 const FORWARD_FAILED: EarlyEnd = { code: "server_error", message: "The gateway failed to forward the stream" }
 
 export interface FrameRewrite {
-  /** The client's text for these upstream frames (synchronous, pure but for the rewrite's own state). */
-  readonly frames: (frames: ReadonlyArray<SseFrame>) => string
-  /** The closing frames: `early` says why the stream stopped, undefined when the upstream ended it. */
-  readonly finish: (early: EarlyEnd | undefined) => string
+  /** These upstream frames, rewritten into `out` (synchronous, pure but for the rewrite's own state). */
+  readonly frames: (frames: ReadonlyArray<SseFrame>, out: EventOut) => void
+  /** The closing events: `early` says why the stream stopped, undefined when the upstream ended it. */
+  readonly finish: (early: EarlyEnd | undefined, out: EventOut) => void
 }
 
-const encoder = new TextEncoder()
-
-/** The client's text for one upstream pull; `last` stops the relay after it. */
-interface Step {
-  readonly text: string
+/** One upstream pull's element for the client (none when it collected nothing); `last` stops the relay after it. */
+interface Step<O> {
+  readonly value: O | undefined
   readonly last: boolean
 }
 
-const NOTHING: Step = { text: "", last: false }
-
-const toBytes = (step: Step): Result.Result<Uint8Array, undefined> =>
-  step.text === "" ? Result.fail(undefined) : Result.succeed(encoder.encode(step.text))
+const toValue = <O>(step: Step<O>): Result.Result<O, undefined> =>
+  step.value === undefined ? Result.fail(undefined) : Result.succeed(step.value)
 
 /**
- * The client's SSE body for an upstream SSE body. `pastDrainDeadline` says whether running streams
- * must end now (shutdown; Lifecycle); an upstream event larger than `maxEventBytes` ends the
- * stream with `response.failed` (`upstream_error`) rather than growing the gateway's memory.
+ * The client's stream for an upstream SSE body, collected by `collector` (one per stream).
+ * `pastDrainDeadline` says whether running streams must end now (shutdown; Lifecycle); an upstream
+ * event larger than `maxEventBytes` ends the stream with the rewrite's closing events
+ * (`upstream_error`) rather than growing the gateway's memory.
  */
-export const relaySse = (
+export const relay = <O>(
   body: Stream.Stream<Uint8Array, UpstreamFailed>,
   rewrite: FrameRewrite,
+  collector: () => Collector<O>,
   pastDrainDeadline: () => boolean,
   maxEventBytes = Infinity
-): Stream.Stream<Uint8Array> =>
+): Stream.Stream<O> =>
   Stream.suspend(() => {
     const decoder = new SseDecoder(maxEventBytes)
+    const out = collector()
     /** The relay stopped before the upstream ended (deadline, oversized event): nothing follows. */
     let stopped = false
 
-    /** The closing frames, after what the upstream still owed (`tail`). */
-    const close = (early: EarlyEnd | undefined, tail = ""): string => {
+    /** The closing events, after what the upstream still owed (`tail`, when it ended by itself). */
+    const close = (early: EarlyEnd | undefined, tail: ReadonlyArray<SseFrame> = []): Step<O> => {
       if (pastDrainDeadline()) early = SHUTTING_DOWN
-      return (early === undefined ? tail : "") + rewrite.finish(early)
+      if (early === undefined) rewrite.frames(tail, out)
+      rewrite.finish(early, out)
+      return { value: out.take(), last: true }
     }
 
     /** One upstream pull. A throw in the rewrite is a defect of the stream, closed by `onCause`. */
-    const step = (reads: ReadonlyArray<Uint8Array>): Step => {
+    const step = (reads: ReadonlyArray<Uint8Array>): Step<O> => {
       if (pastDrainDeadline()) {
         stopped = true
-        return { text: close(SHUTTING_DOWN), last: true }
+        return close(SHUTTING_DOWN)
       }
-      let text = ""
-      for (const read of reads) text += rewrite.frames(decoder.push(read))
+      for (const read of reads) rewrite.frames(decoder.push(read), out)
       if (decoder.overflowed) {
         stopped = true
-        const early = { code: "upstream_error", message: `An upstream event is larger than MAX_SSE_EVENT_BYTES (${maxEventBytes} bytes)` }
-        return { text: text + close(early), last: true }
+        return close({ code: "upstream_error", message: `An upstream event is larger than MAX_SSE_EVENT_BYTES (${maxEventBytes} bytes)` })
       }
-      return text === "" ? NOTHING : { text, last: false }
+      return { value: out.take(), last: false }
     }
 
     /** The upstream ended by itself: its unfinished last frame counts, then the close. */
     const ended = Stream.suspend(() => {
       if (stopped) return Stream.empty
-      const tail = pastDrainDeadline() ? "" : rewrite.frames(decoder.flush())
-      return Stream.succeed<Step>({ text: close(undefined, tail), last: true })
+      return Stream.succeed(close(undefined, pastDrainDeadline() ? [] : decoder.flush()))
     })
 
-    const onCause = (cause: Cause.Cause<UpstreamFailed>): Stream.Stream<Step> => {
+    const onCause = (cause: Cause.Cause<UpstreamFailed>): Stream.Stream<Step<O>> => {
       // Interrupted only (the client left): no failure to type, the interruption goes on.
       if (Cause.hasInterruptsOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
       const failure = Cause.findErrorOption(cause)
-      if (Option.isSome(failure)) return Stream.sync((): Step => ({ text: close({ code: "server_error", message: failure.value.message }), last: true }))
+      if (Option.isSome(failure)) return Stream.sync(() => close({ code: "server_error", message: failure.value.message }))
       // A bug in the rewrite (or the upstream body): the client's stream is still closed properly, the bug logged.
-      return Stream.fromEffect(
-        Effect.as(Effect.logError("stream rewrite failed", Cause.die(Cause.squash(cause))), { text: close(FORWARD_FAILED), last: true })
-      )
+      return Stream.fromEffect(Effect.map(Effect.logError("stream rewrite failed", Cause.die(Cause.squash(cause))), () => close(FORWARD_FAILED)))
     }
 
     return body.pipe(
@@ -118,6 +116,16 @@ export const relaySse = (
       Stream.takeUntil((s) => s.last),
       Stream.concat(ended),
       Stream.catchCause(onCause),
-      Stream.filterMap(toBytes)
+      Stream.filterMap(toValue)
     )
   })
+
+const sseBytes = () => new SseBytes()
+
+/** The client's SSE body for an upstream SSE body (the HTTP doors). */
+export const relaySse = (
+  body: Stream.Stream<Uint8Array, UpstreamFailed>,
+  rewrite: FrameRewrite,
+  pastDrainDeadline: () => boolean,
+  maxEventBytes = Infinity
+): Stream.Stream<Uint8Array> => relay(body, rewrite, sseBytes, pastDrainDeadline, maxEventBytes)

@@ -1,26 +1,21 @@
 /**
  * One Responses WebSocket connection: client frames in, one turn at a time, events out as text
- * frames. Each turn is an HTTP bridge (§4.4): the create body, expanded with the connection's
- * transcript when it continues the last response, runs through the gateway as a streaming POST
- * (`runTurn`), so authentication, policy, limits, slots, scheduling, failover and settlement are
- * exactly the HTTP path's, and the SSE answer's events become frames in the same order with the
- * same payloads.
+ * frames. Each turn's create body, expanded with the connection's transcript when it continues the
+ * last response, runs through the admitted turn like an HTTP request (`runTurn`, ./turn.ts), so
+ * authentication, policy, limits, slots, scheduling, failover and settlement are the HTTP path's;
+ * its events become frames in the upstream's order with the same payloads.
  *
  * Everything the connection holds lives in its Scope: the writer, the turn worker, the timers. A
  * client that closes (or drops) mid-turn interrupts the turn, whose own Scope then gives its slot
  * back and settles what was produced.
  */
 import { Clock, Effect, Fiber, Metric, Queue, Schedule, type Scope, Stream } from "effect"
-import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Socket from "effect/socket/Socket"
 import type { Envelope } from "../../../domain/envelope.js"
-import { SseDecoder } from "../../../domain/sse.js"
 import { websocketConnections, websocketTurns } from "../../../observability/metrics.js"
 import { Conversation, type ConversationLimits } from "./conversation.js"
 import { connectionLimitReached, errorEvent, parseClientFrame, previousResponseNotFound, warmUpEvents } from "./protocol.js"
-
-/** Runs one create body as a streaming POST through the gateway, in the turn's Scope. */
-export type TurnRunner = (body: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, Scope.Scope>
+import type { TurnRunner } from "./turn.js"
 
 export interface ConnectionOptions {
   readonly runTurn: TurnRunner
@@ -41,7 +36,6 @@ type Work =
   | { readonly _tag: "Close"; readonly code: number; readonly reason: string; readonly envelope?: Envelope }
 
 const KEEP_ALIVE = JSON.stringify({ type: "keepalive" })
-const decoder = new TextDecoder()
 
 /** The event type, read from the head of the frame without parsing it (the type comes first). */
 const TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]+)"/
@@ -66,10 +60,10 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
         return write(frame)
       })
 
-    /** One turn: the bridge's answer as frames; the transcript kept when it completes. */
-    const bridge = (body: Record<string, unknown>, input: ReadonlyArray<unknown>) =>
+    /** One turn: its events as frames; the transcript kept when it completes. */
+    const turn = (body: Record<string, unknown>, input: ReadonlyArray<unknown>) =>
       Effect.scoped(Effect.gen(function*() {
-        // Keep-alives from the request on, as Codex's idle timer runs: the answer's headers wait for
+        // Keep-alives from the request on, as Codex's idle timer runs: the first event waits for
         // the upstream's first byte (up to the first-byte timeout, per failover attempt).
         lastSent = now()
         const keepAlive = yield* Effect.forkScoped(
@@ -78,56 +72,45 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
             { schedule: Schedule.spaced(Math.max(1, Math.floor(options.keepAliveMillis / 2))) }
           )
         )
-        const response = yield* options.runTurn(JSON.stringify(body))
-        if (response.body._tag !== "Stream") {
+        const outcome = yield* options.runTurn(body)
+        if (outcome._tag === "Refused") {
           yield* Fiber.interrupt(keepAlive)
-          // An answer before any event (401, 429, 400...): the envelope as an error event.
-          const text = response.body._tag === "Uint8Array"
-            ? decoder.decode(response.body.body)
-            : response.body._tag === "Raw" && typeof response.body.body === "string"
-            ? response.body.body
-            : ""
           conversation.failed()
           yield* Metric.update(turnCounter("refused"), 1)
-          return yield* send(errorEvent(envelopeOfBody(response.status, text, response.headers)))
+          return yield* send(errorEvent(outcome.envelope))
         }
-        // The gateway's one SSE decoder; a frame is an event's data alone (§3): comments
-        // (keep-alives), frames without data and the `[DONE]` sentinel are not sent.
-        const frames = new SseDecoder()
         const output: Array<unknown> = []
-        let outcome = "incomplete"
+        let result = "incomplete"
         let ended = false
-        yield* response.body.stream.pipe(
-          Stream.mapError(() => "cut" as const),
-          Stream.runForEach((chunk) =>
-            Effect.forEach(frames.push(chunk), ({ data: frame }) => {
-              if (frame === "" || frame === "[DONE]") return Effect.void
-              const type = typeOf(frame)
-              if (type === "response.output_item.done") {
-                const item = (JSON.parse(frame) as { item?: unknown }).item
-                if (item !== undefined) output.push(item)
-              } else if (type === "response.completed") {
-                const id = (JSON.parse(frame) as { response?: { id?: unknown } }).response?.id
-                if (typeof id === "string") {
-                  conversation.completed(id, input, output, now())
-                  outcome = "completed"
-                }
-              } else if (type === "response.failed" || type === "response.incomplete" || type === "error") {
-                conversation.failed()
-                outcome = type === "response.incomplete" ? "incomplete" : "failed"
-                ended = true
+        yield* Stream.runForEach(outcome.events, (frames) =>
+          Effect.forEach(frames, (frame) => {
+            const type = typeOf(frame)
+            if (type === "response.output_item.done") {
+              const item = (JSON.parse(frame) as { item?: unknown }).item
+              if (item !== undefined) output.push(item)
+            } else if (type === "response.completed") {
+              const id = (JSON.parse(frame) as { response?: { id?: unknown } }).response?.id
+              if (typeof id === "string") {
+                conversation.completed(id, input, output, now())
+                result = "completed"
               }
-              if (type === "response.completed") ended = true
-              return send(frame)
-            }, { discard: true })),
-          Effect.catch(() => Effect.void)
-        )
+              ended = true
+            } else if (type === "response.failed" || type === "response.incomplete" || type === "error") {
+              conversation.failed()
+              result = type === "response.incomplete" ? "incomplete" : "failed"
+              ended = true
+            }
+            return send(frame)
+          }, { discard: true })).pipe(
+            // A socket that failed mid-turn: the reader sees the connection end; the turn is over.
+            Effect.catch(() => Effect.void)
+          )
         yield* Fiber.interrupt(keepAlive)
-        if (outcome !== "completed") conversation.failed()
+        if (result !== "completed") conversation.failed()
         // The gateway's streams always end with a terminal event; should one not, the client must
         // still hear that the turn is over, or Codex waits for its idle timeout.
         if (!ended) yield* send(errorEvent(streamEnded))
-        yield* Metric.update(turnCounter(outcome), 1)
+        yield* Metric.update(turnCounter(result), 1)
       }))
 
     const handle = (item: Work): Effect.Effect<boolean, Socket.SocketError> => {
@@ -159,7 +142,7 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
           true
         )
       }
-      return Effect.as(bridge(expansion.body, expansion.input), true)
+      return Effect.as(turn(expansion.body, expansion.input), true)
     }
 
     // The worker: one item at a time, in order, until a Close is handled.
@@ -227,23 +210,3 @@ const tooManyQueued = (limit: number): Envelope => ({
   message: `At most ${limit} messages may wait behind the running response on one connection`,
   param: null
 })
-
-/** The envelope an HTTP answer carried, as an error event's content (its status and headers kept). */
-const envelopeOfBody = (status: number, text: string, headers: Readonly<Record<string, string>>): Envelope => {
-  let error: Record<string, unknown> = {}
-  try {
-    const parsed = JSON.parse(text) as { error?: Record<string, unknown> }
-    error = parsed.error ?? {}
-  } catch {
-    // not JSON: described by the status alone
-  }
-  const limits = Object.fromEntries(Object.entries(headers).filter(([k]) => k.startsWith("x-ratelimit-") || k === "retry-after"))
-  return {
-    status,
-    type: typeof error["type"] === "string" ? error["type"] : "api_error",
-    code: typeof error["code"] === "string" ? error["code"] : "upstream_error",
-    message: typeof error["message"] === "string" ? error["message"] : `The request failed with status ${status}`,
-    param: typeof error["param"] === "string" ? error["param"] : null,
-    ...(Object.keys(limits).length === 0 ? {} : { headers: limits })
-  }
-}

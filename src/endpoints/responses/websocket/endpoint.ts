@@ -3,30 +3,23 @@
  *
  * The key is checked before the upgrade, as on HTTP (a bad key gets the 401 envelope); a group that
  * does not allow the transport (`websocket: false`) gets 426, which makes Codex fall back to HTTP at
- * once; a GET that is no upgrade gets 405. After the upgrade each `response.create` is a request of
- * its own through `gateway` (the whole app: policy, limits, slots, scheduling, settlement, access
- * log), sent with the handshake's headers (the key included, so a key disabled mid-connection is
- * refused on its next turn). The answer, once the connection ends, is an empty 101 for the log.
+ * once; a GET that is no upgrade gets 405. After the upgrade each `response.create` is a turn of
+ * its own (./turn.ts: the admitted turn, with its own request id and access-log line), read with
+ * the handshake's headers (the key included, so a key disabled mid-connection is refused on its
+ * next turn). The answer, once the connection ends, is an empty 101 for the log.
  */
-import { Effect, Fiber, Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../../../config/AppConfig.js"
 import { type Envelope, methodNotAllowed, RouteRefused } from "../../../domain/envelope.js"
 import type { GatewayError } from "../../../domain/errors.js"
-import { newRequestId } from "../../../domain/ids.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { Lifecycle } from "../../../services/lifecycle/Lifecycle.js"
 import { authenticate } from "../../kit/auth.js"
 import { pathOf } from "../../kit/request.js"
 import { serveConnection } from "./connection.js"
-
-/** The gateway app a turn runs through (built after the router that holds this endpoint). */
-export type GatewayApp = Effect.Effect<
-  HttpServerResponse.HttpServerResponse,
-  never,
-  HttpServerRequest.HttpServerRequest | Scope.Scope
->
+import { makeTurnRunner } from "./turn.js"
 
 export const websocketRefused = new RouteRefused({
   envelope: {
@@ -38,40 +31,6 @@ export const websocketRefused = new RouteRefused({
     noRetry: true
   }
 })
-
-/** Handshake headers that describe the connection itself, not the requests made over it. */
-const CONNECTION_HEADERS = new Set([
-  "connection",
-  "upgrade",
-  "host",
-  "content-length",
-  "transfer-encoding",
-  "sec-websocket-key",
-  "sec-websocket-version",
-  "sec-websocket-extensions",
-  "sec-websocket-protocol"
-])
-
-const SESSION_HEADERS = ["session_id", "session-id", "conversation_id", "conversation-id"]
-
-/** What each turn's POST carries: the handshake's headers, JSON, and a session id that keeps the connection on one account. */
-const turnHeaders = (handshake: Readonly<Record<string, string | undefined>>): Record<string, string> => {
-  const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(handshake)) {
-    if (value !== undefined && !CONNECTION_HEADERS.has(name)) headers[name] = value
-  }
-  // The transport's own version (`OpenAI-Beta: responses_websockets=…`) describes this connection;
-  // a turn goes upstream as an HTTP request, with the client's other betas only.
-  const beta = headers["openai-beta"]
-  if (beta !== undefined) {
-    const kept = beta.split(",").map((b) => b.trim()).filter((b) => b !== "" && !b.toLowerCase().startsWith("responses_websockets="))
-    if (kept.length === 0) delete headers["openai-beta"]
-    else headers["openai-beta"] = kept.join(", ")
-  }
-  headers["content-type"] = "application/json"
-  if (!SESSION_HEADERS.some((name) => headers[name] !== undefined)) headers["session_id"] = `ws-${newRequestId()}`
-  return headers
-}
 
 const QUEUE_LIMIT = 8
 
@@ -115,9 +74,9 @@ const handshakeRefused = (message: string): Envelope => ({
   noRetry: true
 })
 
-export const makeResponsesWebSocket = (gateway: () => GatewayApp) =>
-  Effect.gen(function*() {
+export const makeResponsesWebSocket = Effect.gen(function*() {
     const keys = yield* KeyRepo
+    const turns = yield* makeTurnRunner
     const settings = yield* Settings
     const lifecycle = yield* Lifecycle
 
@@ -135,21 +94,8 @@ export const makeResponsesWebSocket = (gateway: () => GatewayApp) =>
       const problem = handshakeProblem(request.headers)
       if (problem !== undefined) return yield* new RouteRefused({ envelope: handshakeRefused(problem) })
       const socket = yield* Effect.orDie(request.upgrade)
-      const headers = turnHeaders(request.headers)
-      const url = `http://gateway${request.url}`
       yield* serveConnection(socket, {
-        runTurn: (body) =>
-          Effect.flatMap(Effect.scope, (scope) => {
-            const turn = HttpServerRequest.fromWeb(new Request(url, { method: "POST", headers, body }))
-            // Each turn is the root of a fiber of its own, as an HTTP request is (the app sets its
-            // request id and facts there); awaited, not joined, so they stay that turn's.
-            return Effect.forkChild(
-              gateway().pipe(
-                Effect.provideService(HttpServerRequest.HttpServerRequest, turn),
-                Effect.provideService(Scope.Scope, scope)
-              )
-            ).pipe(Effect.flatMap((fiber) => Effect.flatMap(Fiber.await(fiber), (exit) => exit)))
-          }),
+        runTurn: turns(request),
         conversation: { maxBytes: settings.maxBodyBytes, maxAgeMillis: settings.websocketMaxAgeMillis },
         maxAgeMillis: settings.websocketMaxAgeMillis,
         keepAliveMillis: settings.scheduling.keepAliveMillis,

@@ -1,0 +1,168 @@
+/**
+ * One turn of a Responses WebSocket connection: a `response.create` body (already expanded with
+ * the connection's transcript) run through the admitted turn (src/core/admittedTurn.ts) as an HTTP
+ * request is: authenticated again with the handshake's key (a key disabled mid-connection is
+ * refused on its next turn), validated, admitted, scheduled and settled, with a request id of its
+ * own and its own access-log line (door `responses_ws`). Its events come back as the transport
+ * sends them: each event's data alone, collected straight from the upstream's stream, which is
+ * decoded once.
+ */
+import { Cause, Clock, type Context, Effect, Exit, Option, Scope, type Stream } from "effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import { Settings } from "../../../config/AppConfig.js"
+import { makeAdmitTurn } from "../../../core/admittedTurn.js"
+import { type Envelope, envelopeHeaders, envelopeOf, internalError } from "../../../domain/envelope.js"
+import { InvalidRequest, RequestTooLarge } from "../../../domain/errors.js"
+import { newRequestId } from "../../../domain/ids.js"
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../../domain/jsonDepth.js"
+import { AccessLog } from "../../../observability/accessLog.js"
+import { countRequest } from "../../../observability/metrics.js"
+import { newRequestFacts } from "../../../observability/requestFacts.js"
+import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
+import { sessionOf } from "../../../services/scheduler/session.js"
+import { authenticate } from "../../kit/auth.js"
+import { eventData } from "../../kit/eventOut.js"
+import { pathOf, requestContext } from "../../kit/request.js"
+import { responsesPolicy } from "../handler.js"
+import { makeMessagesPlanner } from "../messagesPath.js"
+import { makeOpenAIPlanner } from "../openaiPath.js"
+import { responsesSubpath } from "../subpath.js"
+import { validateResponsesBody } from "../validate.js"
+
+export type TurnOutcome =
+  /** Refused before any event (the key, the body, policy, limits, no account): one error event. */
+  | { readonly _tag: "Refused"; readonly envelope: Envelope }
+  /** The turn's events, each one message's text; the stream never fails and ends with a terminal event. */
+  | { readonly _tag: "Events"; readonly events: Stream.Stream<ReadonlyArray<string>> }
+
+/** Runs one create body as a turn, holding what it takes in the turn's Scope (closed once its events are sent). */
+export type TurnRunner = (body: Record<string, unknown>) => Effect.Effect<TurnOutcome, never, Scope.Scope>
+
+const tooDeep = new InvalidRequest({
+  code: "invalid_json",
+  message: `Request body nests deeper than ${MAX_JSON_DEPTH} levels`,
+  param: null
+})
+
+/** The headers a refusal tells the client about: its retry-after and where its limits stand. */
+const refusalHeaders = (envelope: Envelope, limits: Readonly<Record<string, string>> | undefined) => {
+  const headers: Record<string, string> = { ...limits }
+  for (const [name, value] of Object.entries(envelopeHeaders(envelope))) {
+    if (name === "retry-after" || name.startsWith("x-ratelimit-")) headers[name] = value
+  }
+  return Object.keys(headers).length === 0 ? undefined : headers
+}
+
+const SESSION_HEADERS = ["session_id", "session-id", "conversation_id", "conversation-id"]
+
+/**
+ * The client headers a connection's turns are read with: the handshake's, less the transport's
+ * own beta (`OpenAI-Beta: responses_websockets=…` describes this connection; a turn goes upstream
+ * as an HTTP request, with the client's other betas only), plus a session id when the client sent
+ * none: one connection is one session, kept on one account.
+ */
+export const turnHeaders = (handshake: Readonly<Record<string, string | undefined>>): Record<string, string> => {
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(handshake)) if (value !== undefined) headers[name] = value
+  const beta = headers["openai-beta"]
+  if (beta !== undefined) {
+    const kept = beta.split(",").map((b) => b.trim()).filter((b) => b !== "" && !b.toLowerCase().startsWith("responses_websockets="))
+    if (kept.length === 0) delete headers["openai-beta"]
+    else headers["openai-beta"] = kept.join(", ")
+  }
+  if (!SESSION_HEADERS.some((name) => headers[name] !== undefined)) headers["session_id"] = `ws-${newRequestId()}`
+  return headers
+}
+
+/** The turns of the connections the gateway serves, with their services resolved once. */
+export const makeTurnRunner = Effect.gen(function*() {
+  const settings = yield* Settings
+  const keys = yield* KeyRepo
+  const accessLog = yield* AccessLog
+  const admit = yield* makeAdmitTurn
+  const planOpenAI = yield* makeOpenAIPlanner
+  const planMessages = yield* makeMessagesPlanner
+
+  /** The runner for the connection `handshake` opened. */
+  return (handshake: HttpServerRequest.HttpServerRequest): TurnRunner => {
+    const path = pathOf(handshake.url)
+    const headers = turnHeaders(handshake.headers)
+    return (body) =>
+      Effect.gen(function*() {
+        const id = newRequestId()
+        const facts = newRequestFacts()
+        facts.door = "responses_ws"
+        const clock = yield* Clock.Clock
+        const started = clock.currentTimeMillisUnsafe()
+        let status = 200
+        let code = "ok"
+
+        // The turn's line, once its scope closes (its events sent, or the client gone).
+        yield* Scope.addFinalizerExit(yield* Effect.scope, (exit) =>
+          Effect.suspend(() => {
+            if (Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)) {
+              status = 499
+              code = "client_closed_request"
+            }
+            return Effect.andThen(
+              countRequest("responses", status, code),
+              accessLog.record({
+                requestId: id,
+                method: "POST",
+                path,
+                status,
+                code,
+                durationMs: clock.currentTimeMillisUnsafe() - started,
+                facts
+              })
+            )
+          }))
+
+        const run = Effect.gen(function*() {
+          const principal = yield* authenticate(keys, handshake, { allowExpired: false })
+          facts.keyId = principal.key.id
+          facts.group = principal.group.name
+          const subpath = yield* Effect.fromResult(responsesSubpath(path))
+          if (nestsDeeperThan(body, MAX_JSON_DEPTH)) return yield* tooDeep
+          // What goes upstream: the expanded body, serialised once; as large as an HTTP body may be.
+          const rawBody = JSON.stringify(body)
+          if (Buffer.byteLength(rawBody) > settings.maxBodyBytes) {
+            return yield* new RequestTooLarge({ limitBytes: settings.maxBodyBytes })
+          }
+          const validated = yield* Effect.fromResult(validateResponsesBody(body))
+          facts.model = validated.model
+          const planner = principal.group.platform === "openai" ? planOpenAI : planMessages
+          const { answer, plan } = yield* admit({
+            requestId: id,
+            principal,
+            policy: responsesPolicy(validated),
+            session: sessionOf(principal.key.id, headers, validated.body),
+            facts,
+            plan: (metricModel) =>
+              planner({ requestId: id, principal, request: validated, rawBody, subpath, metricModel, facts, clientHeaders: headers })
+          })
+          const ready = answer._tag === "Answered" ? answer.answer : yield* answer.resume
+          return plan.stream(ready, eventData)
+        })
+
+        const refused = (envelope: Envelope): TurnOutcome => {
+          status = envelope.status
+          code = envelope.code
+          const headers = refusalHeaders(envelope, facts.headers)
+          return { _tag: "Refused", envelope: headers === undefined ? envelope : { ...envelope, headers } }
+        }
+
+        const outcome = run.pipe(
+          Effect.map((events): TurnOutcome => ({ _tag: "Events", events })),
+          Effect.catchCause((cause) => {
+            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+            const failure = Cause.findErrorOption(cause)
+            if (Option.isSome(failure)) return Effect.succeed(refused(envelopeOf(failure.value)))
+            return Effect.as(Effect.logError("unhandled defect", cause), refused(internalError(id)))
+          })
+        )
+        const withRequest = requestContext(id, facts)
+        return yield* Effect.updateContext(outcome, (context: Context.Context<Scope.Scope>) => withRequest(context))
+      })
+  }
+})
