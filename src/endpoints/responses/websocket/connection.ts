@@ -10,10 +10,11 @@
  * back and settles what was produced.
  */
 import { Clock, Effect, Fiber, Metric, Queue, Schedule, type Scope, Stream } from "effect"
+import { isReadonlyArrayNonEmpty as isNonEmpty } from "effect/Array"
 import * as Socket from "effect/socket/Socket"
 import type { Envelope } from "../../../domain/envelope.js"
 import { websocketConnections, websocketTurns } from "../../../observability/metrics.js"
-import { Conversation, type ConversationLimits } from "./conversation.js"
+import { Conversation, type ConversationLimits, type Expansion } from "./conversation.js"
 import { connectionLimitReached, errorEvent, parseClientFrame, previousResponseNotFound, warmUpEvents } from "./protocol.js"
 import type { TurnRunner } from "./turn.js"
 
@@ -28,7 +29,11 @@ export interface ConnectionOptions {
   readonly queueLimit: number
   /** Completes when the gateway begins shutting down. */
   readonly shutdown: Effect.Effect<void>
+  /** Holds the connection's writes while a batch is framed, so it leaves in one write (the TCP socket's cork). */
+  readonly holdWrites?: { readonly cork: () => void; readonly uncork: () => void } | undefined
 }
+
+type Expanded = Extract<Expansion, { readonly _tag: "Expanded" }>
 
 type Work =
   | { readonly _tag: "Frame"; readonly text: string }
@@ -41,13 +46,32 @@ const KEEP_ALIVE = JSON.stringify({ type: "keepalive" })
 const TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]+)"/
 const typeOf = (frame: string): string | undefined => TYPE.exec(frame.slice(0, 80))?.[1]
 
-const turnCounter = (outcome: string) => Metric.withAttributes(websocketTurns, { outcome })
+/** The id of the response a `response.completed` event carries: read from its head, parsed only if not there. */
+const RESPONSE_ID = /"response"\s*:\s*\{\s*"id"\s*:\s*"([^"\\]+)"/
+const responseIdOf = (frame: string): string | undefined => {
+  const head = RESPONSE_ID.exec(frame.slice(0, 200))?.[1]
+  if (head !== undefined) return head
+  try {
+    const id = (JSON.parse(frame) as { response?: { id?: unknown } }).response?.id
+    return typeof id === "string" ? id : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The turn counter per outcome, made once (a counter with attributes is a new metric key each time). */
+const turnCounters = new Map<string, Metric.Counter<number>>()
+const turnCounter = (outcome: string) => {
+  let counter = turnCounters.get(outcome)
+  if (counter === undefined) turnCounters.set(outcome, counter = Metric.withAttributes(websocketTurns, { outcome }))
+  return counter
+}
 
 export const serveConnection = (socket: Socket.Socket, options: ConnectionOptions): Effect.Effect<void, Socket.SocketError, Scope.Scope> =>
   Effect.gen(function*() {
     // Acquiring the reader completes the handshake (the 101); the writer writes to that connection.
     const reader = yield* socket.reader
-    const { write } = yield* socket.writer
+    const { write, writeAll } = yield* socket.writer
     const work = yield* Queue.unbounded<Work>()
     const conversation = new Conversation(options.conversation)
     // Time is the Clock's: the keep-alive timer and the transcript's age run on it.
@@ -59,39 +83,57 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
         lastSent = now()
         return write(frame)
       })
+    /**
+     * Events, sent in as few TCP writes as they came: the socket is held (corked) from the first
+     * event until the event loop's next turn, so events that arrive together leave together, as
+     * Node's HTTP response does for an SSE body; otherwise the WebSocket library writes each event
+     * with a system call of its own, the largest per-event cost of a turn (docs/decisions.md).
+     */
+    let holding = false
+    const release = () => {
+      holding = false
+      options.holdWrites?.uncork()
+    }
+    const sendAll = (frames: ReadonlyArray<string>) =>
+      Effect.suspend(() => {
+        if (!isNonEmpty(frames)) return Effect.void
+        lastSent = now()
+        const held = options.holdWrites
+        if (held !== undefined && !holding) {
+          holding = true
+          held.cork()
+          setImmediate(release)
+        }
+        return writeAll(frames)
+      })
+
+    /** Whether a turn is running: the connection's keep-alive speaks only then. */
+    let turnRunning = false
 
     /** One turn: its events as frames; the transcript kept when it completes. */
-    const turn = (body: Record<string, unknown>, input: ReadonlyArray<unknown>) =>
+    const turn = (expansion: Expanded) =>
       Effect.scoped(Effect.gen(function*() {
         // Keep-alives from the request on, as Codex's idle timer runs: the first event waits for
         // the upstream's first byte (up to the first-byte timeout, per failover attempt).
         lastSent = now()
-        const keepAlive = yield* Effect.forkScoped(
-          Effect.repeat(
-            Effect.suspend(() => now() - lastSent >= options.keepAliveMillis ? send(KEEP_ALIVE) : Effect.void),
-            { schedule: Schedule.spaced(Math.max(1, Math.floor(options.keepAliveMillis / 2))) }
-          )
-        )
-        const outcome = yield* options.runTurn(body)
+        turnRunning = true
+        const outcome = yield* options.runTurn(expansion.body)
         if (outcome._tag === "Refused") {
-          yield* Fiber.interrupt(keepAlive)
           conversation.failed()
           yield* Metric.update(turnCounter("refused"), 1)
           return yield* send(errorEvent(outcome.envelope))
         }
-        const output: Array<unknown> = []
+        const output: Array<string> = []
         let result = "incomplete"
         let ended = false
-        yield* Stream.runForEach(outcome.events, (frames) =>
-          Effect.forEach(frames, (frame) => {
+        yield* Stream.runForEach(outcome.events, (frames) => {
+          for (const frame of frames) {
             const type = typeOf(frame)
-            if (type === "response.output_item.done") {
-              const item = (JSON.parse(frame) as { item?: unknown }).item
-              if (item !== undefined) output.push(item)
-            } else if (type === "response.completed") {
-              const id = (JSON.parse(frame) as { response?: { id?: unknown } }).response?.id
-              if (typeof id === "string") {
-                conversation.completed(id, input, output, now())
+            if (type === "response.output_item.done") output.push(frame)
+            else if (type === "response.completed") {
+              const id = responseIdOf(frame)
+              if (id !== undefined) {
+                conversation.completed(id, expansion, output, now())
                 result = "completed"
               }
               ended = true
@@ -100,18 +142,28 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
               result = type === "response.incomplete" ? "incomplete" : "failed"
               ended = true
             }
-            return send(frame)
-          }, { discard: true })).pipe(
+          }
+          return sendAll(frames)
+        }).pipe(
             // A socket that failed mid-turn: the reader sees the connection end; the turn is over.
             Effect.catch(() => Effect.void)
           )
-        yield* Fiber.interrupt(keepAlive)
+        turnRunning = false
         if (result !== "completed") conversation.failed()
         // The gateway's streams always end with a terminal event; should one not, the client must
         // still hear that the turn is over, or Codex waits for its idle timeout.
         if (!ended) yield* send(errorEvent(streamEnded))
         yield* Metric.update(turnCounter(result), 1)
-      }))
+      })).pipe(Effect.ensuring(Effect.sync(() => void (turnRunning = false))))
+
+    // One keep-alive timer per connection (not one fiber per turn): a frame whenever a running
+    // turn has been silent for keepAliveMillis.
+    yield* Effect.forkScoped(
+      Effect.repeat(
+        Effect.suspend(() => turnRunning && now() - lastSent >= options.keepAliveMillis ? send(KEEP_ALIVE) : Effect.void),
+        { schedule: Schedule.spaced(Math.max(1, Math.floor(options.keepAliveMillis / 2))) }
+      )
+    )
 
     const handle = (item: Work): Effect.Effect<boolean, Socket.SocketError> => {
       if (item._tag === "Close") {
@@ -127,7 +179,8 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
       const frame = parseClientFrame(item.text)
       if (frame._tag === "Ignore") return Effect.succeed(true)
       if (frame._tag === "Refuse") return Effect.as(send(errorEvent(frame.envelope)), true)
-      const expansion = conversation.expand(frame.body, frame.previousResponseId, now())
+      // The message's length measures the turn's own input (about: it holds the create's other fields too).
+      const expansion = conversation.expand(frame.body, frame.previousResponseId, now(), item.text.length)
       if (expansion._tag === "NotFound") {
         conversation.failed()
         return Effect.as(send(errorEvent(previousResponseNotFound(expansion.id))), true)
@@ -136,13 +189,13 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
         // Answered here: no upstream, no billing; its id is chainable with the input as transcript.
         const at = now()
         const warm = warmUpEvents(expansion.body, at)
-        conversation.completed(warm.id, expansion.input, [], at)
+        conversation.completed(warm.id, expansion, [], at)
         return Effect.as(
           Effect.andThen(Effect.forEach(warm.frames, send, { discard: true }), Metric.update(turnCounter("warm_up"), 1)),
           true
         )
       }
-      return Effect.as(turn(expansion.body, expansion.input), true)
+      return Effect.as(turn(expansion), true)
     }
 
     // The worker: one item at a time, in order, until a Close is handled.

@@ -15,15 +15,24 @@ export interface ConversationLimits {
 
 interface Last {
   readonly id: string
-  /** The full input of the last response, then its output items. */
-  readonly items: ReadonlyArray<unknown>
-  /** JSON length of `items`, to bound what is kept without serialising it again. */
+  /** The full input of the last response. */
+  readonly input: ReadonlyArray<unknown>
+  /** Its `response.output_item.done` events as sent: parsed only if a turn continues from it. */
+  readonly output: ReadonlyArray<string>
+  /** About the JSON length of input and output, to bound what is kept without serialising it again. */
   readonly bytes: number
   readonly at: number
 }
 
 export type Expansion =
-  | { readonly _tag: "Expanded"; readonly body: Record<string, unknown>; readonly input: ReadonlyArray<unknown> }
+  | {
+    readonly _tag: "Expanded"
+    readonly body: Record<string, unknown>
+    /** The full input the turn sends: what it continued from, then its own. */
+    readonly input: ReadonlyArray<unknown>
+    /** About the JSON length of `input`. */
+    readonly bytes: number
+  }
   | { readonly _tag: "NotFound"; readonly id: string }
 
 /** A create body's `input` as items: a string is one user message. */
@@ -36,7 +45,14 @@ export const inputItems = (input: unknown): ReadonlyArray<unknown> =>
     ? input
     : [input]
 
-const jsonBytes = (items: ReadonlyArray<unknown>): number => Buffer.byteLength(JSON.stringify(items))
+/** The item of an `output_item.done` event's data (undefined when it has none). */
+const itemOf = (data: string): unknown => {
+  try {
+    return (JSON.parse(data) as { item?: unknown }).item
+  } catch {
+    return undefined
+  }
+}
 
 export class Conversation {
   private last: Last | undefined
@@ -51,22 +67,31 @@ export class Conversation {
 
   /**
    * The body to send for a create: as it came when it names no previous response; with the kept
-   * transcript before its input when it names the last one; NotFound for any other id.
+   * transcript before its input when it names the last one; NotFound for any other id. `ownBytes`
+   * is about the size of the create's own input (what it continues from was measured when kept).
    */
-  expand(body: Record<string, unknown>, previousResponseId: string | undefined, now: number): Expansion {
+  expand(body: Record<string, unknown>, previousResponseId: string | undefined, now: number, ownBytes: number): Expansion {
     const own = inputItems(body["input"])
-    if (previousResponseId === undefined) return { _tag: "Expanded", body, input: own }
+    if (previousResponseId === undefined) return { _tag: "Expanded", body, input: own, bytes: ownBytes }
     const last = this.current(now)
     if (last === undefined || last.id !== previousResponseId) return { _tag: "NotFound", id: previousResponseId }
-    const input = [...last.items, ...own]
-    return { _tag: "Expanded", body: { ...body, input }, input }
+    const input = [...last.input]
+    for (const done of last.output) {
+      const item = itemOf(done)
+      if (item !== undefined) input.push(item)
+    }
+    for (const item of own) input.push(item)
+    return { _tag: "Expanded", body: { ...body, input }, input, bytes: last.bytes + ownBytes }
   }
 
-  /** A response completed: it becomes the one to continue from (unless it is too big to keep). */
-  completed(id: string, input: ReadonlyArray<unknown>, output: ReadonlyArray<unknown>, now: number): void {
-    const items = [...input, ...output]
-    const bytes = jsonBytes(items)
-    this.last = bytes > this.limits.maxBytes ? undefined : { id, items, bytes, at: now }
+  /**
+   * A response completed: it becomes the one to continue from (unless it is too big to keep).
+   * `output` holds its `response.output_item.done` events' data, as sent.
+   */
+  completed(id: string, turn: { readonly input: ReadonlyArray<unknown>; readonly bytes: number }, output: ReadonlyArray<string>, now: number): void {
+    let bytes = turn.bytes
+    for (const done of output) bytes += done.length
+    this.last = bytes > this.limits.maxBytes ? undefined : { id, input: turn.input, output, bytes, at: now }
   }
 
   /** A turn failed: what it continued from is dropped (§4.1), the client starts over with full input. */

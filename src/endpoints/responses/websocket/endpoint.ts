@@ -8,6 +8,8 @@
  * the handshake's headers (the key included, so a key disabled mid-connection is refused on its
  * next turn). The answer, once the connection ends, is an empty 101 for the log.
  */
+import { IncomingMessage } from "node:http"
+import { Socket } from "node:net"
 import { Effect, type Scope } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -33,6 +35,15 @@ export const websocketRefused = new RouteRefused({
 })
 
 const QUEUE_LIMIT = 8
+
+/**
+ * The TCP socket under a Node request, which the WebSocket library writes to once upgraded: corked
+ * while a batch of events is framed (connection.ts `sendAll`). None on other servers.
+ */
+const tcpSocketOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const source = request.source
+  return source instanceof IncomingMessage && source.socket instanceof Socket ? source.socket : undefined
+}
 
 /**
  * A WebSocket handshake as Node's HTTP parser takes one (`Upgrade: websocket` with an `upgrade`
@@ -96,6 +107,7 @@ export const makeResponsesWebSocket = Effect.gen(function*() {
       const socket = yield* Effect.orDie(request.upgrade)
       yield* serveConnection(socket, {
         runTurn: turns(request),
+        holdWrites: tcpSocketOf(request),
         conversation: { maxBytes: settings.maxBodyBytes, maxAgeMillis: settings.websocketMaxAgeMillis },
         maxAgeMillis: settings.websocketMaxAgeMillis,
         keepAliveMillis: settings.scheduling.keepAliveMillis,
