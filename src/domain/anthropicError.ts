@@ -48,9 +48,18 @@ const statusOf = (envelope: Envelope): number =>
 
 const typeOf = (status: number): string => TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error")
 
+/**
+ * A conversation past the model's context window is told in Anthropic's words ("prompt is too
+ * long"), whoever said it upstream: Claude Code reads them to compact its conversation and retry.
+ */
+const messageOf = (envelope: Envelope): string =>
+  envelope.code === "context_length_exceeded" && !/prompt is too long/i.test(envelope.message)
+    ? `prompt is too long: ${envelope.message}`
+    : envelope.message
+
 const errorObject = (envelope: Envelope, status: number): AnthropicErrorObject => ({
   type: typeOf(status),
-  message: envelope.message,
+  message: messageOf(envelope),
   details: { error_code: envelope.code }
 })
 

@@ -72,11 +72,20 @@ describe("passthrough over a socket with the openai SDK", () => {
     expect(JSON.stringify(seen.headers)).not.toContain(KEY)
   })
 
-  it("an unmapped-name model is forwarded byte for byte", async () => {
+  it("an unmapped-name model is forwarded as sent, naming its prompt cache by the session when the client did not", async () => {
     const raw = "{\"model\":\"gpt-5.4-mini\",   \"input\":\"bytes\",\"metadata\":{\"k\":\"v\"}}"
     const res = await postResponses(gw.url, KEY, raw)
     expect(res.status).toBe(200)
-    expect(lastUpstreamRequest(upstream).body).toEqual(JSON.parse(raw))
+    const { prompt_cache_key: cacheKey, ...rest } = lastUpstreamRequest(upstream).body as Record<string, unknown>
+    expect(rest).toEqual(JSON.parse(raw))
+    expect(cacheKey).toMatch(/^mg-[\w-]{22}$/)
+    expect(String(cacheKey)).not.toContain(KEY)
+    // The same conversation again: the same cache name; the client's own name goes through untouched.
+    await postResponses(gw.url, KEY, raw)
+    expect((lastUpstreamRequest(upstream).body as Record<string, unknown>)["prompt_cache_key"]).toBe(cacheKey)
+    const named = "{\"model\":\"gpt-5.4-mini\",\"input\":\"bytes\",\"prompt_cache_key\":\"mine\"}"
+    await postResponses(gw.url, KEY, named)
+    expect(lastUpstreamRequest(upstream).body).toEqual(JSON.parse(named))
   })
 
   it("responses.stream() + finalResponse() succeed, and every lifecycle event names the requested model", async () => {
@@ -385,6 +394,8 @@ describe("passthrough: events seen by the upstream and the client line up", () =
       if (eventModel(e) === undefined) return e
       const response = { ...(e["response"] as Record<string, unknown>) }
       delete response["model"]
+      // The gateway names the upstream's prompt cache (the simulator echoes it); the direct call does not.
+      delete response["prompt_cache_key"]
       delete response["created_at"]
       delete response["completed_at"]
       return { ...e, response }

@@ -233,6 +233,16 @@ describe("anthropicErrorOf", () => {
     expect(anthropicErrorOf({ ...storeUnavailable, code: "no_available_account" }, "r").status).toBe(529)
   })
 
+  it("a conversation past the context window is told as Anthropic says it, which Claude Code reads to compact", () => {
+    const tooLong = { ...storeUnavailable, status: 400, type: "invalid_request_error", code: "context_length_exceeded", message: "Your input exceeds the context window of this model." }
+    const answer = anthropicErrorOf(tooLong, "r")
+    expect(answer.status).toBe(400)
+    expect(answer.body.error.message).toBe("prompt is too long: Your input exceeds the context window of this model.")
+    // An Anthropic upstream's own words are kept as they are.
+    const own = { ...tooLong, message: "prompt is too long: 210000 tokens > 200000 maximum" }
+    expect(anthropicErrorOf(own, "r").body.error.message).toBe(own.message)
+  })
+
   it("a stream's error event has the same type and no request id", () => {
     const envelope = envelopeOf(new NoAvailableAccount({ message: "No account" }))
     expect(anthropicStreamError(envelope)).toEqual({

@@ -71,14 +71,15 @@ export const makeResponsesHandler = Effect.gen(function*() {
     facts.model = validated.model
     const planner = principal.group.platform === "openai" ? planOpenAI : planMessages
 
+    const session = sessionOf(principal.key.id, request.headers, validated.body)
     const { answer, plan } = yield* admit({
       requestId,
       principal,
       policy: responsesPolicy(validated),
-      session: sessionOf(principal.key.id, request.headers, validated.body),
+      session,
       facts,
       plan: (metricModel) =>
-        planner({ requestId, principal, request: validated, rawBody, subpath, metricModel, facts, clientHeaders: request.headers })
+        planner({ requestId, principal, request: validated, rawBody, subpath, metricModel, facts, clientHeaders: request.headers, session })
     })
     if (!validated.stream) return yield* plan.json(answer._tag === "Answered" ? answer.answer : yield* answer.resume)
     if (answer._tag === "Answered") return sse(plan.stream(answer.answer, sseBytes))

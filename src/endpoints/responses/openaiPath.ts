@@ -16,6 +16,7 @@ import { taggedCounters, upstreamLatency, usageEstimated } from "../../observabi
 import type { RequestFacts } from "../../observability/requestFacts.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
+import { promptCacheKeyFor } from "../../services/scheduler/session.js"
 import { Quota, type QuotaShape } from "../../services/quota/Quota.js"
 import { readText, type UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
@@ -42,15 +43,36 @@ export interface PathInput {
   readonly facts: RequestFacts
   /** The client's headers, for those that go upstream (src/domain/forwardHeaders.ts). */
   readonly clientHeaders: ClientHeaders
+  /** The sticky-session id (services/scheduler/session.ts), which also names the upstream's prompt cache. */
+  readonly session: string | undefined
 }
 
-const buildRequest = (input: PathInput, headers: ForwardedHeaders | undefined) => (account: Account): UpstreamRequest => {
-  const model = upstreamModel(account, input.request.model)
-  return {
-    path: `/responses${input.subpath}`,
-    body: model === input.request.model ? input.rawBody : JSON.stringify({ ...input.request.body, model }),
-    stream: input.request.stream,
-    headers
+/**
+ * The client's body with `"prompt_cache_key"` placed first, without re-serialising it: the body
+ * is a JSON object (validated) that has other members (the model at least).
+ */
+const withCacheKey = (rawBody: string, key: string): string => {
+  const open = rawBody.indexOf("{")
+  return `${rawBody.slice(0, open + 1)}"prompt_cache_key":${JSON.stringify(key)},${rawBody.slice(open + 1)}`
+}
+
+const buildRequest = (input: PathInput, headers: ForwardedHeaders | undefined) => {
+  // The upstream's prompt cache named by the session when the client named none: the same across
+  // a session's turns, different across sessions (promptCacheKeyFor: a keyed hash, no client text).
+  const cacheKey = input.request.body["prompt_cache_key"] === undefined && input.session !== undefined
+    ? promptCacheKeyFor(input.session)
+    : undefined
+  const asSent = cacheKey === undefined ? input.rawBody : withCacheKey(input.rawBody, cacheKey)
+  return (account: Account): UpstreamRequest => {
+    const model = upstreamModel(account, input.request.model)
+    return {
+      path: `/responses${input.subpath}`,
+      body: model === input.request.model
+        ? asSent
+        : JSON.stringify(cacheKey === undefined ? { ...input.request.body, model } : { prompt_cache_key: cacheKey, ...input.request.body, model }),
+      stream: input.request.stream,
+      headers
+    }
   }
 }
 

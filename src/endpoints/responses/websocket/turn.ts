@@ -132,14 +132,15 @@ export const makeTurnRunner = Effect.gen(function*() {
           const validated = yield* Effect.fromResult(validateResponsesBody(body))
           facts.model = validated.model
           const planner = principal.group.platform === "openai" ? planOpenAI : planMessages
+          const session = sessionOf(principal.key.id, headers, validated.body)
           const { answer, plan } = yield* admit({
             requestId: id,
             principal,
             policy: responsesPolicy(validated),
-            session: sessionOf(principal.key.id, headers, validated.body),
+            session,
             facts,
             plan: (metricModel) =>
-              planner({ requestId: id, principal, request: validated, rawBody, subpath, metricModel, facts, clientHeaders: headers })
+              planner({ requestId: id, principal, request: validated, rawBody, subpath, metricModel, facts, clientHeaders: headers, session })
           })
           const ready = answer._tag === "Answered" ? answer.answer : yield* answer.resume
           return plan.stream(ready, eventData)

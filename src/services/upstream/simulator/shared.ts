@@ -38,9 +38,13 @@ export const asNumber = (u: unknown): number | undefined =>
 /** Stable-ish serialisation (JSON.stringify; `undefined` becomes ""). */
 export const serialise = (u: unknown): string => JSON.stringify(u) ?? ""
 
-/** The id seed of a request: everything but the transport flags, so the streamed and JSON answers share ids. */
+/**
+ * The id seed of a request: everything but the transport flags, so the streamed and JSON answers
+ * share ids, and but the prompt cache's name, which changes where a request is cached, not what it
+ * asks.
+ */
 export const requestSeed = (body: JsonObject): string => {
-  const { stream: _stream, stream_options: _streamOptions, ...rest } = body
+  const { prompt_cache_key: _cacheKey, stream: _stream, stream_options: _streamOptions, ...rest } = body
   return serialise(rest)
 }
 
