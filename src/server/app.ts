@@ -87,11 +87,11 @@ const interrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>
  * request and its Scope.
  */
 export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(function*() {
-  const responsesUpgrade = yield* makeResponsesWebSocket
+  const tracing = options.tracing === true
+  const responsesUpgrade = yield* makeResponsesWebSocket({ tracing })
   const router = yield* makeRouterWith({ responsesUpgrade })
   const accessLog = yield* AccessLog
   const stallMillis = (yield* Settings).streamWriteTimeoutMillis
-  const tracing = options.tracing === true
 
   const app: GatewayApp = Effect.withFiber((fiber) => {
     const context = fiber.context

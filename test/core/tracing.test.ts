@@ -7,6 +7,7 @@
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, ManagedRuntime } from "effect"
+import WebSocket from "ws"
 import { AppConfig, Settings } from "../../src/config/AppConfig.js"
 import { gatewayLayer } from "../../src/layers.js"
 import { layerOtlp } from "../../src/observability/tracing.js"
@@ -111,6 +112,20 @@ describe("tracing on, exported over OTLP", () => {
     const stream = await post(gateway.url, ANTHROPIC_KEY, { model: "claude-sonnet-4-5", input: "hi", stream: true })
     expect(stream.status).toBe(200)
     expect(await stream.text()).toContain("response.completed")
+    // One WebSocket turn: a span of its own, under the connection's.
+    const ws = new WebSocket(`${gateway.url.replace(/^http/, "ws")}/v1/responses`, { headers: { authorization: `Bearer ${OPENAI_KEY}` } })
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve)
+      ws.once("error", reject)
+    })
+    await new Promise<void>((resolve) => {
+      ws.on("message", (data: Buffer) => {
+        if (String(data).includes("\"response.completed\"")) resolve()
+      })
+      ws.send(JSON.stringify({ type: "response.create", model: "gpt-5.4", input: "hi over ws" }))
+    })
+    ws.close()
+    await new Promise((resolve) => ws.once("close", resolve))
     // Closing the runtime sends what is pending.
     await gateway.runtime.dispose()
   })
@@ -141,6 +156,23 @@ describe("tracing on, exported over OTLP", () => {
     expect(Number(attr(anthropic, "gen_ai.usage.output_tokens"))).toBeGreaterThan(0)
   })
 
+  it("makes a span per WebSocket turn, under the connection's, with the turn's steps as its children", () => {
+    const turn = receiver.spans.find((s) => s.name === "WS response.create")
+    expect(turn?.kind).toBe(2) // SERVER
+    expect(attr(turn, "modelgate.group")).toBe("oa")
+    expect(attr(turn, "http.response.status_code")).toBe(200)
+    expect(Number(attr(turn, "gen_ai.usage.output_tokens"))).toBeGreaterThan(0)
+    const connection = receiver.spans.find((s) => s.spanId === turn?.parentSpanId)
+    expect(connection?.name).toBe("GET /v1/responses")
+    expect(childrenOf(turn!).map((s) => s.name).sort()).toEqual([
+      "gateway.key_slot",
+      "gateway.policy",
+      "gateway.scheduling",
+      "gateway.settlement",
+      "gateway.upstream_attempt"
+    ])
+  })
+
   it("continues the client's trace", () => {
     const openai = requestSpans().find((s) => attr(s, "modelgate.group") === "oa")
     expect(openai?.traceId).toBe("4bf92f3577b34da6a3ce929d0e0e4736")
@@ -167,7 +199,7 @@ describe("tracing on, exported over OTLP", () => {
   it("sends the upstream attempt's span as W3C traceparent", () => {
     const attempts = receiver.spans.filter((s) => s.name === "gateway.upstream_attempt")
     const sent = upstream.requests.map((r) => r.headers["traceparent"])
-    expect(sent).toHaveLength(2)
+    expect(sent).toHaveLength(3) // two HTTP requests and one WebSocket turn
     for (const header of sent) {
       const [version, traceId, spanId, flags] = String(header).split("-")
       expect(version).toBe("00")

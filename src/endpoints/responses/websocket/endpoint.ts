@@ -85,9 +85,10 @@ const handshakeRefused = (message: string): Envelope => ({
   noRetry: true
 })
 
-export const makeResponsesWebSocket = Effect.gen(function*() {
+export const makeResponsesWebSocket = (options: { readonly tracing: boolean }) =>
+  Effect.gen(function*() {
     const keys = yield* KeyRepo
-    const turns = yield* makeTurnRunner
+    const turns = yield* makeTurnRunner(options)
     const settings = yield* Settings
     const lifecycle = yield* Lifecycle
 

@@ -17,6 +17,7 @@ import { newRequestId } from "../../../domain/ids.js"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../../domain/jsonDepth.js"
 import { AccessLog } from "../../../observability/accessLog.js"
 import { countRequest } from "../../../observability/metrics.js"
+import { endRequestSpan } from "../../../observability/tracing.js"
 import { newRequestFacts } from "../../../observability/requestFacts.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { sessionOf } from "../../../services/scheduler/session.js"
@@ -53,6 +54,9 @@ const refusalHeaders = (envelope: Envelope, limits: Readonly<Record<string, stri
   return Object.keys(headers).length === 0 ? undefined : headers
 }
 
+/** A turn's span, named as the message that starts it. */
+const TURN_SPAN = "WS response.create"
+
 const SESSION_HEADERS = ["session_id", "session-id", "conversation_id", "conversation-id"]
 
 /**
@@ -75,7 +79,7 @@ export const turnHeaders = (handshake: Readonly<Record<string, string | undefine
 }
 
 /** The turns of the connections the gateway serves, with their services resolved once. */
-export const makeTurnRunner = Effect.gen(function*() {
+export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect.gen(function*() {
   const settings = yield* Settings
   const keys = yield* KeyRepo
   const accessLog = yield* AccessLog
@@ -96,6 +100,11 @@ export const makeTurnRunner = Effect.gen(function*() {
         const started = clock.currentTimeMillisUnsafe()
         let status = 200
         let code = "ok"
+        // Tracing: a server span per turn, a child of the connection's (the turn's steps are its children).
+        const span = options.tracing
+          ? yield* Effect.makeSpan(TURN_SPAN, { kind: "server", attributes: { "http.route": "/v1/responses", "url.path": path } })
+          : undefined
+        facts.span = span
 
         // The turn's line, once its scope closes (its events sent, or the client gone).
         yield* Scope.addFinalizerExit(yield* Effect.scope, (exit) =>
@@ -104,6 +113,7 @@ export const makeTurnRunner = Effect.gen(function*() {
               status = 499
               code = "client_closed_request"
             }
+            if (span !== undefined) endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())
             return Effect.andThen(
               countRequest("responses", status, code),
               accessLog.record({
@@ -163,7 +173,8 @@ export const makeTurnRunner = Effect.gen(function*() {
           })
         )
         const withRequest = requestContext(id, facts)
-        return yield* Effect.updateContext(outcome, (context: Context.Context<Scope.Scope>) => withRequest(context))
+        const inContext = Effect.updateContext(outcome, (context: Context.Context<Scope.Scope>) => withRequest(context))
+        return yield* (span === undefined ? inContext : Effect.withParentSpan(inContext, span))
       })
   }
 })
