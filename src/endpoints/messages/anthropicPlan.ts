@@ -16,6 +16,7 @@ import type { RequestFacts } from "../../observability/requestFacts.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Quota } from "../../services/quota/Quota.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
+import { mayCarryOurThinking, withoutOurThinking } from "../../translate/messages/signature.js"
 import { foldUsage } from "../../translate/output.js"
 import { json as jsonReply, rawJson } from "../kit/reply.js"
 import { answerJson, estimatedUsage, settlementFor } from "../responses/openaiPath.js"
@@ -57,11 +58,17 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
       const settlement = settlementFor(quota, { ...input, model: request.model }, started)
       const headers = anthropicPassthroughHeaders(input.clientHeaders)
 
+      // Thinking we signed for an OpenAI group means nothing to Anthropic: such blocks are left out.
+      const cleaned = mayCarryOurThinking(input.rawBody) ? withoutOurThinking(request.body) : undefined
       const build = (account: Account): UpstreamRequest => {
         const model = upstreamModel(account, request.model)
         return {
           path: "/v1/messages",
-          body: model === request.model ? input.rawBody : JSON.stringify({ ...request.body, model }),
+          body: cleaned !== undefined
+            ? JSON.stringify({ ...cleaned, model })
+            : model === request.model
+            ? input.rawBody
+            : JSON.stringify({ ...request.body, model }),
           stream: request.stream,
           headers
         }

@@ -35,3 +35,28 @@ export const decodeThinkingSignature = (signature: unknown): ReasoningRef | unde
   if (typeof id !== "string" || id === "" || typeof encrypted !== "string" || encrypted === "") return undefined
   return { id, encrypted_content: encrypted }
 }
+
+/** Whether a request's text may carry thinking blocks signed by us (a cheap test before any walk). */
+export const mayCarryOurThinking = (rawBody: string): boolean => rawBody.includes(`"${PREFIX}`)
+
+/**
+ * The Messages body without the thinking blocks we signed (`mgr1.`): a conversation that began on an
+ * OpenAI group and goes on on an Anthropic one would otherwise be refused there (the signature is
+ * no Anthropic signature). Undefined when there were none. An assistant message left with nothing
+ * keeps its blocks (the upstream's refusal then names the problem).
+ */
+export const withoutOurThinking = (body: Record<string, unknown>): Record<string, unknown> | undefined => {
+  const messages = body["messages"]
+  if (!Array.isArray(messages)) return undefined
+  let changed = false
+  const kept = messages.map((message: unknown) => {
+    if (!isRecord(message) || message["role"] !== "assistant" || !Array.isArray(message["content"])) return message
+    const content = (message["content"] as ReadonlyArray<unknown>).filter((block) =>
+      !(isRecord(block) && block["type"] === "thinking" && typeof block["signature"] === "string" && block["signature"].startsWith(PREFIX))
+    )
+    if (content.length === (message["content"] as ReadonlyArray<unknown>).length || content.length === 0) return message
+    changed = true
+    return { ...message, content }
+  })
+  return changed ? { ...body, messages: kept } : undefined
+}
