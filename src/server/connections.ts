@@ -4,8 +4,8 @@
  * may take to send a request (HEADER_TIMEOUT_MS, BODY_TIMEOUT_MS), how many connections may be open
  * (MAX_CONNECTIONS), and how a request the HTTP parser rejects is answered (431 for headers too
  * large, 408 for a request too slow, 400 otherwise), in the error envelope with an `x-request-id`,
- * where the socket still allows an answer (node's `clientError` event). Once the platform closes
- * it, keep-alive connections are closed as they fall idle.
+ * where the socket still allows an answer (node's `clientError` event), after which the connection
+ * is closed. Once the platform closes it, keep-alive connections are closed as they fall idle.
  */
 import { Server } from "node:http"
 import type { Duplex } from "node:stream"
@@ -25,7 +25,19 @@ const refusalOf = (error: Error & { readonly code?: string }): Envelope => {
 
 const REASONS: Readonly<Record<number, string>> = { 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large" }
 
-/** Answers a request the parser refused, then closes the connection. */
+/**
+ * How long a refused client gets to read its answer and close before the server closes the
+ * connection itself: node:http keeps a connection half open after its answer (the server allows
+ * half-open sockets), so a client that never closes would hold its slot and descriptor for ever.
+ */
+const CLOSE_AFTER_ANSWER_MILLIS = 1_000
+
+/**
+ * Answers a request the parser refused, then closes the connection: at once when the client closes
+ * its side, else after CLOSE_AFTER_ANSWER_MILLIS. Not at the flush itself: what the client sent
+ * past the refused bytes may still be unread, and closing over unread bytes resets the connection,
+ * which can lose the answer on the client's side.
+ */
 const answerParseError = (error: Error & { readonly code?: string }, socket: Duplex): void => {
   // A socket the client reset, or one that can take nothing more, is only closed.
   if (error.code === "ECONNRESET" || !socket.writable) {
@@ -34,6 +46,12 @@ const answerParseError = (error: Error & { readonly code?: string }, socket: Dup
   }
   const envelope = refusalOf(error)
   const body = JSON.stringify(envelopeBody(envelope))
+  const timer = setTimeout(() => socket.destroy(), CLOSE_AFTER_ANSWER_MILLIS)
+  timer.unref()
+  socket.once("close", () => clearTimeout(timer))
+  // Whatever else the client sends is read and dropped, so that its end is seen.
+  socket.on("end", () => socket.destroy())
+  socket.resume()
   socket.end(
     `HTTP/1.1 ${envelope.status} ${REASONS[envelope.status] ?? "Bad Request"}\r\n` +
       `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
