@@ -5,6 +5,7 @@
  * would carry it: about 20 MB of idle RSS for every gateway); here the same script is read from
  * effect's install on the first request for it, and served as a file of its own (/docs/scalar.js).
  */
+import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -43,9 +44,37 @@ export const openApiJson = Effect.sync(() =>
   HttpServerResponse.text((spec ??= JSON.stringify(openApiDocument())), { contentType: "application/json" })
 )
 
-const page = (): string => {
+/** The page's one inline script: Scalar over the document, inline so the page needs no second request. */
+const initScript = (spec: OpenApi.OpenAPISpec): string => `
+    window.Scalar.createApiReference(document.getElementById("api-reference-container"), {
+      ...${scriptJson(scalarConfig)},
+      content: ${scriptJson(spec)}
+    })
+  `
+
+/**
+ * What the page may load and run: scripts from this listener and the one inline script above (by
+ * its hash), so markup that slipped into the document (a description) cannot run a script; Scalar's
+ * styles, which it injects inline; fonts and images from here or data: URLs; "test request" calls to
+ * this listener only. Nothing from another host.
+ */
+const contentSecurityPolicy = (script: string): string =>
+  [
+    "default-src 'none'",
+    `script-src 'self' 'sha256-${createHash("sha256").update(script).digest("base64")}'`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'"
+  ].join("; ")
+
+const page = (): { readonly html: string; readonly csp: string } => {
   const spec = openApiDocument()
-  return `<!doctype html>
+  const script = initScript(spec)
+  const html = `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -55,14 +84,10 @@ const page = (): string => {
 <body>
   <div id="api-reference-container"></div>
   <script src="/docs/scalar.js"></script>
-  <script>
-    window.Scalar.createApiReference(document.getElementById("api-reference-container"), {
-      ...${scriptJson(scalarConfig)},
-      content: ${scriptJson(spec)}
-    })
-  </script>
+  <script>${script}</script>
 </body>
 </html>`
+  return { html, csp: contentSecurityPolicy(script) }
 }
 
 /**
@@ -75,10 +100,13 @@ const loadScalar = (): Promise<string> => {
   return import(/* @vite-ignore */ file).then((m: { readonly javascript: string }) => m.javascript)
 }
 
-let html: string | undefined
+let built: { readonly html: string; readonly csp: string } | undefined
 let script: Promise<string> | undefined
 
-export const docsHtml = Effect.sync(() => HttpServerResponse.html((html ??= page())))
+export const docsHtml = Effect.sync(() => {
+  const { csp, html } = (built ??= page())
+  return HttpServerResponse.setHeader(HttpServerResponse.html(html), "content-security-policy", csp)
+})
 
 export const docsScript = Effect.promise(() => (script ??= loadScalar())).pipe(
   Effect.map((text) =>

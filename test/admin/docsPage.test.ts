@@ -1,0 +1,99 @@
+/**
+ * The admin docs page (/docs) under its Content-Security-Policy: the header is sent, the page still
+ * renders the reference in Chromium with no violation and nothing fetched from another host, and a
+ * script that was not ours (injected markup) does not run. The browser part is skipped without
+ * Chromium (as test/browser's), a failure in CI.
+ */
+import { existsSync } from "node:fs"
+import { type Browser, chromium } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Backend, sqliteBackend } from "../store/harness.js"
+import { type GatewayWithAdmin, startWithAdmin } from "../support/adminGateway.js"
+
+const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
+const requireServices = process.env["MODELGATE_REQUIRE_SERVICES"] === "1"
+
+let backend: Backend
+let running: GatewayWithAdmin
+beforeAll(async () => {
+  backend = sqliteBackend()
+  running = await startWithAdmin(await backend.fresh())
+}, 60_000)
+afterAll(async () => {
+  await running?.close()
+  await backend?.cleanup()
+})
+
+/** A CSP header as directive -> sources. */
+const directives = (header: string): Map<string, Array<string>> =>
+  new Map(header.split(";").map((d) => d.trim().split(/\s+/)).filter((d) => d[0] !== "").map(([name, ...sources]) => [name!, sources]))
+
+describe("/docs", () => {
+  it("answers with a Content-Security-Policy that allows scripts from this listener only", async () => {
+    const res = await fetch(`${running.admin}/docs`)
+    expect(res.status).toBe(200)
+    const header = res.headers.get("content-security-policy")
+    expect(header).not.toBeNull()
+    const policy = directives(header ?? "")
+    expect(policy.get("default-src")).toEqual(["'none'"])
+    const scripts = policy.get("script-src") ?? []
+    expect(scripts).toContain("'self'")
+    expect(scripts).not.toContain("'unsafe-inline'")
+    expect(scripts).not.toContain("'unsafe-eval'")
+    expect(scripts.filter((s) => /^https?:|^\*/.test(s))).toEqual([])
+    expect(policy.get("connect-src")).toEqual(["'self'"])
+    expect(policy.get("frame-ancestors")).toEqual(["'none'"])
+    await res.text()
+  })
+})
+
+const withChromium = existsSync(CHROMIUM)
+if (!withChromium && requireServices) {
+  it(`Chromium is at ${CHROMIUM} (MODELGATE_REQUIRE_SERVICES=1)`, () => {
+    expect.fail(`no Chromium at ${CHROMIUM}`)
+  })
+}
+
+describe.skipIf(!withChromium)("/docs in Chromium", () => {
+  let browser: Browser
+  beforeAll(async () => {
+    // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+  })
+
+  it("renders the reference with no policy violation, loading nothing from another host", async () => {
+    const page = await browser.newPage()
+    const elsewhere: Array<string> = []
+    page.on("request", (request) => {
+      if (!request.url().startsWith(running.admin) && !request.url().startsWith("data:")) elsewhere.push(request.url())
+    })
+    const violations: Array<string> = []
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text())
+    })
+    await page.goto(`${running.admin}/docs`)
+    // Scalar's reference, drawn from the inline document: the title and an operation of the API.
+    await expect.poll(() => page.getByRole("heading", { name: "modelgate admin API" }).first().isVisible(), { timeout: 20_000 }).toBe(true)
+    await expect.poll(() => page.getByText("/admin/users/{name}/topup").first().count(), { timeout: 20_000 }).toBeGreaterThan(0)
+    expect(violations).toEqual([])
+    expect(elsewhere).toEqual([])
+
+    // Markup that made it into the page cannot run a script of its own.
+    const ran = await page.evaluate(async () => {
+      const w = window as unknown as { injected?: boolean }
+      const el = document.createElement("div")
+      el.innerHTML = "<img src=x onerror=\"window.injected = true\">"
+      document.body.append(el)
+      const s = document.createElement("script")
+      s.textContent = "window.injected = true"
+      document.body.append(s)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      return w.injected === true
+    })
+    expect(ran).toBe(false)
+    await page.close()
+  }, 60_000)
+})
