@@ -12,7 +12,7 @@ import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminEr
 import type { Platform } from "../../domain/config.js"
 import { DbFlag, decodeRows } from "../rows.js"
 import { type Actor, recordAudit } from "./audit.js"
-import { inTransaction } from "./tx.js"
+import { forUpdate, inTransaction } from "./tx.js"
 
 export interface NewAccount {
   readonly name: string
@@ -52,13 +52,13 @@ const Existing = Schema.Struct({
 
 const GroupPlatform = Schema.Struct({ name: Schema.String, platform: Schema.String })
 
-const existing = (name: string) =>
+/** `lock`: the row stays locked until the transaction ends (tx.ts forUpdate), for a change that rewrites it. */
+const existing = (name: string, lock = false) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return (yield* decodeRows(Existing)(
-      yield* sql`SELECT name, platform, kind, base_url, secret_env, groups, priority, concurrency, model_mapping, status, in_config
+    const select = sql`SELECT name, platform, kind, base_url, secret_env, groups, priority, concurrency, model_mapping, status, in_config
         FROM accounts WHERE name = ${name}`
-    ))[0]
+    return (yield* decodeRows(Existing)(yield* (lock ? forUpdate(sql, select) : select)))[0]
   })
 
 /** The rules the config file's accounts follow too: known groups of the account's platform, a credential for http. */
@@ -101,7 +101,7 @@ const fromFile = (name: string) =>
 /** An active account an operator may change: 404 when there is none, 409 when it is the file's. */
 const operatorAccount = (name: string) =>
   Effect.gen(function*() {
-    const before = yield* existing(name)
+    const before = yield* existing(name, true)
     if (before === undefined || before.status !== "active") {
       return yield* new AdminNotFound({ message: `no account named '${name}'`, code: "account_not_found" })
     }

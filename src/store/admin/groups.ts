@@ -10,7 +10,7 @@ import type { Micros } from "../../domain/model.js"
 import { ppm } from "../../domain/pricing.js"
 import { DbFlag, DbInt, DbIntOrNull, decodeRows, orStoreError } from "../rows.js"
 import { type Actor, recordAudit } from "./audit.js"
-import { inTransaction } from "./tx.js"
+import { forUpdate, inTransaction } from "./tx.js"
 
 const GroupRow = Schema.Struct({
   name: Schema.String,
@@ -58,14 +58,14 @@ export interface NewGroup {
 /** Each field: absent leaves it (`null` removes a list or a limit). The platform is fixed at creation. */
 export type GroupChange = Partial<Omit<NewGroup, "name" | "platform">>
 
-const groupNamed = (name: string) =>
+/** `lock`: the row stays locked until the transaction ends (tx.ts forUpdate), for a change that rewrites it. */
+const groupNamed = (name: string, lock = false) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return (yield* decodeRows(GroupRow)(
-      yield* sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, rpm_limit,
+    const select = sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, rpm_limit,
           tpm_limit, websocket, in_config
         FROM groups WHERE name = ${name}`
-    ))[0]
+    return (yield* decodeRows(GroupRow)(yield* (lock ? forUpdate(sql, select) : select)))[0]
   })
 
 const LimitsRow = Schema.Struct({ daily_limit_micros: DbIntOrNull, weekly_limit_micros: DbIntOrNull, monthly_limit_micros: DbIntOrNull })
@@ -90,7 +90,7 @@ export const createGroup = (actor: Actor, g: NewGroup) =>
 export const updateGroup = (actor: Actor, name: string, c: GroupChange) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const before = yield* groupNamed(name)
+    const before = yield* groupNamed(name, true)
     if (before === undefined) return yield* new AdminNotFound({ message: `no group named '${name}'`, code: "group_not_found" })
     if (before.in_config) {
       return yield* new AdminConflict({

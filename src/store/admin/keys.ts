@@ -13,7 +13,7 @@ import { KeyStatus } from "../../domain/config.js"
 import type { Micros } from "../../domain/model.js"
 import { DbInt, DbIntOrNull, decodeRows } from "../rows.js"
 import { type Actor, recordAudit } from "./audit.js"
-import { inTransaction, storeErrorsBut } from "./tx.js"
+import { forUpdate, inTransaction, storeErrorsBut } from "./tx.js"
 
 export interface NewKey {
   readonly user: string
@@ -75,10 +75,12 @@ export const listKeys = (filter: {
     return yield* decodeRows(KeyRow)(yield* sql`${sql.unsafe(SELECT)} WHERE ${where} ORDER BY k.user_name, k.id`)
   }).pipe(storeErrorsBut("listing keys failed"))
 
-const keyNamed = (id: string) =>
+/** `lock`: the row stays locked until the transaction ends (tx.ts forUpdate), for a change that rewrites it. */
+const keyNamed = (id: string, lock = false) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const row = (yield* decodeRows(KeyRow)(yield* sql`${sql.unsafe(SELECT)} WHERE k.id = ${id} AND k.deleted_at IS NULL`))[0]
+    const select = sql`${sql.unsafe(SELECT)} WHERE k.id = ${id} AND k.deleted_at IS NULL`
+    const row = (yield* decodeRows(KeyRow)(yield* (lock ? forUpdate(sql, select) : select)))[0]
     if (row === undefined) return yield* new AdminNotFound({ message: `no key named '${id}'`, code: "key_not_found" })
     return row
   })
@@ -151,7 +153,7 @@ export const createKey = (actor: Actor, k: NewKey) =>
 export const disableKey = (actor: Actor, id: string) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const row = yield* keyNamed(id)
+    const row = yield* keyNamed(id, true)
     yield* sql`UPDATE api_keys SET status = 'disabled', disabled_by = ${actor}, updated_at = ${(yield* Clock.currentTimeMillis)} WHERE id = ${id}`
     yield* recordAudit(actor, "key.disable", id, { status: [row.status, "disabled"] })
     return yield* keyNamed(id)
@@ -160,7 +162,7 @@ export const disableKey = (actor: Actor, id: string) =>
 export const enableKey = (actor: Actor, id: string) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const row = yield* keyNamed(id)
+    const row = yield* keyNamed(id, true)
     if (row.status !== "disabled") {
       return yield* new AdminConflict({ message: `key '${id}' is not disabled (it is ${row.status})`, code: "key_not_disabled" })
     }
@@ -180,7 +182,7 @@ export const enableKey = (actor: Actor, id: string) =>
 export const rotateKey = (actor: Actor, id: string) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const row = yield* keyNamed(id)
+    const row = yield* keyNamed(id, true)
     yield* notFromConfig(row, "change its secret")
     const key = newSecret()
     yield* sql`UPDATE api_keys SET hash = ${sha256Hex(key)}, prefix = ${keyPrefix(key)}, updated_at = ${(yield* Clock.currentTimeMillis)} WHERE id = ${id}`
@@ -200,7 +202,7 @@ export interface KeyChange {
 export const updateKey = (actor: Actor, id: string, change: KeyChange) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const row = yield* keyNamed(id)
+    const row = yield* keyNamed(id, true)
     yield* notFromConfig(row, "change it")
     const next = {
       quota_micros: change.quotaMicros === undefined ? row.quota_micros : change.quotaMicros,
@@ -230,7 +232,7 @@ export const updateKey = (actor: Actor, id: string, change: KeyChange) =>
 export const deleteKey = (actor: Actor, id: string) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const row = yield* keyNamed(id)
+    const row = yield* keyNamed(id, true)
     yield* notFromConfig(row, "remove it")
     const now = yield* Clock.currentTimeMillis
     yield* sql`UPDATE api_keys SET status = 'disabled', disabled_by = ${actor}, deleted_at = ${now}, updated_at = ${now} WHERE id = ${id}`

@@ -10,7 +10,7 @@ import { AdminConflict, AdminInvalid, AdminNotFound } from "../../domain/adminEr
 import { SubscriptionStatus } from "../../domain/config.js"
 import { DbFlag, DbInt, DbIntOrNull, decodeRows } from "../rows.js"
 import { type Actor, recordAudit } from "./audit.js"
-import { inTransaction, storeErrorsBut } from "./tx.js"
+import { forUpdate, inTransaction, storeErrorsBut } from "./tx.js"
 
 const SubscriptionRow = Schema.Struct({
   user_name: Schema.String,
@@ -63,7 +63,10 @@ export const putSubscription = (actor: Actor, user: string, group: string, chang
         param: "group"
       })
     }
-    const before = (yield* decodeRows(SubscriptionRow)(yield* sql`${sql.unsafe(SELECT)} WHERE user_name = ${user} AND group_name = ${group}`))[0]
+    // Locked (on PostgreSQL) when it exists; a first subscription races only on the INSERT's conflict rule.
+    const before = (yield* decodeRows(SubscriptionRow)(
+      yield* forUpdate(sql, sql`${sql.unsafe(SELECT)} WHERE user_name = ${user} AND group_name = ${group}`)
+    ))[0]
     if (before?.in_config === true) {
       return yield* new AdminConflict({
         message: `the subscription of '${user}' to '${group}' comes from the config file: change it there (the file is applied at every start)`,

@@ -1,6 +1,9 @@
 /**
  * Users for operators: list, create, change concurrency and minute limits, top up or set a balance. A balance change
  * writes a ledger row (balance_topups, with the signed amount) and an audit row with the change.
+ *
+ * A change reads the row it changes under the row's lock (lockedUser), so what it records as "before" is what its
+ * write replaced: parallel changes queue on the row instead of each working from the same stale read.
  */
 import { randomBytes } from "node:crypto"
 import { SqlClient } from "effect/sql"
@@ -9,7 +12,7 @@ import { AdminConflict, AdminNotFound } from "../../domain/adminErrors.js"
 import type { Micros } from "../../domain/model.js"
 import { DbFlag, DbInt, DbIntOrNull, decodeRows, orStoreError } from "../rows.js"
 import { type Actor, recordAudit } from "./audit.js"
-import { inTransaction, storeErrorsBut } from "./tx.js"
+import { forUpdate, inTransaction, storeErrorsBut } from "./tx.js"
 
 const UserRow = Schema.Struct({
   name: Schema.String,
@@ -31,14 +34,18 @@ export const listUsers = Effect.gen(function*() {
   return yield* decodeRows(UserRow)(yield* sql`SELECT ${sql.unsafe(COLUMNS)} FROM users ORDER BY name`)
 }).pipe(orStoreError("listing users failed"))
 
-const userNamed = (name: string) =>
+const userNamed = (name: string, lock = false) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* decodeRows(UserRow)(yield* sql`SELECT ${sql.unsafe(COLUMNS)} FROM users WHERE name = ${name}`)
+    const select = sql`SELECT ${sql.unsafe(COLUMNS)} FROM users WHERE name = ${name}`
+    const rows = yield* decodeRows(UserRow)(yield* (lock ? forUpdate(sql, select) : select))
     const row = rows[0]
     if (row === undefined) return yield* new AdminNotFound({ message: `no user named '${name}'`, code: "user_not_found" })
     return row
   })
+
+/** The user as it is, locked until the transaction ends: only inside inTransaction. */
+const lockedUser = (name: string) => userNamed(name, true)
 
 export const getUser = (name: string) => userNamed(name).pipe(storeErrorsBut("reading the user failed"))
 
@@ -84,7 +91,7 @@ export const createUser = (actor: Actor, u: NewUser) =>
 export const updateUser = (actor: Actor, name: string, change: UserChange) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const before = yield* userNamed(name)
+    const before = yield* lockedUser(name)
     const next = {
       concurrency: change.concurrency ?? before.concurrency,
       rpm_limit: change.rpmLimit === undefined ? before.rpm_limit : change.rpmLimit,
@@ -116,7 +123,7 @@ export const changeBalance = (
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const at = yield* Clock.currentTimeMillis
-    const before = (yield* userNamed(name)).balance_micros
+    const before = (yield* lockedUser(name)).balance_micros
     const rows = yield* decodeRows(BalanceRow)(
       change.mode === "add"
         ? yield* sql`UPDATE users SET balance_micros = balance_micros + ${change.amountMicros}, balance_touched = 1,
@@ -138,7 +145,7 @@ export const changeBalance = (
 export const setUserDisabled = (actor: Actor, name: string, disabled: boolean) =>
   inTransaction(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const before = yield* userNamed(name)
+    const before = yield* lockedUser(name)
     const at = yield* Clock.currentTimeMillis
     yield* disabled
       ? sql`UPDATE users SET disabled_at = ${at}, disabled_by = ${actor}, updated_at = ${at} WHERE name = ${name}`
