@@ -247,7 +247,11 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     let ticket: AccountTicket | undefined
     const failed = (canWait: boolean) => (e: CallError): Effect.Effect<CallStep, CallError, Scope.Scope> => {
       // Out of accounts after a failure: the client hears what the upstream said, not "no account".
-      if (ticket === undefined) return Effect.fail(e._tag === "NoAvailableAccount" ? last ?? e : e)
+      if (ticket === undefined && e._tag === "NoAvailableAccount" && last !== undefined) {
+        const log = { request_id: input.requestId, status: last.status, code: last.code, attempt }
+        return Effect.logWarning("upstream failed; no other account").pipe(Effect.annotateLogs(log), Effect.andThen(Effect.fail(last)))
+      }
+      if (ticket === undefined) return Effect.fail(e)
       return Effect.andThen(ticket.release, afterFailure(input, tried, attempt, ticket.account, e, canWait))
     }
     const pick = scheduler.acquireAccount({
