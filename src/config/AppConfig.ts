@@ -66,6 +66,16 @@ export interface SettingsShape {
   readonly maxSseEventBytes: number
   /** A Responses WebSocket connection's maximum age; then `websocket_connection_limit_reached`. */
   readonly websocketMaxAgeMillis: number
+  /**
+   * The most a Responses WebSocket connection keeps for `previous_response_id` (about the JSON
+   * length of the last response's input and output); a larger transcript is not kept, and naming
+   * it is `previous_response_not_found`. Never more than MAX_BODY_BYTES (a turn must fit in one body).
+   */
+  readonly websocketMaxTranscriptBytes: number
+  /** Responses WebSocket connections one key may hold open at once (0: no limit); more get 429 at the handshake. */
+  readonly websocketMaxConnectionsPerKey: number
+  /** Responses WebSocket connections one user's keys may hold open at once (0: no limit). */
+  readonly websocketMaxConnectionsPerUser: number
   /** Failover, cooldowns, sticky sessions, keep-alive, Redis leases (docs/scheduling.md). */
   readonly scheduling: SchedulingSettings
 }
@@ -86,6 +96,9 @@ export const defaultSettings: SettingsShape = {
   maxUpstreamBodyBytes: 64 * 1024 * 1024,
   maxSseEventBytes: 64 * 1024 * 1024,
   websocketMaxAgeMillis: 60 * 60_000,
+  websocketMaxTranscriptBytes: 8 * 1024 * 1024,
+  websocketMaxConnectionsPerKey: 8,
+  websocketMaxConnectionsPerUser: 16,
   scheduling: defaultSchedulingSettings
 }
 
@@ -100,6 +113,15 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("modelg
       websocketMaxAgeMillis: Config.Number("WEBSOCKET_MAX_AGE_MINUTES").pipe(
         Config.map((minutes) => minutes * 60_000),
         Config.withDefault(defaultSettings.websocketMaxAgeMillis)
+      ),
+      websocketMaxTranscriptBytes: Config.Int("WEBSOCKET_MAX_TRANSCRIPT_BYTES").pipe(
+        Config.withDefault(defaultSettings.websocketMaxTranscriptBytes)
+      ),
+      websocketMaxConnectionsPerKey: Config.Int("WEBSOCKET_MAX_CONNECTIONS_PER_KEY").pipe(
+        Config.withDefault(defaultSettings.websocketMaxConnectionsPerKey)
+      ),
+      websocketMaxConnectionsPerUser: Config.Int("WEBSOCKET_MAX_CONNECTIONS_PER_USER").pipe(
+        Config.withDefault(defaultSettings.websocketMaxConnectionsPerUser)
       ),
       drainSeconds: Config.Number("DRAIN_SECONDS").pipe(Config.withDefault(defaultSettings.drainSeconds)),
       slotWaitMillis: Config.Int("SLOT_WAIT_MS").pipe(Config.withDefault(defaultSettings.slotWaitMillis)),

@@ -85,9 +85,9 @@ describe("every WebSocket turn is a request", () => {
           // Over HTTP the key is refused as well: one limit for both transports.
           const http = await postResponses(gw.url, key, { model, input: "four" })
           expect(http.status).toBe(429)
-          // Still open: a warm-up is no request and is answered.
+          // Still open; a warm-up counts against rpm_limit too (issue 26, item 5) and is refused alike.
           const warm = await client.turn({ model, input: "warm", generate: false })
-          expect(warm.map((e) => e.type)).toEqual(["response.created", "response.completed"])
+          expectRefusedTurn(warm, 429, "rate_limit_error", "requests_per_minute_exceeded")
           expect(client.closeInfo).toBeUndefined()
           // Only the two answered turns are usage.
           expect((await usageTotals(gw.url, key)).requests).toBe(2)

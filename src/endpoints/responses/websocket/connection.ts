@@ -17,9 +17,12 @@ import { websocketConnections, websocketTurns } from "../../../observability/met
 import { Conversation, type ConversationLimits, type Expansion } from "./conversation.js"
 import { connectionLimitReached, errorEvent, parseClientFrame, previousResponseNotFound, warmUpEvents } from "./protocol.js"
 import type { TurnRunner } from "./turn.js"
+import type { WarmUpAdmission } from "./warmUp.js"
 
 export interface ConnectionOptions {
   readonly runTurn: TurnRunner
+  /** Whether a warm-up may be answered (the key's limits count it as a request). */
+  readonly admitWarmUp: WarmUpAdmission
   readonly conversation: ConversationLimits
   /** The connection's maximum age; then `websocket_connection_limit_reached` and a close. */
   readonly maxAgeMillis: number
@@ -156,6 +159,19 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
         yield* Metric.update(turnCounter(result), 1)
       })).pipe(Effect.ensuring(Effect.sync(() => void (turnRunning = false))))
 
+    /** A warm-up: answered here, no upstream, no billing; its id is chainable with the input as transcript. */
+    const warmUp = (expansion: Expanded) =>
+      Effect.flatMap(options.admitWarmUp, (refused) => {
+        if (refused !== undefined) {
+          conversation.failed()
+          return Effect.andThen(send(errorEvent(refused)), Metric.update(turnCounter("refused"), 1))
+        }
+        const at = now()
+        const warm = warmUpEvents(expansion.body, at)
+        conversation.completed(warm.id, expansion, [], at)
+        return Effect.andThen(Effect.forEach(warm.frames, send, { discard: true }), Metric.update(turnCounter("warm_up"), 1))
+      })
+
     // One keep-alive timer per connection (not one fiber per turn): a frame whenever a running
     // turn has been silent for keepAliveMillis.
     yield* Effect.forkScoped(
@@ -183,18 +199,9 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
       const expansion = conversation.expand(frame.body, frame.previousResponseId, now(), item.text.length)
       if (expansion._tag === "NotFound") {
         conversation.failed()
-        return Effect.as(send(errorEvent(previousResponseNotFound(expansion.id))), true)
+        return Effect.as(send(errorEvent(previousResponseNotFound(expansion.id, expansion.tooLarge))), true)
       }
-      if (frame.warmUp) {
-        // Answered here: no upstream, no billing; its id is chainable with the input as transcript.
-        const at = now()
-        const warm = warmUpEvents(expansion.body, at)
-        conversation.completed(warm.id, expansion, [], at)
-        return Effect.as(
-          Effect.andThen(Effect.forEach(warm.frames, send, { discard: true }), Metric.update(turnCounter("warm_up"), 1)),
-          true
-        )
-      }
+      if (frame.warmUp) return Effect.as(warmUp(expansion), true)
       return Effect.as(turn(expansion), true)
     }
 

@@ -4,11 +4,14 @@
  * the full input before it goes upstream, so both platforms (passthrough and the Messages
  * translation) serve it as an ordinary HTTP request. Only the latest response is kept, as OpenAI
  * does; it is dropped when a turn fails, when it grows past `maxBytes`, or when it is older than
- * `maxAgeMillis`.
+ * `maxAgeMillis`. A response too large to keep is remembered by id only, so that naming it is told why.
  */
 
 export interface ConversationLimits {
-  /** The serialised transcript may not exceed this (the request body limit: it must fit in one). */
+  /**
+   * The serialised transcript may not exceed this (WEBSOCKET_MAX_TRANSCRIPT_BYTES, at most the request
+   * body limit: it must fit in one). It bounds the memory a connection holds between its turns.
+   */
   readonly maxBytes: number
   readonly maxAgeMillis: number
 }
@@ -33,7 +36,12 @@ export type Expansion =
     /** About the JSON length of `input`. */
     readonly bytes: number
   }
-  | { readonly _tag: "NotFound"; readonly id: string }
+  | {
+    readonly _tag: "NotFound"
+    readonly id: string
+    /** Set when `id` was the last response, not kept because its transcript was larger than `maxBytes`. */
+    readonly tooLarge?: { readonly bytes: number; readonly maxBytes: number }
+  }
 
 /** A create body's `input` as items: a string is one user message. */
 export const inputItems = (input: unknown): ReadonlyArray<unknown> =>
@@ -56,6 +64,8 @@ const itemOf = (data: string): unknown => {
 
 export class Conversation {
   private last: Last | undefined
+  /** The last response when it was too large to keep. */
+  private dropped: { readonly id: string; readonly bytes: number } | undefined
 
   constructor(private readonly limits: ConversationLimits) {}
 
@@ -74,7 +84,12 @@ export class Conversation {
     const own = inputItems(body["input"])
     if (previousResponseId === undefined) return { _tag: "Expanded", body, input: own, bytes: ownBytes }
     const last = this.current(now)
-    if (last === undefined || last.id !== previousResponseId) return { _tag: "NotFound", id: previousResponseId }
+    if (last === undefined || last.id !== previousResponseId) {
+      const dropped = this.dropped
+      return dropped !== undefined && dropped.id === previousResponseId
+        ? { _tag: "NotFound", id: previousResponseId, tooLarge: { bytes: dropped.bytes, maxBytes: this.limits.maxBytes } }
+        : { _tag: "NotFound", id: previousResponseId }
+    }
     const input = [...last.input]
     for (const done of last.output) {
       const item = itemOf(done)
@@ -91,12 +106,15 @@ export class Conversation {
   completed(id: string, turn: { readonly input: ReadonlyArray<unknown>; readonly bytes: number }, output: ReadonlyArray<string>, now: number): void {
     let bytes = turn.bytes
     for (const done of output) bytes += done.length
-    this.last = bytes > this.limits.maxBytes ? undefined : { id, input: turn.input, output, bytes, at: now }
+    const tooLarge = bytes > this.limits.maxBytes
+    this.last = tooLarge ? undefined : { id, input: turn.input, output, bytes, at: now }
+    this.dropped = tooLarge ? { id, bytes } : undefined
   }
 
   /** A turn failed: what it continued from is dropped (§4.1), the client starts over with full input. */
   failed(): void {
     this.last = undefined
+    this.dropped = undefined
   }
 
   /** Bytes kept (for tests and metrics). */

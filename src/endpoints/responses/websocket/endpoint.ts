@@ -3,7 +3,8 @@
  *
  * The key is checked before the upgrade, as on HTTP (a bad key gets the 401 envelope); a group that
  * does not allow the transport (`websocket: false`) gets 426, which makes Codex fall back to HTTP at
- * once; a GET that is no upgrade gets 405. After the upgrade each `response.create` is a turn of
+ * once; a key or user already holding as many connections as it may gets 429 (./connectionCaps.ts);
+ * a GET that is no upgrade gets 405. After the upgrade each `response.create` is a turn of
  * its own (./turn.ts: the admitted turn, with its own request id and access-log line), read with
  * the handshake's headers (the key included, so a key disabled mid-connection is refused on its
  * next turn). The answer, once the connection ends, is an empty 101 for the log.
@@ -21,7 +22,9 @@ import { Lifecycle } from "../../../services/lifecycle/Lifecycle.js"
 import { authenticate } from "../../kit/auth.js"
 import { pathOf } from "../../kit/request.js"
 import { serveConnection } from "./connection.js"
+import { makeConnectionCounter } from "./connectionCaps.js"
 import { makeTurnRunner } from "./turn.js"
+import { makeWarmUpAdmission } from "./warmUp.js"
 
 export const websocketRefused = new RouteRefused({
   envelope: {
@@ -89,8 +92,13 @@ export const makeResponsesWebSocket = (options: { readonly tracing: boolean }) =
   Effect.gen(function*() {
     const keys = yield* KeyRepo
     const turns = yield* makeTurnRunner(options)
+    const warmUps = yield* makeWarmUpAdmission
     const settings = yield* Settings
     const lifecycle = yield* Lifecycle
+    const holdConnection = makeConnectionCounter({
+      perKey: settings.websocketMaxConnectionsPerKey,
+      perUser: settings.websocketMaxConnectionsPerUser
+    })
 
     const handler: Effect.Effect<
       HttpServerResponse.HttpServerResponse,
@@ -105,11 +113,17 @@ export const makeResponsesWebSocket = (options: { readonly tracing: boolean }) =
       if (principal.group.websocket === false) return yield* websocketRefused
       const problem = handshakeProblem(request.headers)
       if (problem !== undefined) return yield* new RouteRefused({ envelope: handshakeRefused(problem) })
+      // Held in the request's Scope: given back when the connection has ended.
+      yield* holdConnection(principal)
       const socket = yield* Effect.orDie(request.upgrade)
       yield* serveConnection(socket, {
         runTurn: turns(request),
+        admitWarmUp: warmUps(request),
         holdWrites: tcpSocketOf(request),
-        conversation: { maxBytes: settings.maxBodyBytes, maxAgeMillis: settings.websocketMaxAgeMillis },
+        conversation: {
+          maxBytes: Math.min(settings.websocketMaxTranscriptBytes, settings.maxBodyBytes),
+          maxAgeMillis: settings.websocketMaxAgeMillis
+        },
         maxAgeMillis: settings.websocketMaxAgeMillis,
         keepAliveMillis: settings.scheduling.keepAliveMillis,
         queueLimit: QUEUE_LIMIT,

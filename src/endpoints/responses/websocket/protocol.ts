@@ -78,11 +78,19 @@ export const errorEvent = (e: Envelope): string =>
     ...(e.headers === undefined ? {} : { headers: e.headers })
   })
 
-export const previousResponseNotFound = (id: string): Envelope => ({
+/** `tooLarge`: the response was not kept because its transcript was larger than the connection keeps. */
+export const previousResponseNotFound = (
+  id: string,
+  tooLarge?: { readonly bytes: number; readonly maxBytes: number }
+): Envelope => ({
   status: 400,
   type: "invalid_request_error",
   code: "previous_response_not_found",
-  message: `Previous response with id '${id}' not found.`,
+  message: `Previous response with id '${id}' not found.` +
+    (tooLarge === undefined
+      ? ""
+      : ` Its conversation (about ${tooLarge.bytes} bytes) is larger than a connection keeps (${tooLarge.maxBytes} bytes); ` +
+        "send the full input without previous_response_id."),
   param: "previous_response_id"
 })
 

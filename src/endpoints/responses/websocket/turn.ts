@@ -46,7 +46,7 @@ const tooDeep = new InvalidRequest({
 })
 
 /** The headers a refusal tells the client about: its retry-after and where its limits stand. */
-const refusalHeaders = (envelope: Envelope, limits: Readonly<Record<string, string>> | undefined) => {
+export const refusalHeaders = (envelope: Envelope, limits: Readonly<Record<string, string>> | undefined) => {
   const headers: Record<string, string> = { ...limits }
   for (const [name, value] of Object.entries(envelopeHeaders(envelope))) {
     if (name === "retry-after" || name.startsWith("x-ratelimit-")) headers[name] = value
