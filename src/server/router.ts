@@ -4,17 +4,18 @@
  * handlers' typed errors, and the router's own RouteNotFound) are mapped to the envelope in one
  * place, src/server/app.ts; `refusal` says there which unknown-route answer a path gets.
  */
-import { Effect, type Scope } from "effect"
+import { Effect, Result, type Scope } from "effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
-import { type Envelope, methodNotAllowed, RouteRefused, routeNotFound } from "../domain/envelope.js"
+import { type Envelope, envelopeOf, methodNotAllowed, RouteRefused, routeNotFound } from "../domain/envelope.js"
 import type { GatewayError } from "../domain/errors.js"
 import { makeModelsHandlers } from "../endpoints/models.js"
 import { health, metrics, readyz } from "../endpoints/ops.js"
 import { makeUsageHandler } from "../endpoints/usage.js"
 import { makeResponsesHandler } from "../endpoints/responses/handler.js"
+import { responsesSubpath } from "../endpoints/responses/subpath.js"
 import { makeMessagesHandlers } from "../endpoints/messages/handler.js"
 import { Settings } from "../config/AppConfig.js"
 import { Readiness } from "../services/readiness/Readiness.js"
@@ -59,10 +60,18 @@ export const routeName = (path: string): RouteName =>
       ? "ui"
       : "unknown")
 
-/** What a request no route took is told: 405 on a known path (with the method it takes), else 404. */
+/**
+ * What a request no route took is told: 405 on a known path (with the method it takes), else 404;
+ * a responses subpath that no route could match because it cannot be decoded (overlong UTF-8) is
+ * the 400 invalid_path every unsafe subpath gets.
+ */
 export const refusal = (method: string, path: string): Envelope => {
   const name = routeName(path)
   if (name === "unknown") return routeNotFound(method, path)
+  if (name === "responses") {
+    const subpath = responsesSubpath(path)
+    if (Result.isFailure(subpath)) return envelopeOf(subpath.failure)
+  }
   if (name === "messages" && !(MESSAGES_PATHS as ReadonlyArray<string>).includes(path)) return routeNotFound(method, path)
   return methodNotAllowed(method, path, [name === "responses" || name === "messages" ? "POST" : "GET"])
 }

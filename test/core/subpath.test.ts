@@ -38,7 +38,10 @@ describe("responses subpaths over a socket", () => {
     "/responses/..%2fmodels",
     "/backend-api/codex/responses/a%5c..",
     "/v1/responses//compact",
-    "/v1/responses/a/b/c/d"
+    "/v1/responses/a/b/c/d",
+    // Overlong UTF-8 for "..": no valid decoding, so no route matches it; still a subpath (issue 26, item 9).
+    "/v1/responses/%c0%ae%c0%ae",
+    "/responses/%c0%ae"
   ])("%s: 400 invalid_path, nothing sent upstream", async (path) => {
     const before = block.upstream.requests.length
     const answer = await postAsIs(block.gw.url, path)

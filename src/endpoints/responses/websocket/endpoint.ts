@@ -4,7 +4,7 @@
  * The key is checked before the upgrade, as on HTTP (a bad key gets the 401 envelope); a group that
  * does not allow the transport (`websocket: false`) gets 426, which makes Codex fall back to HTTP at
  * once; a key or user already holding as many connections as it may gets 429 (./connectionCaps.ts);
- * a GET that is no upgrade gets 405. After the upgrade each `response.create` is a turn of
+ * a subpath the HTTP door refuses gets its 400 invalid_path; a GET that is no upgrade gets 405. After the upgrade each `response.create` is a turn of
  * its own (./turn.ts: the admitted turn, with its own request id and access-log line), read with
  * the handshake's headers (the key included, so a key disabled mid-connection is refused on its
  * next turn). The answer, once the connection ends, is an empty 101 for the log.
@@ -21,6 +21,7 @@ import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { Lifecycle } from "../../../services/lifecycle/Lifecycle.js"
 import { authenticate } from "../../kit/auth.js"
 import { pathOf } from "../../kit/request.js"
+import { responsesSubpath } from "../subpath.js"
 import { serveConnection } from "./connection.js"
 import { makeConnectionCounter } from "./connectionCaps.js"
 import { makeTurnRunner } from "./turn.js"
@@ -111,6 +112,8 @@ export const makeResponsesWebSocket = (options: { readonly tracing: boolean }) =
       }
       const principal = yield* authenticate(keys, request, { allowExpired: false })
       if (principal.group.websocket === false) return yield* websocketRefused
+      // Each turn would be refused for it: the handshake is, as an HTTP request would be.
+      yield* Effect.fromResult(responsesSubpath(pathOf(request.url)))
       const problem = handshakeProblem(request.headers)
       if (problem !== undefined) return yield* new RouteRefused({ envelope: handshakeRefused(problem) })
       // Held in the request's Scope: given back when the connection has ended.

@@ -6,6 +6,7 @@
  */
 import type { Envelope } from "../../../domain/envelope.js"
 import { newId } from "../../../domain/ids.js"
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../../domain/jsonDepth.js"
 
 /** What a client frame asks for. */
 export type ClientFrame =
@@ -37,6 +38,9 @@ export const parseClientFrame = (text: string): ClientFrame => {
     return refuse("invalid_json", "The message is not valid JSON")
   }
   if (!isRecord(parsed)) return refuse("invalid_json", "The message must be a JSON object")
+  // Whatever reads the message later (a warm-up's echo, a turn's serialisation) recurses: a message
+  // nested deeper than the stack allows is refused here, as an HTTP body is.
+  if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) return refuse("invalid_json", `The message nests deeper than ${MAX_JSON_DEPTH} levels`)
   const type = parsed["type"]
   if (type === "response.processed") return { _tag: "Ignore" }
   if (type === "response.append") {
