@@ -19,6 +19,7 @@ import * as Prices from "../store/admin/prices.js"
 import * as Subs from "../store/admin/subscriptions.js"
 import { usageBreakdown, type UsageQuery, type UsageRow } from "../store/admin/usage.js"
 import * as Users from "../store/admin/users.js"
+import { changeBalanceWithinRange } from "./balanceCap.js"
 import { LiveStore } from "./LiveStore.js"
 
 type Op<A, E = never> = Effect.Effect<A, E | StoreError>
@@ -29,11 +30,11 @@ export interface AdminShape {
   readonly createUser: (user: Users.NewUser) => Op<Users.UserRow, AdminConflict>
   readonly updateUser: (name: string, change: Users.UserChange) => Op<Users.UserRow, AdminNotFound>
   readonly setUserDisabled: (name: string, disabled: boolean) => Op<Users.UserRow, AdminNotFound>
-  /** Returns the new balance. */
+  /** Returns the new balance; a top-up past the largest exact amount (2^53 - 1 µ$) is refused (balance_too_large). */
   readonly changeBalance: (
     name: string,
     change: { readonly mode: "add" | "set"; readonly amountMicros: Micros; readonly note?: string | undefined }
-  ) => Op<Micros, AdminNotFound>
+  ) => Op<Micros, AdminNotFound | AdminInvalid>
   readonly listGroups: Op<ReadonlyArray<GroupRow>>
   readonly createGroup: (group: NewGroup) => Op<GroupRow, AdminConflict>
   readonly updateGroup: (name: string, change: GroupChange) => Op<GroupRow, AdminNotFound | AdminConflict>
@@ -73,7 +74,7 @@ const make = (actor: Actor) =>
       getUser: (name) => read(Users.getUser(name)),
       createUser: (user) => change(Users.createUser(actor, user)),
       updateUser: (name, c) => change(Users.updateUser(actor, name, c)),
-      changeBalance: (name, c) => change(Users.changeBalance(actor, name, c)),
+      changeBalance: (name, c) => change(changeBalanceWithinRange(actor, name, c)),
       setUserDisabled: (name, disabled) => change(Users.setUserDisabled(actor, name, disabled)),
       listGroups: read(listGroups),
       createGroup: (group) => change(createGroup(actor, group)),
