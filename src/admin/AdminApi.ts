@@ -27,6 +27,7 @@ import { envelopeBody } from "../domain/envelope.js"
 import { StoreError } from "../domain/errors.js"
 import { parseUsd } from "../domain/money.js"
 import { parseDay } from "../domain/usageReport.js"
+import { MODEL_NAME } from "../store/admin/prices.js"
 import { UsageDimension } from "../store/admin/usage.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -158,7 +159,11 @@ const Platform = Schema.Literals(["openai", "anthropic", "antigravity"])
 const Billing = Schema.Literals(["balance", "subscription"])
 const Moderation = Schema.Literals(["off", "observe", "block"])
 const Multiplier = Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1000 }))
-const Models = Schema.NullOr(Schema.Array(Schema.String.check(Schema.isMinLength(1))))
+/** Model names, by the rule prices are named by (store/admin/prices.ts). */
+const ModelName = Schema.String.check(Schema.isPattern(MODEL_NAME)).annotate({
+  description: "a model name: a letter or digit, then letters, digits and . _ - : / @ (at most 100)"
+})
+const Models = Schema.NullOr(Schema.Array(ModelName))
 
 export const NewGroupPayload = Schema.Struct({
   name: Name,
@@ -204,6 +209,12 @@ export const AccountView = Schema.Struct({
   /** ok, cooling_down (back by itself at cooling_down_until) or taken_out (its credentials were refused). */
   health: Schema.Literals(["ok", "cooling_down", "taken_out"]),
   cooling_down_until: Schema.NullOr(Schema.String),
+  /** Why it is not ok: auth_failed, billing or operator for a take-out; the cooldown's reason (rate_limit_burst...). */
+  health_reason: Schema.NullOr(Schema.String),
+  /** When it was taken out. */
+  taken_out_since: Schema.NullOr(Schema.String),
+  /** What the upstream said when it refused the credential (credentials redacted). */
+  taken_out_upstream_message: Schema.NullOr(Schema.String),
   base_url: Schema.String,
   model_mapping: Schema.NullOr(Schema.Record(Schema.String, Schema.String)),
   /** Input tokens this account served since the gateway process started (not stored: usage rows do not name the account). */

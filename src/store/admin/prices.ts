@@ -39,8 +39,16 @@ export interface NewPrice {
   readonly cacheWrite?: number | undefined
 }
 
-/** A model name, or a prefix ending in one `*` (as in the config file). */
-const MODEL = /^[^*\s]+\*?$/
+/**
+ * A model name as providers spell them: a letter or digit, then letters, digits and . _ - : / @
+ * (claude-sonnet-4-5@20250929, openai/gpt-4o, ft:gpt-4o-mini:org:id), 100 characters at most (the
+ * admin API's router takes no longer path segment). Nothing that reads as a formula in the usage CSV,
+ * no spaces, quotes or control characters.
+ */
+export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,99}$/
+
+/** A price's name: a model name, or a prefix of one ending in a single `*` (100 characters in all). */
+const PRICE_MODEL = /^(?=.{1,100}$)[A-Za-z0-9][A-Za-z0-9._:/@-]*\*?$/
 
 const priceNamed = (model: string) =>
   Effect.gen(function*() {
@@ -56,8 +64,12 @@ const fromFile = (model: string) =>
 
 export const putPrice = (actor: Actor, model: string, p: NewPrice) =>
   inTransaction(Effect.gen(function*() {
-    if (!MODEL.test(model)) {
-      return yield* new AdminInvalid({ message: "model must be a model name or a prefix ending in a single *", code: "invalid_model", param: "model" })
+    if (!PRICE_MODEL.test(model)) {
+      return yield* new AdminInvalid({
+        message: "model must be a model name (a letter or digit, then letters, digits and . _ - : / @, at most 100 characters) or a prefix of one ending in a single *",
+        code: "invalid_model",
+        param: "model"
+      })
     }
     const sql = yield* SqlClient.SqlClient
     const before = yield* priceNamed(model)
