@@ -9,6 +9,7 @@ import { StoreError } from "../domain/errors.js"
 import { sqlClientLayer } from "./client.js"
 import * as KeyRepoSql from "./keyRepoSql.js"
 import { migrate } from "./migrate.js"
+import { Unbounded } from "./statementDeadline.js"
 import * as QuotaSql from "./quotaSql.js"
 import * as UpstreamAccountsSql from "./upstreamAccountsSql.js"
 import { Store, type StoreOptions } from "./Store.js"
@@ -17,7 +18,7 @@ import { type DatabaseTarget, DEMO_SQLITE_FILE, describeTarget, parseDatabaseUrl
 
 /** A SqlClient for the target with the schema migrated (idempotent). */
 export const databaseLayer = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlClient, StoreError> =>
-  Layer.tap(sqlClientLayer(target), (ctx) => Effect.provide(migrate(), ctx))
+  Layer.tap(sqlClientLayer(target), (ctx) => Effect.provide(Effect.provideService(migrate(), Unbounded, true), ctx))
 
 /** Writes the loaded configuration into the database (see sync.ts for the rules). */
 export const configSyncLayer: Layer.Layer<never, StoreError, SqlClient.SqlClient | AppConfig> = Layer.effectDiscard(

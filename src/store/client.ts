@@ -7,8 +7,10 @@ import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { Context, Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
+import { storeTimeoutConfig } from "../config/storeTimeout.js"
 import { StoreError } from "../domain/errors.js"
 import * as SqliteClient from "./sqliteClient.js"
+import { boundedPgClient } from "./statementDeadline.js"
 import { type DatabaseTarget, describeTarget } from "./target.js"
 
 export type Dialect = "sqlite" | "pg"
@@ -77,16 +79,34 @@ const int8AsNumber = (Types: typeof import("@effect/sql-pg/PgTypes")) => {
   return registry
 }
 
+/**
+ * The pool's connections are opened within the store timeout, and each statement is bounded by it
+ * (statementDeadline.ts): a database that accepts connections but never answers fails requests
+ * with 503 `store_unavailable` in seconds rather than holding them.
+ */
 const postgres = (target: Extract<DatabaseTarget, { _tag: "Postgres" }>): Layer.Layer<SqlClient.SqlClient, StoreError> =>
   mapLayerError(
     Layer.unwrap(
-      Effect.tryPromise({
-        try: () => Promise.all([import("@effect/sql-pg/PgClient"), import("@effect/sql-pg/PgTypes")]),
-        catch: openFailed(target)
-      }).pipe(
-        Effect.map(([Pg, Types]) =>
-          Pg.layer({ url: target.url, applicationName: "modelgate", maxConnections: 10, types: int8AsNumber(Types) })
-        )
+      Effect.all([
+        Effect.tryPromise({
+          try: () => Promise.all([import("@effect/sql-pg/PgClient"), import("@effect/sql-pg/PgTypes")]),
+          catch: openFailed(target)
+        }),
+        Effect.mapError(storeTimeoutConfig, (cause) => new StoreError({ message: "cannot read STORE_TIMEOUT_MS", cause }))
+      ]).pipe(
+        Effect.map(([[Pg, Types], millis]) => {
+          const pool = Pg.layer({
+            url: target.url,
+            applicationName: "modelgate",
+            maxConnections: 10,
+            types: int8AsNumber(Types),
+            ...(millis > 0 ? { connectTimeout: millis } : {})
+          })
+          if (millis <= 0) return pool
+          return Layer.unwrap(
+            Effect.map(Effect.service(SqlClient.SqlClient), (inner) => boundedPgClient(inner, Pg.makeCompiler(), millis))
+          ).pipe(Layer.provide(pool))
+        })
       )
     ),
     openFailed(target)
