@@ -120,7 +120,8 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
         // the upstream's first byte (up to the first-byte timeout, per failover attempt).
         lastSent = now()
         turnRunning = true
-        const outcome = yield* options.runTurn(expansion.body)
+        const progress = { terminalSent: false }
+        const outcome = yield* options.runTurn(expansion.body, progress)
         if (outcome._tag === "Refused") {
           conversation.failed()
           yield* Metric.update(turnCounter("refused"), 1)
@@ -130,6 +131,7 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
         let result = "incomplete"
         let ended = false
         yield* Stream.runForEach(outcome.events, (frames) => {
+          const wasEnded = ended
           for (const frame of frames) {
             const type = typeOf(frame)
             if (type === "response.output_item.done") output.push(frame)
@@ -146,7 +148,10 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
               ended = true
             }
           }
-          return sendAll(frames)
+          // Once the terminal event is written the client has its answer, whatever the turn does after.
+          return ended && !wasEnded
+            ? Effect.andThen(sendAll(frames), Effect.sync(() => void (progress.terminalSent = true)))
+            : sendAll(frames)
         }).pipe(
             // A socket that failed mid-turn: the reader sees the connection end; the turn is over.
             Effect.catch(() => Effect.void)

@@ -36,8 +36,18 @@ export type TurnOutcome =
   /** The turn's events, each one message's text; the stream never fails and ends with a terminal event. */
   | { readonly _tag: "Events"; readonly events: Stream.Stream<ReadonlyArray<string>> }
 
-/** Runs one create body as a turn, holding what it takes in the turn's Scope (closed once its events are sent). */
-export type TurnRunner = (body: Record<string, unknown>) => Effect.Effect<TurnOutcome, never, Scope.Scope>
+/** What the connection tells a turn about its events as it sends them. */
+export interface TurnProgress {
+  /** The turn's terminal event has been written to the client: the client had its whole answer. */
+  readonly terminalSent: boolean
+}
+
+/**
+ * Runs one create body as a turn, holding what it takes in the turn's Scope (closed once its events
+ * are sent). `progress` is read when the turn ends: a client that leaves after its terminal event
+ * (Codex closes right after `response.completed`) was answered, and is not logged as gone (499).
+ */
+export type TurnRunner = (body: Record<string, unknown>, progress: TurnProgress) => Effect.Effect<TurnOutcome, never, Scope.Scope>
 
 const tooDeep = new InvalidRequest({
   code: "invalid_json",
@@ -91,7 +101,7 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
   return (handshake: HttpServerRequest.HttpServerRequest): TurnRunner => {
     const path = pathOf(handshake.url)
     const headers = turnHeaders(handshake.headers)
-    return (body) =>
+    return (body, progress) =>
       Effect.gen(function*() {
         const id = newRequestId()
         const facts = newRequestFacts()
@@ -106,10 +116,11 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
           : undefined
         facts.span = span
 
-        // The turn's line, once its scope closes (its events sent, or the client gone).
+        // The turn's line, once its scope closes (its events sent, or the client gone before its
+        // terminal event: a client that leaves after it, with the upstream's stream still open, had its answer).
         yield* Scope.addFinalizerExit(yield* Effect.scope, (exit) =>
           Effect.suspend(() => {
-            if (Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)) {
+            if (Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause) && !progress.terminalSent) {
               status = 499
               code = "client_closed_request"
             }
