@@ -340,7 +340,10 @@ export const startGateway = async (
     BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
     // The default store (a SQLite file), fresh for every run and outside ./data;
     // BENCH_DATABASE_URL points the gateway elsewhere (e.g. a PostgreSQL to measure).
-    DATABASE_URL: isMain ? process.env["BENCH_DATABASE_URL"] ?? join(dir, "modelgate.db") : join(dir, `${label}.db`)
+    DATABASE_URL: isMain ? process.env["BENCH_DATABASE_URL"] ?? join(dir, "modelgate.db") : join(dir, `${label}.db`),
+    // bench:ws holds 16 WebSocket connections on one key, twice the default cap per key.
+    WEBSOCKET_MAX_CONNECTIONS_PER_KEY: "0",
+    WEBSOCKET_MAX_CONNECTIONS_PER_USER: "0"
   }
   delete env["LOG_LEVEL"]
   const logFd = openSync(logPath, "a")
