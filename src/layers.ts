@@ -15,6 +15,8 @@ import { GatewayServer, type ListenOptions } from "./server/GatewayServer.js"
 import type { KeyRepo } from "./services/keyRepo/KeyRepo.js"
 import * as KeyRepoMemory from "./services/keyRepo/memory.js"
 import { Lifecycle } from "./services/lifecycle/Lifecycle.js"
+import * as SettlementJournalFile from "./services/journal/file.js"
+import type { SettlementJournal } from "./services/journal/SettlementJournal.js"
 import * as ModerationConfigured from "./services/moderation/configured.js"
 import type { Moderation } from "./services/moderation/Moderation.js"
 import * as QuotaMemory from "./services/quota/memory.js"
@@ -30,6 +32,7 @@ import type { Scheduler } from "./services/scheduler/Scheduler.js"
 import * as UpstreamLive from "./services/upstream/live.js"
 import type { Upstream } from "./services/upstream/Upstream.js"
 import { describeTarget, sqlServices, targetFor } from "./store/Database.js"
+import * as QuotaSqlJournaled from "./store/quotaSqlJournaled.js"
 import type { Store } from "./store/Store.js"
 
 /** Layers that may need the configuration, the settings and the shutdown signal, and nothing else. */
@@ -122,6 +125,10 @@ export const readinessFromEnv: Layer.Layer<Readiness, unknown, SqlClient.SqlClie
   Effect.map(redisUrl, (url) => ReadinessLive.layerDatabase(Option.getOrUndefined(url)))
 )
 
+/** `readinessFromEnv` with the settlement journal's depth in /readyz's detail. */
+export const readinessJournaledFromEnv: Layer.Layer<Readiness, unknown, SqlClient.SqlClient | Lifecycle | SettlementJournal> =
+  Layer.unwrap(Effect.map(redisUrl, (url) => ReadinessLive.layerDatabaseJournaled(Option.getOrUndefined(url))))
+
 /** Operator changes announced to every instance over Redis when REDIS_URL is set, else to this process's caches. */
 export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.unwrap(
   Effect.map(redisUrl, Option.match({
@@ -134,21 +141,25 @@ export const liveStoreFromEnv: Layer.Layer<LiveStore, unknown, Store> = Layer.un
  * What `npm start` runs on: KeyRepo and Quota on the SQL store (SQLite by default, PostgreSQL
  * when DATABASE_URL says so), the Scheduler from REDIS_URL, the access log straight to stdout
  * beside the JSON logger, and the operator's Admin service on the same Store (its changes drop
- * that Store's caches at once).
+ * that Store's caches at once). Settlements the store cannot take go to the settlement journal
+ * (SETTLEMENT_JOURNAL_PATH, default beside the SQLite file) and are written when it returns.
  */
 export const productionServices: Layer.Layer<Services | Admin, unknown, AppConfig | Settings> = Layer.unwrap(
   Effect.gen(function*() {
     const target = yield* targetFor(yield* AppConfig)
     yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ database: describeTarget(target) }))
     const sql = sqlServices(target)
+    const journal = SettlementJournalFile.layerConfig(
+      SettlementJournalFile.defaultPath(target._tag === "Sqlite" ? target.filename : undefined)
+    )
     return Layer.merge(
       servicesLayer({
         keyRepo: sql.keyRepo,
-        quota: sql.quota,
+        quota: QuotaSqlJournaled.layer().pipe(Layer.provide(sql.store), Layer.provide(journal)),
         scheduler: schedulerFromEnv.pipe(Layer.provide(sql.upstreamAccounts)),
         rateLimits: rateLimitsFromEnv,
         accessLog: AccessLog.layer,
-        readiness: readinessFromEnv.pipe(Layer.provide(sql.store))
+        readiness: readinessJournaledFromEnv.pipe(Layer.provide(sql.store), Layer.provide(journal))
       }),
       adminOn(sql.store, liveStoreFromEnv)
     )

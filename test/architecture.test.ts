@@ -116,6 +116,7 @@ describe("the import graph of src/", () => {
     // A contract is services/<name>/<Name>.ts: its tag, shape, types and test layer.
     const contracts = files.filter((file) => /^services\/[^/]+\/[A-Z][^/]*\.ts$/.test(name(file)))
     expect(contracts.map(name).sort()).toEqual([
+      "services/journal/SettlementJournal.ts",
       "services/keyRepo/KeyRepo.ts",
       "services/lifecycle/Lifecycle.ts",
       "services/moderation/Moderation.ts",

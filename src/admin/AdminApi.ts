@@ -596,6 +596,10 @@ export const AuditGroup = HttpApiGroup.make("audit")
 export class AdminApi extends HttpApi.make("modelgate-admin")
   .add(UsersGroup, KeysGroup, GroupsGroup, AccountsGroup, SubscriptionsGroup, PricesGroup, UsageGroup, AuditGroup)
   .middleware(AdminErrors)
+  // A field the endpoint does not have (a typo: `quota` for `quota_usd`) is refused, named, rather
+  // than dropped without a word. Query strings and headers keep the default (a request carries
+  // transport headers the API does not declare).
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
   .annotateMerge(OpenApi.annotations({
     title: "modelgate admin API",
     description: "Users, keys, usage and the audit trail of a modelgate gateway. Changes apply to the next request."

@@ -4,7 +4,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Cause, Clock, Effect, Layer, Option, Redacted, SchemaIssue, type Types } from "effect"
-import { HttpServerResponse } from "effect/http"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { AdminInvalid, AdminNotFound, AdminUnauthorized } from "../domain/adminErrors.js"
 import { envelopeBody, internalError } from "../domain/envelope.js"
@@ -290,7 +290,11 @@ export const adminAuthLayer = (token: Redacted.Redacted<string>) => {
 /** A path segment of an issue, as the field name it stands for. */
 const segment = (s: PropertyKey | { readonly key: PropertyKey }): string => String(typeof s === "object" ? s.key : s)
 
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+/** A field the endpoint does not have (payloads refuse them: AdminApi.ts) is named as such. */
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) =>
+    issue._tag === "UnexpectedKey" ? "not a field of this request (check its name)" : SchemaIssue.defaultLeafHook(issue)
+})
 
 /** A decoding failure as one line per issue, `field: what is wrong`, and the first field as `param`. */
 export const invalidFrom = (e: HttpApiError.HttpApiSchemaError): AdminInvalid => {
@@ -305,11 +309,29 @@ export const invalidFrom = (e: HttpApiError.HttpApiSchemaError): AdminInvalid =>
 }
 
 /**
+ * A body of a type other than JSON (curl -d sends a form's; a browser form, text) is answered by
+ * HttpApi as a bare 415 in plain text: here it says, in the envelope, what to send instead.
+ */
+const jsonOnly = (response: HttpServerResponse.HttpServerResponse) =>
+  response.status !== 415
+    ? Effect.succeed(response)
+    : Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
+      Effect.fail(
+        new AdminInvalid({
+          message: `the body must be JSON, sent with Content-Type: application/json (this one came as ${
+            request.headers["content-type"] ?? "no type"
+          })`,
+          code: "invalid_request",
+          param: null
+        })
+      ))
+
+/**
  * A request that does not decode (body, query, path) answers 400 invalid_request in the envelope,
  * like every other admin error; a defect answers 500 in the envelope, logged.
  */
 export const adminErrorsLayer = Layer.succeed(AdminErrors, (httpEffect) =>
-  Effect.catchCause(httpEffect, (cause): Effect.Effect<HttpServerResponse.HttpServerResponse, AdminInvalid | Types.unhandled> => {
+  Effect.catchCause(Effect.flatMap(httpEffect, jsonOnly), (cause): Effect.Effect<HttpServerResponse.HttpServerResponse, AdminInvalid | Types.unhandled> => {
     const failure = Cause.findErrorOption(cause)
     if (Option.isSome(failure)) {
       const e: unknown = failure.value

@@ -142,3 +142,16 @@ export const countInputTokens = (account: string | undefined, keyId: string, usa
       Effect.andThen(Metric.update(accountInput(account, "read"), read), Metric.update(accountInput(account, "uncached"), uncached))
     )
   })
+
+/**
+ * Settlements in the local journal (services/journal): taken while the store was unreachable and
+ * not yet written to it. Above zero for long means the store is still away or refuses them.
+ */
+export const settlementJournalDepth = Metric.gauge("modelgate_settlement_journal_depth", {
+  description: "Settlements in the local journal, taken while the store was unreachable and not yet written to it"
+})
+
+export const settlementsReplayed = Metric.counter("modelgate_settlements_replayed_total", {
+  description: "Settlements the local journal handed to the store once it took them again (a repeat it already had included)",
+  incremental: true
+})

@@ -1,6 +1,8 @@
 /**
  * Settlement after an answer: record usage once per request id. A failure here must not fail the
  * client's answer (it has been served), so it is logged with everything needed to reconcile it.
+ * With a journal (quota/journaled.ts), a settlement the store cannot take is journaled instead and
+ * its cost is counted when it is written; its tokens are counted now, they were served.
  * The input tokens are also counted as read from the provider's prompt cache or not, per account
  * (`facts.account`, the account that answered) and per key, whatever the store does: the upstream
  * served them either way.
@@ -30,7 +32,8 @@ export const settleUsage = (
   // An estimate (a stream cut before the upstream reported usage) knows nothing of the cache.
   const cacheSplit = settlement.estimated === true ? Effect.void : countInputTokens(facts?.account, principal.key.id, usage)
   const charged = quota.settle(settlement).pipe(
-    Effect.flatMap(({ cost, priceFallback }) => {
+    Effect.flatMap(({ cost, journaled, priceFallback }) => {
+      if (journaled === true) return Metric.update(tokensByModel(metricModel), usage.inputTokens + usage.outputTokens)
       if (facts !== undefined) facts.costMicros = cost
       const counted = Effect.andThen(
         Metric.update(tokensByModel(metricModel), usage.inputTokens + usage.outputTokens),

@@ -32,6 +32,11 @@ export interface Charged {
    * price. Stored with the usage event (`price_fallback`) and counted in `modelgate_unpriced_requests_total`.
    */
   readonly priceFallback: boolean
+  /**
+   * The store could not take it: the settlement is in the local journal (quota/journaled.ts) and is
+   * charged when the store takes it again. `cost` is 0 here: it is not known until then.
+   */
+  readonly journaled?: boolean
 }
 
 export const notCharged: Charged = { cost: 0, priceFallback: false }

@@ -14,6 +14,16 @@ export interface Probe {
   readonly check: Effect.Effect<unknown, unknown>
 }
 
+/**
+ * A figure /readyz shows beside the checks (`detail`), read at each check; it does not decide
+ * readiness (the settlement journal's depth: a store just back is ready while it drains).
+ */
+export interface Detail {
+  /** The key in the report's `detail` (`settlement_journal`). */
+  readonly name: string
+  readonly read: Effect.Effect<unknown>
+}
+
 /** A probe's outcome: it answered, it failed, or it did not answer within the timeout. */
 export type CheckStatus = "ok" | "unreachable" | "timeout"
 
@@ -24,6 +34,8 @@ export interface ReadinessReport {
   readonly reason?: string
   /** Every probe's outcome, in the order the probes were given. */
   readonly checks: Readonly<Record<string, CheckStatus>>
+  /** Each Detail's figure, when there are any. */
+  readonly detail?: Readonly<Record<string, unknown>>
 }
 
 export interface ReadinessShape {

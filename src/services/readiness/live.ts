@@ -6,14 +6,16 @@
  * does. A check that changes state is logged once (the failure with its cause, Warn; the recovery, Info).
  *
  * The probes the gateway uses: `databaseProbe` (`SELECT 1` on the store's SqlClient, the same pool
- * the requests use) and `redisProbe` (PING on a connection of its own to REDIS_URL).
+ * the requests use) and `redisProbe` (PING on a connection of its own to REDIS_URL). Details (figures
+ * shown beside the checks, deciding nothing): `journalDetail`, the settlement journal's depth.
  */
 import { Cause, Effect, Exit, Fiber, Layer, Option, Redacted, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import type { StoreError } from "../../domain/errors.js"
+import { SettlementJournal } from "../journal/SettlementJournal.js"
 import { Lifecycle, type LifecycleShape } from "../lifecycle/Lifecycle.js"
 import { openConnection, redisError } from "../scheduler/redisClient.js"
-import { type CheckStatus, type Probe, Readiness, type ReadinessReport, type ReadinessShape } from "./Readiness.js"
+import { type CheckStatus, type Detail, type Probe, Readiness, type ReadinessReport, type ReadinessShape } from "./Readiness.js"
 
 export interface ReadinessOptions {
   /** How long each probe may take (default 1000 ms). */
@@ -32,7 +34,12 @@ const causeText = (cause: Cause.Cause<unknown>): string => {
 const problem = (name: string, status: CheckStatus) => (status === "timeout" ? `${name} timed out` : `${name} unreachable`)
 
 /** Readiness over the lifecycle and already built probes. */
-export const make = (lifecycle: LifecycleShape, probes: ReadonlyArray<Probe>, options: ReadinessOptions = {}): ReadinessShape => {
+export const make = (
+  lifecycle: LifecycleShape,
+  probes: ReadonlyArray<Probe>,
+  options: ReadinessOptions = {},
+  details: ReadonlyArray<Detail> = []
+): ReadinessShape => {
   const timeoutMillis = options.timeoutMillis ?? DEFAULT_TIMEOUT_MILLIS
   const last = new Map<string, CheckStatus>()
 
@@ -63,17 +70,33 @@ export const make = (lifecycle: LifecycleShape, probes: ReadonlyArray<Probe>, op
       return Effect.as(Effect.annotateLogs(log, { check: probe.name, status }), status)
     })
 
-  return {
-    check: Effect.map(Effect.forEach(probes, run, { concurrency: "unbounded" }), (statuses): ReadinessReport => {
-      const checks: Record<string, CheckStatus> = {}
-      const problems: Array<string> = lifecycle.shuttingDown() ? ["draining"] : []
-      probes.forEach((probe, i) => {
-        const status = statuses[i] ?? "unreachable"
-        checks[probe.name] = status
-        if (status !== "ok") problems.push(problem(probe.name, status))
+  const readDetails: Effect.Effect<Record<string, unknown> | undefined> = details.length === 0
+    ? Effect.succeed(undefined)
+    : Effect.map(Effect.forEach(details, (d) => d.read), (values) => {
+      const out: Record<string, unknown> = {}
+      details.forEach((d, i) => {
+        out[d.name] = values[i]
       })
-      return problems.length === 0 ? { status: "ready", checks } : { status: "not_ready", reason: problems.join(", "), checks }
+      return out
     })
+
+  return {
+    check: Effect.map(
+      Effect.all([Effect.forEach(probes, run, { concurrency: "unbounded" }), readDetails]),
+      ([statuses, detail]): ReadinessReport => {
+        const checks: Record<string, CheckStatus> = {}
+        const problems: Array<string> = lifecycle.shuttingDown() ? ["draining"] : []
+        probes.forEach((probe, i) => {
+          const status = statuses[i] ?? "unreachable"
+          checks[probe.name] = status
+          if (status !== "ok") problems.push(problem(probe.name, status))
+        })
+        const shown = detail === undefined ? {} : { detail }
+        return problems.length === 0
+          ? { status: "ready", checks, ...shown }
+          : { status: "not_ready", reason: problems.join(", "), checks, ...shown }
+      }
+    )
   }
 }
 
@@ -84,13 +107,14 @@ export const make = (lifecycle: LifecycleShape, probes: ReadonlyArray<Probe>, op
  */
 export const layer = <E = never, R = never>(
   probes: ReadonlyArray<Effect.Effect<Probe, E, R>> = [],
-  options: ReadinessOptions = {}
+  options: ReadinessOptions = {},
+  details: ReadonlyArray<Effect.Effect<Detail, E, R>> = []
 ): Layer.Layer<Readiness, E, Lifecycle | Exclude<R, Scope.Scope>> =>
   Layer.effect(
     Readiness,
     Effect.gen(function*() {
       const lifecycle = yield* Lifecycle
-      return make(lifecycle, yield* Effect.all(probes), options)
+      return make(lifecycle, yield* Effect.all(probes), options, yield* Effect.all(details))
     })
   )
 
@@ -117,4 +141,20 @@ export const layerDatabase = (
 ): Layer.Layer<Readiness, StoreError, Lifecycle | SqlClient.SqlClient> =>
   layer<StoreError, SqlClient.SqlClient | Scope.Scope>(
     redisUrl === undefined ? [databaseProbe] : [databaseProbe, redisProbe(redisUrl)]
+  )
+
+/** `settlement_journal: { depth }`: settlements taken while the store was away, not yet written to it. */
+export const journalDetail: Effect.Effect<Detail, never, SettlementJournal> = Effect.map(
+  SettlementJournal,
+  (journal): Detail => ({ name: "settlement_journal", read: Effect.sync(() => ({ depth: journal.depth() })) })
+)
+
+/** `layerDatabase` with the settlement journal's depth in the report's detail. */
+export const layerDatabaseJournaled = (
+  redisUrl?: Redacted.Redacted<string> | string
+): Layer.Layer<Readiness, StoreError, Lifecycle | SqlClient.SqlClient | SettlementJournal> =>
+  layer<StoreError, SqlClient.SqlClient | SettlementJournal | Scope.Scope>(
+    redisUrl === undefined ? [databaseProbe] : [databaseProbe, redisProbe(redisUrl)],
+    {},
+    [journalDetail]
   )
