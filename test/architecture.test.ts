@@ -135,3 +135,25 @@ describe("the import graph of src/", () => {
     expect(reachingImplementations).toEqual([])
   })
 })
+
+describe("docs/architecture.md", () => {
+  it("names only src/ paths that exist", () => {
+    const doc = readFileSync(resolve(SRC, "../docs/architecture.md"), "utf8")
+    const named = [...new Set([...doc.matchAll(/`(src\/[A-Za-z0-9_./-]+)`/g)].map((m) => m[1]!.replace(/\/$/, "")))]
+    expect(named.length).toBeGreaterThan(20)
+    const missing = named.filter((path) => {
+      try {
+        readdirSync(resolve(SRC, "..", path))
+        return false
+      } catch {
+        try {
+          readFileSync(resolve(SRC, "..", path))
+          return false
+        } catch {
+          return true
+        }
+      }
+    })
+    expect(missing).toEqual([])
+  })
+})

@@ -11,14 +11,15 @@
  * (./writeStall.ts).
  *
  * Shutdown: the server stops accepting, lets running requests finish until the drain deadline
- * (Lifecycle; streams then end with response.failed), and a second after the deadline cuts whatever
- * is still open, so that nothing (a JSON answer still waiting on a slow upstream) holds the
- * shutdown up past DRAIN_SECONDS.
+ * (Lifecycle; a stream still running then ends in its door's words: `response.failed` on the
+ * Responses doors, an `error` event on the Messages door; a WebSocket connection closes with 1001
+ * once its turn has ended), and a second after the deadline cuts whatever is still open, so that
+ * nothing (a JSON answer still waiting on a slow upstream) holds the shutdown up past DRAIN_SECONDS.
  *
- * Tracing spans are off unless asked for (`tracing: true`); then the app makes them itself, one
- * per request for its whole life (observability/tracing.ts), through whatever Tracer the runtime
- * has. The platform's own request spans stay off: theirs end when the response is handed over,
- * before a stream is written or settled.
+ * Tracing spans are off unless asked for (`tracing: true`; `layerConfig`: TRACING=true or an OTLP
+ * endpoint); then the app makes them itself, one per request or WebSocket turn for its whole life
+ * (observability/tracing.ts), through whatever Tracer the runtime has. The platform's own request
+ * spans stay off: theirs end when the response is handed over, before a stream is written or settled.
  */
 import type { AddressInfo } from "node:net"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"

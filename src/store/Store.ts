@@ -1,12 +1,16 @@
 /**
- * Store: the SQL-backed state behind KeyRepo.layerSql and Quota.layerSql, shared so that a
- * settlement can refresh what the key lookup and the eligibility check have cached.
+ * Store: the SQL-backed state behind the SQL KeyRepo, Quota and UpstreamAccounts (keyRepoSql.ts,
+ * quotaSql.ts, upstreamAccountsSql.ts), shared so that a settlement can refresh what the key lookup
+ * and the eligibility check have cached.
  *
- * Hot path: a key lookup and the eligibility figures come from small in-process caches (TTL
- * `cacheTtlMillis`), so a request normally costs no database round trip before the upstream call.
- * Settlements write through: the rows a batch changed are read back (RETURNING) into the caches, and
- * a key whose status flipped (quota used up) is dropped from the lookup cache. The TTL bounds how
- * long a change made elsewhere (the CLI, another instance) takes to be seen.
+ * Hot path: a key lookup and the eligibility figures come from in-process caches (Effect's Cache:
+ * TTL `cacheTtlMillis`, STORE_CACHE_TTL_MS; LRU at `cacheCapacity`), so a request normally costs no
+ * database round trip before the upstream call. Settlements are queued to the writer (writer.ts),
+ * which commits them in batches, on a SQLite file from a thread of its own (writerThread.ts); the
+ * rows a batch changed are read back (RETURNING) into the caches, and a key whose status flipped
+ * (quota used up) is dropped from the lookup cache. The TTL bounds how long a change made elsewhere
+ * (another instance) takes to be seen; an operator's change here drops the caches at once
+ * (`forgetCached`).
  */
 import { Cache, Clock, Config, Context, Duration, Effect, Exit, Latch, Layer, Option, Schedule, Scope } from "effect"
 import { SqlClient } from "effect/sql"
