@@ -1,7 +1,7 @@
 /**
  * The admitted turn: the one core behind every door (HTTP Responses, Responses WebSocket turns,
  * Anthropic Messages). A door decodes its request into a principal, the facts admission reads
- * (`TurnPolicy`) and a plan for the upstream call; the core runs DESIGN.md's pipeline over them:
+ * (`TurnPolicy`) and a plan for the upstream call; the core runs the gateway's pipeline over them (docs/architecture.md):
  * the model check, moderation, the image gate, balance/quota, RPM/TPM, the key's slot, scheduling
  * with failover and the upstream call, and arranges exactly-once settlement after the answer. It
  * answers with the upstream's answer (or the wait for it); the door encodes that for its client.

@@ -1,5 +1,5 @@
 /**
- * The gateway's routes, exactly as DESIGN.md lists them, on effect/http's HttpRouter. Each handler
+ * The gateway's routes, as README lists them (docs/architecture.md follows a request through them), on effect/http's HttpRouter. Each handler
  * is an Effect over the HttpServerRequest, built once with its services resolved. Failures (the
  * handlers' typed errors, and the router's own RouteNotFound) are mapped to the envelope in one
  * place, src/server/app.ts; `refusal` says there which unknown-route answer a path gets.
