@@ -1,8 +1,9 @@
 /**
- * The gateway's routes, as README lists them (docs/architecture.md follows a request through them), on effect/http's HttpRouter. Each handler
- * is an Effect over the HttpServerRequest, built once with its services resolved. Failures (the
- * handlers' typed errors, and the router's own RouteNotFound) are mapped to the envelope in one
- * place, src/server/app.ts; `refusal` says there which unknown-route answer a path gets.
+ * The gateway's routes, as README lists them (docs/architecture.md follows a request through
+ * them), on effect/http's HttpRouter. Each handler is an Effect over the HttpServerRequest, built
+ * once with its services resolved. Failures (the handlers' typed errors, and the router's own
+ * RouteNotFound) are mapped to the envelope in one place, src/server/app.ts; `refusal` says there
+ * which unknown-route answer a path gets.
  */
 import { Effect, Result, type Scope } from "effect"
 import * as HttpRouter from "effect/http/HttpRouter"
