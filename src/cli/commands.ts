@@ -10,12 +10,16 @@ import { Admin, type AdminShape } from "../admin/Admin.js"
 import { auditView, balanceView, issuedView, keyView, usageRowView, userView } from "../admin/views.js"
 import { formatUsd, parseUsd } from "../domain/money.js"
 import { parseDay, reportRange, usageReport } from "../domain/usageReport.js"
+import { AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
 import { StoreError } from "../domain/errors.js"
 import { openRequests, UsageDimension, usageSummary } from "../store/admin/usage.js"
 import type { IssuedKey, KeyRow } from "../store/admin/keys.js"
 import { principalById } from "../store/queries.js"
 import { loadSnapshot } from "../store/report.js"
 import { onDatabase } from "./database.js"
+
+/** How every command says a name does not exist (the admin operations' words for a missing target). */
+export const noneNamed = (kind: "user" | "key" | "group", name: string) => `no ${kind} named '${name}'`
 
 // ---------------------------------------------------------------------------------------------
 // Output
@@ -34,10 +38,14 @@ const iso = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("print JSON instead of text"), Flag.withDefault(false))
 const database = Flag.String("database").pipe(
-  Flag.withDescription("database URL (default: DATABASE_URL, else sqlite:./data/modelgate.db)"),
+  Flag.withDescription("database URL (default: as `npm start` picks it: DATABASE_URL, else ./data/modelgate.db with a config, ./data/demo.db without)"),
   Flag.optional
 )
-const common = { json, database }
+const config = Flag.String("config").pipe(
+  Flag.withDescription("the gateway's config file, as given to `npm start -- --config` (only says the demo is not running)"),
+  Flag.optional
+)
+const common = { json, database, config }
 
 const invalid = (message: string) => new CliError.ValidationError({ message })
 
@@ -82,6 +90,18 @@ const printIssued = (issued: IssuedKey, asJson: boolean, verb: string) =>
       Console.log("Store it now: it is shown only this once (the database keeps only its SHA-256).")
     ], { discard: true })
 
+/**
+ * A user or group that does not exist reads the same in every command: "no user named 'x'", as
+ * the other commands say it, also where keys create names them (the store says "unknown user").
+ */
+const missingAsNotFound = (user: string, group: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.mapError(effect, (e) =>
+    e instanceof AdminInvalid && e.code === "unknown_user"
+      ? new AdminNotFound({ message: noneNamed("user", user), code: "user_not_found" })
+      : e instanceof AdminInvalid && e.code === "unknown_group"
+      ? new AdminNotFound({ message: noneNamed("group", group), code: "group_not_found" })
+      : e)
+
 const keysCreate = Command.make("create", {
   ...common,
   user: Flag.String("user").pipe(Flag.withDescription("the user the key spends for")),
@@ -92,7 +112,7 @@ const keysCreate = Command.make("create", {
   concurrency: positive("concurrency").pipe(Flag.withDescription("requests at once on this key"), Flag.optional),
   ...minuteLimits
 }, (o) =>
-  onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
+  onDatabase(o, Effect.flatMap(Admin, (admin) =>
     admin.createKey({
       user: o.user,
       group: o.group,
@@ -102,7 +122,7 @@ const keysCreate = Command.make("create", {
       concurrency: Option.getOrUndefined(o.concurrency),
       rpmLimit: Option.getOrUndefined(o.rpmLimit),
       tpmLimit: Option.getOrUndefined(o.tpmLimit)
-    })).pipe(Effect.flatMap((issued) => printIssued(issued, o.json, "Created"))))).pipe(
+    }).pipe(missingAsNotFound(o.user, o.group))).pipe(Effect.flatMap((issued) => printIssued(issued, o.json, "Created"))))).pipe(
   Command.withDescription("Issue a key; its secret is printed once.")
 )
 
@@ -112,7 +132,7 @@ const keysList = Command.make("list", {
   group: Flag.String("group").pipe(Flag.optional),
   includeDeleted: Flag.Boolean("include-deleted").pipe(Flag.withDefault(false))
 }, (o) =>
-  onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
+  onDatabase(o, Effect.flatMap(Admin, (admin) =>
     admin.listKeys({ user: Option.getOrUndefined(o.user), group: Option.getOrUndefined(o.group), includeDeleted: o.includeDeleted })).pipe(
       Effect.flatMap((rows) => {
         if (o.json) return printJson(rows.map(keyView))
@@ -136,7 +156,7 @@ const keysList = Command.make("list", {
 
 const keyChange = (name: string, description: string, run: (admin: AdminShape, id: string) => Effect.Effect<KeyRow, unknown>, said: (id: string) => string) =>
   Command.make(name, { ...common, id: keyId }, (o) =>
-    onDatabase(o.database, Effect.flatMap(Admin, (admin) => run(admin, o.id)).pipe(
+    onDatabase(o, Effect.flatMap(Admin, (admin) => run(admin, o.id)).pipe(
       Effect.flatMap((row) => (o.json ? printJson(keyView(row)) : Console.log(said(o.id))))
     ))).pipe(Command.withDescription(description))
 
@@ -149,12 +169,12 @@ const keysDisable = keyChange(
 const keysEnable = keyChange("enable", "Enable a disabled key.", (admin, id) => admin.enableKey(id), (id) => `Enabled key '${id}'.`)
 
 const keysRotate = Command.make("rotate", { ...common, id: keyId }, (o) =>
-  onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.rotateKey(o.id)).pipe(
+  onDatabase(o, Effect.flatMap(Admin, (admin) => admin.rotateKey(o.id)).pipe(
     Effect.flatMap((issued) => printIssued(issued, o.json, "Rotated"))
   ))).pipe(Command.withDescription("A new secret for the key (printed once); the old one stops working."))
 
 const keysDelete = Command.make("delete", { ...common, id: keyId }, (o) =>
-  onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.deleteKey(o.id)).pipe(
+  onDatabase(o, Effect.flatMap(Admin, (admin) => admin.deleteKey(o.id)).pipe(
     Effect.andThen(o.json ? printJson({ deleted: o.id }) : Console.log(`Deleted key '${o.id}' (disabled and hidden; its usage stays).`))
   ))).pipe(Command.withDescription("Disable the key and hide it from listings."))
 
@@ -173,7 +193,7 @@ const note = Flag.String("note").pipe(Flag.withDescription("kept with the ledger
 const balanceChange = (name: string, mode: "add" | "set", description: string) =>
   Command.make(name, { ...common, user: userArg, amount: usdArg, note }, (o) => {
     if (mode === "add" && o.amount === 0) return Effect.fail(invalid("the amount must be more than 0"))
-    return onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
+    return onDatabase(o, Effect.flatMap(Admin, (admin) =>
       admin.changeBalance(o.user, { mode, amountMicros: o.amount, note: Option.getOrUndefined(o.note) })).pipe(
         Effect.flatMap((balance) =>
           o.json
@@ -187,7 +207,7 @@ const balanceChange = (name: string, mode: "add" | "set", description: string) =
   }).pipe(Command.withDescription(description))
 
 const usersList = Command.make("list", common, (o) =>
-  onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.listUsers).pipe(
+  onDatabase(o, Effect.flatMap(Admin, (admin) => admin.listUsers).pipe(
     Effect.flatMap((rows) =>
       o.json
         ? printJson(rows.map(userView))
@@ -213,7 +233,7 @@ const usersCreate = Command.make("create", {
   concurrency: positive("concurrency").pipe(Flag.withDefault(5)),
   ...minuteLimits
 }, (o) =>
-  onDatabase(o.database, Effect.flatMap(Admin, (admin) =>
+  onDatabase(o, Effect.flatMap(Admin, (admin) =>
     admin.createUser({
       name: o.name,
       balanceMicros: o.balance,
@@ -226,7 +246,7 @@ const usersCreate = Command.make("create", {
 
 const userSwitch = (name: string, disabled: boolean, description: string) =>
   Command.make(name, { ...common, user: userArg }, (o) =>
-    onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.setUserDisabled(o.user, disabled)).pipe(
+    onDatabase(o, Effect.flatMap(Admin, (admin) => admin.setUserDisabled(o.user, disabled)).pipe(
       Effect.flatMap((u) => (o.json ? printJson(userView(u)) : Console.log(`${disabled ? "Disabled" : "Enabled"} user '${u.name}'.`)))
     ))).pipe(Command.withDescription(description))
 
@@ -270,7 +290,7 @@ const usage = Command.make("usage", {
     ? Effect.gen(function*() {
       const id = key.value
       const principal = yield* principalById(id).pipe(Effect.mapError((cause) => new StoreError({ message: "reading the key failed", cause })))
-      if (Option.isNone(principal)) return yield* new StoreError({ message: `no key named '${id}'` })
+      if (Option.isNone(principal)) return yield* new StoreError({ message: noneNamed("key", id) })
       const snapshot = yield* loadSnapshot(principal.value, { from, to }, now).pipe(
         Effect.mapError((cause) => new StoreError({ message: "reading usage failed", cause }))
       )
@@ -293,7 +313,7 @@ const usage = Command.make("usage", {
           ["KEY", "USER", "GROUP", "STATUS", "TODAY_REQ", "TODAY_USD", "TOTAL_REQ", "TOTAL_USD"],
           ...rows.map((r) => [r.id, r.user_name, r.group_name, r.status, String(r.today_requests), formatUsd(r.today_cost_micros), String(r.total_requests), formatUsd(r.total_cost_micros)])
         ]))
-  return onDatabase(o.database, work)
+  return onDatabase(o, work)
 })).pipe(Command.withDescription("Per key today and in total; --key: one key's /v1/usage; --by: totals over a range; --open: unsettled requests."))
 
 const audit = Command.make("audit", {
@@ -301,7 +321,7 @@ const audit = Command.make("audit", {
   limit: positive("limit").pipe(Flag.withDefault(50)),
   target: Flag.String("target").pipe(Flag.withDescription("only changes to this user, key..."), Flag.optional)
 }, (o) =>
-  onDatabase(o.database, Effect.flatMap(Admin, (admin) => admin.audit({ limit: o.limit, target: Option.getOrUndefined(o.target) })).pipe(
+  onDatabase(o, Effect.flatMap(Admin, (admin) => admin.audit({ limit: o.limit, target: Option.getOrUndefined(o.target) })).pipe(
     Effect.flatMap((rows) =>
       o.json
         ? printJson(rows.map(auditView))

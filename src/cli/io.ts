@@ -9,6 +9,8 @@ export type Print = (line: string) => void
 export interface CliIo {
   readonly out: Print
   readonly err: Print
+  /** Whether `out` is a terminal that shows colours (help is plain text otherwise). */
+  readonly colors?: boolean
 }
 
 const text = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "string" ? a : String(a))).join(" ")

@@ -114,7 +114,7 @@ export const cliSuite = (makeBackend: () => Backend) => {
       expect((await cli(db, "usage", "--start-date", "2026-02-30", "--key", "alice-paid")).code).toBe(2)
       const unknown = await cli(db, "keys", "create", "--user", "nobody", "--group", "paid")
       expect(unknown.code).toBe(1)
-      expect(unknown.err).toContain("unknown user 'nobody'")
+      expect(unknown.err).toContain("no user named 'nobody'")
       expect((await cli(db, "keys", "disable", "no-such-key")).code).toBe(1)
       expect((await cli(db, "keys", "disable", "no-such-key")).err).toContain("no key named 'no-such-key'")
     })
