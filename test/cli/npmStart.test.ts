@@ -37,7 +37,7 @@ describe("npm start, with no config", () => {
     base = `http://127.0.0.1:${port}`
     admin = `http://127.0.0.1:${adminPort}`
     // As `npm start` runs it (package.json), from another directory: the demo database goes there.
-    child = spawn(process.execPath, ["--max-semi-space-size=32", join(ROOT, "scripts", "start.mjs")], {
+    child = spawn(join(ROOT, "node_modules", ".bin", "node"), ["--max-semi-space-size=32", join(ROOT, "scripts", "start.mjs")], {
       cwd: dir,
       env: { ...process.env, PORT: String(port), ADMIN_PORT: String(adminPort), ADMIN_TOKEN: TOKEN, LOG_LEVEL: "Warn" },
       stdio: ["ignore", "pipe", "pipe"]
@@ -59,7 +59,7 @@ describe("npm start, with no config", () => {
   })
 
   it("serves the demo key it prints against the simulator", async () => {
-    const key = /demo key: (\S+)/.exec(out)?.[1]
+    const key = /demo key: +(\S+)/.exec(out)?.[1]
     expect(key).toBeDefined()
     const res = await fetch(`${base}/v1/responses`, {
       method: "POST",
@@ -68,6 +68,21 @@ describe("npm start, with no config", () => {
     })
     expect(res.status).toBe(200)
     expect(((await res.json()) as { status: string }).status).toBe("completed")
+  })
+
+  it("prints the Anthropic demo key and a Claude Code command line that work on the Messages door", async () => {
+    const key = /anthropic key: +(\S+)/.exec(out)?.[1]
+    expect(key).toBeDefined()
+    const claude = /Claude Code: +ANTHROPIC_BASE_URL=(\S+) ANTHROPIC_API_KEY=(\S+) claude -p "hello" --model (\S+)/.exec(out)
+    expect(claude?.[1]).toBe(base)
+    expect(claude?.[2]).toBe(key)
+    const res = await fetch(`${base}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": key!, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ model: claude?.[3], max_tokens: 64, messages: [{ role: "user", content: "hello" }] })
+    })
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { type: string }).type).toBe("message")
   })
 
   it("serves the dashboard, the admin API and its docs page from the bundle", async () => {
