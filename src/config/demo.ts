@@ -7,6 +7,25 @@ type ConfigFile = typeof GatewayConfig.Encoded
 export const DEMO_KEY = "sk-modelgate-demo-0000000000000000"
 
 /**
+ * What the demo groups offer. A group that lists its models refuses any other with 404
+ * model_not_found, as a real configuration would; these cover the README's examples, the start
+ * banner, and the names Claude Code asks for (`--model`, its default models and its small fast model).
+ */
+const demoOpenAIModels = ["gpt-5.5", "gpt-5.4", "gpt-5.4-mini", "gpt-5.3-codex", "gpt-5.2"]
+const demoAnthropicModels = [
+  "claude-opus-5-5",
+  "claude-sonnet-5-5",
+  "claude-opus-4-8",
+  "claude-opus-4-7",
+  "claude-opus-4-6",
+  "claude-sonnet-4-6",
+  "claude-sonnet-4-5",
+  "claude-sonnet-4-5-20250929",
+  "claude-haiku-4-5",
+  "claude-haiku-4-5-20251001"
+]
+
+/**
  * With no config file, `npm start` serves this: one group per platform, each backed by a simulator
  * account, so a newcomer sees a streamed answer with no credentials and no network.
  */
@@ -18,6 +37,7 @@ export const demoConfig: ConfigFile = {
       billing: "balance",
       allow_image_generation: false,
       rate_multiplier: 1,
+      models: demoOpenAIModels,
       moderation: "off"
     },
     {
@@ -26,6 +46,7 @@ export const demoConfig: ConfigFile = {
       billing: "balance",
       allow_image_generation: false,
       rate_multiplier: 1,
+      models: demoAnthropicModels,
       moderation: "off"
     }
   ],

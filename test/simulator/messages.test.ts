@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { simulateMessages } from "../../src/services/upstream/simulator/index.js"
+import { claudeCodeTools, plainPrompts } from "./agentTools.js"
 import { rebuildMessage } from "./grammar.js"
 
 const weatherTool = {
@@ -58,11 +59,11 @@ describe("simulateMessages", () => {
     expect(asObj(asObj(events[0]?.["message"])["usage"])["input_tokens"]).toBe(usage["input_tokens"])
   })
 
-  it("uses the first tool when the last message is a user message", () => {
+  it("uses the tool the prompt is about, with input from the prompt", () => {
     const { json, events } = simulateMessages({
       model: "claude-sonnet-4-5",
       max_tokens: 1024,
-      tools: [weatherTool, { ...weatherTool, name: "second" }],
+      tools: [{ ...weatherTool, name: "second" }, weatherTool],
       messages: [{ role: "user", content: "Weather in Paris?" }]
     })
     const rebuilt = rebuildMessage(events)
@@ -72,7 +73,7 @@ describe("simulateMessages", () => {
     expect(block["type"]).toBe("tool_use")
     expect(block["name"]).toBe("get_weather")
     expect(String(block["id"])).toMatch(/^toolu_[A-Za-z0-9_-]+$/)
-    expect(block["input"]).toEqual({ location: "simulated", days: 1 })
+    expect(block["input"]).toEqual({ location: "Paris" })
     expect(rebuilt.content).toEqual(content(json))
     const pieces = events.filter((e) => asObj(e["delta"] ?? {})["type"] === "input_json_delta")
     expect(pieces.length).toBeGreaterThanOrEqual(2)
@@ -81,10 +82,65 @@ describe("simulateMessages", () => {
     expect(asObj(start?.["content_block"])).toEqual({ type: "tool_use", id: block["id"], name: "get_weather", input: {} })
   })
 
-  it("honours tool_choice none and a named tool", () => {
+  /** A request as Claude Code sends it: its tools, a reminder before the prompt, its environment after it. */
+  const claudeCodeRequest = (prompt: string) => ({
+    model: "claude-opus-5-5",
+    max_tokens: 32000,
+    stream: true,
+    thinking: { type: "adaptive", display: "omitted" },
+    system: [{ type: "text", text: "You are Claude Code.", cache_control: { type: "ephemeral" } }],
+    tools: claudeCodeTools,
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "<system-reminder>\nAs you answer, the working directory is /home/me/project and CLAUDE.md says run `npm test`.\n</system-reminder>\n" },
+          { type: "text", text: prompt, cache_control: { type: "ephemeral" } }
+        ]
+      },
+      { role: "system", content: [{ type: "text", text: "# Environment\n - Primary working directory: /home/me/project\n - Shell: bash" }] }
+    ]
+  })
+
+  it("answers a plain prompt in text, though Claude Code sends a dozen tools", () => {
+    for (const prompt of plainPrompts) {
+      const { json, events } = simulateMessages(claudeCodeRequest(prompt))
+      const rebuilt = rebuildMessage(events)
+      expect(json["stop_reason"], prompt).toBe("end_turn")
+      expect(content(json).map((b) => b["type"]), prompt).toEqual(["thinking", "text"])
+      expect(String(content(json)[1]?.["text"])).toContain(`"${prompt.slice(0, 20)}`)
+      expect(comparable(rebuilt.content)).toEqual(comparable(content(json)))
+    }
+  })
+
+  it("uses the tool a prompt asks for, with input drawn from the prompt", () => {
+    const cases: ReadonlyArray<readonly [string, string, unknown]> = [
+      ["run echo hi there", "Bash", { command: "echo hi there" }],
+      ["Run `ls -la src` in bash, please.", "Bash", { command: "ls -la src" }],
+      ["What does src/main.ts export?", "Read", { file_path: "src/main.ts" }],
+      ["Use the Read tool on /etc/hostname", "Read", { file_path: "/etc/hostname" }],
+      ["Find all *.test.ts files under test/", "Glob", { pattern: "*.test.ts", path: "test/" }],
+      ["grep for 'TODO' in src/", "Grep", { pattern: "TODO", path: "src/" }],
+      ["In src/a.ts replace 'foo' with 'bar' using the Edit tool", "Edit", { file_path: "src/a.ts", old_string: "foo", new_string: "bar" }],
+      ["Write 'hello' to notes.txt", "Write", { file_path: "notes.txt", content: "hello" }],
+      ["Fetch https://example.com/docs and summarise it", "WebFetch", { url: "https://example.com/docs", prompt: "Fetch https://example.com/docs and summarise it" }],
+      ["Search the web for effect layers", "WebSearch", { query: "effect layers" }]
+    ]
+    for (const [prompt, name, input] of cases) {
+      const { json, events } = simulateMessages(claudeCodeRequest(prompt))
+      rebuildMessage(events)
+      expect(json["stop_reason"], prompt).toBe("tool_use")
+      expect(content(json)[1], prompt).toMatchObject({ type: "tool_use", name, input })
+    }
+  })
+
+  it("honours tool_choice none, any and a named tool", () => {
     const base = { model: "m", max_tokens: 500, tools: [weatherTool, { ...weatherTool, name: "second" }], messages: [{ role: "user", content: "x" }] }
-    expect(content(simulateMessages({ ...base, tool_choice: { type: "none" } }).json)[0]?.["type"]).toBe("text")
+    expect(content(simulateMessages(base).json)[0]?.["type"]).toBe("text")
+    expect(content(simulateMessages({ ...base, tool_choice: { type: "any" } }).json)[0]?.["name"]).toBe("get_weather")
     expect(content(simulateMessages({ ...base, tool_choice: { type: "tool", name: "second" } }).json)[0]?.["name"]).toBe("second")
+    const weather = { ...base, messages: [{ role: "user", content: "Weather in Paris?" }] }
+    expect(content(simulateMessages({ ...weather, tool_choice: { type: "none" } }).json)[0]?.["type"]).toBe("text")
   })
 
   it("answers a tool_result with text mentioning it", () => {
@@ -137,7 +193,7 @@ describe("simulateMessages", () => {
     expect(asObj(json["usage"])["output_tokens"]).toBe(4)
     expect(comparable(rebuilt.content)).toEqual(comparable(content(json)))
     // a tool call that doesn't fit never leaves half a tool input behind
-    const tool = simulateMessages({ model: "m", max_tokens: 2, tools: [weatherTool], messages: [{ role: "user", content: "x" }] })
+    const tool = simulateMessages({ model: "m", max_tokens: 2, tools: [weatherTool], messages: [{ role: "user", content: "Weather in Paris?" }] })
     expect(tool.json["stop_reason"]).toBe("max_tokens")
     expect(content(tool.json).every((b) => b["type"] === "text")).toBe(true)
   })

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { simulateResponses as simulateResponsesAt } from "../../src/services/upstream/simulator/index.js"
 import type { SimulateOptions } from "../../src/services/upstream/simulator/shared.js"
+import { codexTools, plainPrompts } from "./agentTools.js"
 import { checkResponsesStream } from "./grammar.js"
 
 const weatherTool = {
@@ -102,11 +103,11 @@ describe("simulateResponses", () => {
     expect(usage["output_tokens"]).toBe(Math.ceil(outputText(json).length / 4))
   })
 
-  it("calls the first function tool when the last item is a user message", () => {
+  it("calls the tool the prompt is about, with arguments from the prompt", () => {
     const { json, events } = simulateResponses({
       model: "gpt-5",
       input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "Weather in Paris?" }] }],
-      tools: [weatherTool, { ...weatherTool, name: "other" }]
+      tools: [{ ...weatherTool, name: "other" }, weatherTool]
     })
     const summary = checkResponsesStream(events)
     const item = asObj(summary.doneItems[0])
@@ -114,20 +115,71 @@ describe("simulateResponses", () => {
     expect(item["name"]).toBe("get_weather")
     expect(String(item["id"])).toMatch(/^fc_/)
     expect(String(item["call_id"])).toMatch(/^call_/)
-    expect(JSON.parse(String(item["arguments"]))).toEqual({ location: "simulated", days: 1, unit: "c" })
+    // The required argument, from the prompt; the optional ones the prompt says nothing of are left out.
+    expect(JSON.parse(String(item["arguments"]))).toEqual({ location: "Paris" })
     const argDeltas = events.filter((e) => e["type"] === "response.function_call_arguments.delta")
     expect(argDeltas.length).toBeGreaterThanOrEqual(2)
     expect(argDeltas.length).toBeLessThanOrEqual(3)
     expect(summary.args.get(0)).toBe(item["arguments"])
     expect(json["output"]).toEqual([item])
-    expect(json["tools"]).toEqual([weatherTool, { ...weatherTool, name: "other" }])
+    expect(json["tools"]).toEqual([{ ...weatherTool, name: "other" }, weatherTool])
   })
 
-  it("honours tool_choice: a named function, or none", () => {
+  it("answers a plain prompt in text, whatever tools the agent sends", () => {
+    for (const prompt of plainPrompts) {
+      const { json, events } = simulateResponses({
+        model: "gpt-5.4",
+        instructions: "You are Codex.",
+        tools: codexTools,
+        tool_choice: "auto",
+        input: [
+          { type: "message", role: "user", content: [{ type: "input_text", text: "<environment_context><cwd>/home/me/project</cwd><shell>bash</shell></environment_context>" }] },
+          { type: "message", role: "user", content: [{ type: "input_text", text: prompt }] }
+        ]
+      })
+      checkResponsesStream(events)
+      expect((json["output"] as ReadonlyArray<Record<string, unknown>>).map((i) => i["type"]), prompt).toEqual(["message"])
+      expect(outputText(json)).toContain(prompt.slice(0, 20))
+    }
+  })
+
+  it("calls the tool a prompt asks for, with arguments drawn from the prompt", () => {
+    const cases: ReadonlyArray<readonly [string, string, unknown]> = [
+      ["run ls -la", "shell", { command: ["bash", "-lc", "ls -la"] }],
+      ["Please run `npm test -- --run` in the shell.", "shell", { command: ["bash", "-lc", "npm test -- --run"] }],
+      ["What does src/main.ts export?", "read_file", { path: "src/main.ts" }],
+      ["Use the read_file tool on README.md", "read_file", { path: "README.md" }],
+      ["call update_plan with 'write the tests'", "update_plan", { plan: [{ step: "write the tests", status: "write the tests" }] }]
+    ]
+    for (const [prompt, name, args] of cases) {
+      const { json, events } = simulateResponses({ model: "gpt-5.4", tools: codexTools, input: [{ role: "user", content: prompt }] })
+      checkResponsesStream(events)
+      const item = asObj((json["output"] as ReadonlyArray<unknown>)[0])
+      expect(item["type"], prompt).toBe("function_call")
+      expect(item["name"], prompt).toBe(name)
+      expect(JSON.parse(String(item["arguments"])), prompt).toEqual(args)
+    }
+  })
+
+  it("reads the prompt past a system or developer message that follows it", () => {
+    const { json } = simulateResponses({
+      model: "gpt-5.4",
+      tools: codexTools,
+      input: [{ role: "user", content: "run echo hi" }, { role: "developer", content: "Environment: /srv/app/main.py" }]
+    })
+    const item = asObj((json["output"] as ReadonlyArray<unknown>)[0])
+    expect(item).toMatchObject({ type: "function_call", name: "shell", arguments: JSON.stringify({ command: ["bash", "-lc", "echo hi"] }) })
+  })
+
+  it("honours tool_choice: a named function, required, or none", () => {
     const tools = [weatherTool, { ...weatherTool, name: "other" }]
     const named = simulateResponses({ model: "m", input: "x", tools, tool_choice: { type: "function", name: "other" } })
     expect(asObj((named.json["output"] as ReadonlyArray<unknown>)[0])["name"]).toBe("other")
-    const none = simulateResponses({ model: "m", input: "x", tools, tool_choice: "none" })
+    const required = simulateResponses({ model: "m", input: "x", tools, tool_choice: "required" })
+    expect(asObj((required.json["output"] as ReadonlyArray<unknown>)[0])["name"]).toBe("get_weather")
+    const auto = simulateResponses({ model: "m", input: "x", tools, tool_choice: "auto" })
+    expect(asObj((auto.json["output"] as ReadonlyArray<unknown>)[0])["type"]).toBe("message")
+    const none = simulateResponses({ model: "m", input: "Weather in Paris?", tools, tool_choice: "none" })
     expect(asObj((none.json["output"] as ReadonlyArray<unknown>)[0])["type"]).toBe("message")
   })
 

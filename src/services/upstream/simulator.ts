@@ -1,6 +1,7 @@
 /**
- * The simulator as an Upstream: answers deterministically in the real wire format of the account's
- * platform, with no network. It is what the demo runs on.
+ * The simulator as an Upstream: answers in the real wire format of the account's platform, with no
+ * network; text unless the prompt asks for one of the tools (simulator/toolIntent.ts). It is what
+ * the demo runs on.
  */
 import { Clock, Effect, Stream } from "effect"
 import { encodeSseEvents, simulateMessages, simulateResponses } from "./simulator/index.js"
@@ -19,7 +20,11 @@ export const simulatorUpstream: UpstreamShape = {
         return { status: 200, headers: { "content-type": "application/json" }, body: wholeBody(encoder.encode(JSON.stringify(json))) }
       }
       const messages = req.path.endsWith("/messages")
-      const answer = messages ? simulateMessages(body) : simulateResponses(body, { createdAt: Math.floor(now / 1000) })
+      // Random ids: a client may key what it keeps by them (a response chained by
+      // previous_response_id, a tool call's id), so two answers never share one.
+      const answer = messages
+        ? simulateMessages(body, { randomIds: true })
+        : simulateResponses(body, { createdAt: Math.floor(now / 1000), randomIds: true })
       if (!req.stream) {
         return {
           status: 200,

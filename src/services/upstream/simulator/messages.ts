@@ -5,9 +5,10 @@
  * event sequence. Behaviour:
  * - `thinking` enabled (`enabled` or `adaptive`): a thinking block first (thinking_delta pieces,
  *   then one signature_delta);
- * - tools given (and `tool_choice` isn't `none`) and the last message is a user message without a
- *   `tool_result`: a `tool_use` block for the first tool (or the one `tool_choice` names), input
- *   sampled from its `input_schema`, streamed as input_json_delta pieces; stop_reason `tool_use`;
+ * - the last message is a user message without a `tool_result` whose prompt asks for one of the
+ *   tools (toolIntent.ts), or `tool_choice` names one or is `any`: a `tool_use` block, input drawn
+ *   from the prompt and shaped to its `input_schema`, streamed as input_json_delta pieces;
+ *   stop_reason `tool_use`;
  * - otherwise a text block (quoting the tool result when the last user message carries one); `end_turn`;
  * - when `max_tokens` is below the answer's estimate, the output is cut to fit and stop_reason is
  *   `max_tokens` (a tool_use that does not fit is replaced by the truncated text answer, so the
@@ -28,7 +29,6 @@ import {
   requestSeed,
   isRecord,
   type JsonObject,
-  sampleArguments,
   serialise,
   type Simulated,
   type SimulateOptions,
@@ -36,6 +36,8 @@ import {
   toolResultAnswerText,
   wordChunks
 } from "./shared.js"
+import { stripContext } from "./prompt.js"
+import { type OfferedTool, plannedCall, type ToolChoice } from "./toolIntent.js"
 
 type Block =
   | { readonly _tag: "Thinking"; readonly thinking: string; readonly signature: string }
@@ -49,7 +51,8 @@ interface LastMessage {
 }
 
 const viewMessages = (messages: unknown): LastMessage => {
-  const list = asArray(messages).filter(isRecord)
+  // Claude Code sends its environment as a `system` message after the prompt: context, not a turn.
+  const list = asArray(messages).filter(isRecord).filter((m) => m["role"] !== "system")
   let lastUserText = ""
   for (let i = list.length - 1; i >= 0; i--) {
     const m = list[i]
@@ -73,16 +76,23 @@ const viewMessages = (messages: unknown): LastMessage => {
   }
 }
 
-const pickTool = (body: JsonObject): JsonObject | undefined => {
-  const choice = body["tool_choice"]
-  if (isRecord(choice) && choice["type"] === "none") return undefined
-  const tools = asArray(body["tools"])
+const offeredTools = (body: JsonObject): ReadonlyArray<OfferedTool> =>
+  asArray(body["tools"])
     .filter(isRecord)
-    .filter((t) => typeof t["name"] === "string" && isRecord(t["input_schema"]) && (t["type"] === undefined || t["type"] === "custom"))
-  if (isRecord(choice) && choice["type"] === "tool" && typeof choice["name"] === "string") {
-    return tools.find((t) => t["name"] === choice["name"]) ?? tools[0]
-  }
-  return tools[0]
+    .flatMap((t) =>
+      typeof t["name"] === "string" && isRecord(t["input_schema"]) && (t["type"] === undefined || t["type"] === "custom")
+        ? [{ name: t["name"], schema: t["input_schema"] }]
+        : []
+    )
+
+/** `tool_choice`, or undefined for `none`. */
+const toolChoice = (body: JsonObject): ToolChoice | undefined => {
+  const choice = body["tool_choice"]
+  if (!isRecord(choice)) return { _tag: "Auto" }
+  if (choice["type"] === "none") return undefined
+  if (choice["type"] === "any") return { _tag: "Required" }
+  if (choice["type"] === "tool" && typeof choice["name"] === "string") return { _tag: "Named", name: choice["name"] }
+  return { _tag: "Auto" }
 }
 
 const thinkingEnabled = (body: JsonObject): boolean => {
@@ -106,17 +116,21 @@ export const simulateMessages = (body: Record<string, unknown>, options: Simulat
   const messageId = nextId("msg")
   const model = asString(body["model"]) ?? "simulator"
   const view = viewMessages(body["messages"])
-  const tool = view.lastIsUser && view.toolResult === undefined ? pickTool(body) : undefined
+  const prompt = stripContext(view.lastUserText)
+  const choice = toolChoice(body)
+  const call = view.lastIsUser && view.toolResult === undefined && choice !== undefined
+    ? plannedCall(prompt, offeredTools(body), choice)
+    : undefined
 
-  const textAnswer = view.toolResult !== undefined ? toolResultAnswerText(view.toolResult) : answerText(view.lastUserText)
-  const answer: Block = tool !== undefined
-    ? { _tag: "ToolUse", id: nextId("toolu"), name: asString(tool["name"]) ?? "tool", input: sampleArguments(tool["input_schema"]) }
+  const textAnswer = view.toolResult !== undefined ? toolResultAnswerText(view.toolResult) : answerText(prompt)
+  const answer: Block = call !== undefined
+    ? { _tag: "ToolUse", id: nextId("toolu"), name: call.name, input: call.input }
     : { _tag: "Text", text: textAnswer }
 
   const planned: Array<Block> = []
   if (thinkingEnabled(body)) {
     const intent = answer._tag === "ToolUse" ? `call the tool ${answer.name}` : "answer directly"
-    const thinking = `The user asked: "${snippet(view.toolResult ?? view.lastUserText) || "(empty)"}". A simulated model would think it over and ${intent}.`
+    const thinking = `The user asked: "${snippet(view.toolResult ?? prompt) || "(empty)"}". A simulated model would think it over and ${intent}.`
     planned.push({ _tag: "Thinking", thinking, signature: hashBase64(`${model}:${thinking}`) })
   }
   planned.push(answer)

@@ -5,13 +5,14 @@
  * exact SSE event sequence a real upstream would send, so a `kind: simulator` account can answer
  * with no network. Behaviour:
  * - last input item is a `function_call_output`: a text answer that quotes the output;
- * - function tools present (and `tool_choice` isn't "none") and the last item is a user message:
- *   one `function_call` for the first tool (or the one `tool_choice` names), arguments sampled from
- *   its schema property names and streamed in 2-3 argument deltas;
+ * - the last item is a user message whose prompt asks for one of the function tools (toolIntent.ts),
+ *   or `tool_choice` names one or is "required": one `function_call`, arguments drawn from the
+ *   prompt and shaped to the tool's schema, streamed in 2-3 argument deltas;
  * - otherwise a text answer echoing the last user message, streamed a few words per delta
  *   (a JSON object when `text.format` asks for json_schema / json_object);
  * - a text answer longer than `max_output_tokens` is cut and ends with `response.incomplete`.
- * Token counts are ceil(chars / 4). Ids are derived from a hash of the request unless `randomIds`.
+ * Token counts are ceil(chars / 4). Ids are derived from a hash of the request unless `randomIds`
+ * (which the simulator accounts use: a real upstream never repeats an id).
  */
 import {
   answerText,
@@ -25,7 +26,6 @@ import {
   requestSeed,
   isRecord,
   type JsonObject,
-  sampleArguments,
   sampleFromSchema,
   serialise,
   type Simulated,
@@ -33,6 +33,8 @@ import {
   toolResultAnswerText,
   wordChunks
 } from "./shared.js"
+import { stripContext } from "./prompt.js"
+import { type OfferedTool, plannedCall, type ToolChoice } from "./toolIntent.js"
 
 type Plan =
   | { readonly _tag: "Text"; readonly text: string; readonly truncated: boolean }
@@ -52,7 +54,9 @@ const isMessageItem = (item: JsonObject): boolean =>
 
 const viewInput = (input: unknown): InputView => {
   if (typeof input === "string") return { lastUserText: input, lastKind: "user", lastToolOutput: "" }
-  const items = asArray(input).filter(isRecord)
+  // System and developer messages after the prompt (a translated Claude Code request ends with one)
+  // are context, not a turn.
+  const items = asArray(input).filter(isRecord).filter((i) => !(isMessageItem(i) && (i["role"] === "system" || i["role"] === "developer")))
   let lastUserText = ""
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i]
@@ -71,16 +75,18 @@ const viewInput = (input: unknown): InputView => {
   return { lastUserText, lastKind: "other", lastToolOutput: "" }
 }
 
-const pickFunctionTool = (body: JsonObject): JsonObject | undefined => {
+const offeredTools = (body: JsonObject): ReadonlyArray<OfferedTool> =>
+  asArray(body["tools"])
+    .filter(isRecord)
+    .flatMap((t) => (t["type"] === "function" && typeof t["name"] === "string" ? [{ name: t["name"], schema: t["parameters"] }] : []))
+
+/** `tool_choice`, or undefined for "none". */
+const toolChoice = (body: JsonObject): ToolChoice | undefined => {
   const choice = body["tool_choice"]
   if (choice === "none") return undefined
-  const tools = asArray(body["tools"])
-    .filter(isRecord)
-    .filter((t) => t["type"] === "function" && typeof t["name"] === "string")
-  if (isRecord(choice) && choice["type"] === "function" && typeof choice["name"] === "string") {
-    return tools.find((t) => t["name"] === choice["name"]) ?? tools[0]
-  }
-  return tools[0]
+  if (choice === "required") return { _tag: "Required" }
+  if (isRecord(choice) && choice["type"] === "function" && typeof choice["name"] === "string") return { _tag: "Named", name: choice["name"] }
+  return { _tag: "Auto" }
 }
 
 const formattedText = (body: JsonObject, plain: string): string => {
@@ -95,18 +101,13 @@ const formattedText = (body: JsonObject, plain: string): string => {
 const plan = (body: JsonObject): Plan => {
   const view = viewInput(body["input"])
   if (view.lastKind === "user") {
-    const tool = pickFunctionTool(body)
-    if (tool !== undefined) {
-      return {
-        _tag: "FunctionCall",
-        name: asString(tool["name"]) ?? "tool",
-        arguments: JSON.stringify(sampleArguments(tool["parameters"]))
-      }
-    }
+    const choice = toolChoice(body)
+    const call = choice === undefined ? undefined : plannedCall(view.lastUserText, offeredTools(body), choice)
+    if (call !== undefined) return { _tag: "FunctionCall", name: call.name, arguments: JSON.stringify(call.input) }
   }
   const plain = view.lastKind === "function_call_output"
     ? toolResultAnswerText(view.lastToolOutput)
-    : answerText(view.lastUserText)
+    : answerText(stripContext(view.lastUserText))
   const full = formattedText(body, plain)
   const max = asNumber(body["max_output_tokens"])
   if (max !== undefined && max >= 0 && estimateTokens(full) > max) {

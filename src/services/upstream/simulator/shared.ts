@@ -15,7 +15,12 @@ export interface SimulateOptions {
    * Required by `simulateResponses`: the caller reads it from its Clock, so output is byte-identical for a given time.
    */
   readonly createdAt?: number
-  /** Use fresh random ids (`newId`) instead of ids derived from a hash of the request. */
+  /**
+   * Use fresh random ids (`newId`) instead of ids derived from a hash of the request. Simulator
+   * accounts do (two identical requests are two answers); the default keeps a function of the
+   * request, so tests can compare answers given on different paths (HTTP and WebSocket, direct and
+   * through the gateway) id for id.
+   */
   readonly randomIds?: boolean
 }
 
@@ -96,7 +101,7 @@ export const evenChunks = (text: string, parts = 3): ReadonlyArray<string> => {
   return out
 }
 
-/** A small sample value for a JSON schema: each property gets a value of its declared type. */
+/** A small sample value for a JSON schema (a structured-output answer): each property gets a value of its declared type. */
 export const sampleFromSchema = (schema: unknown, depth = 0): unknown => {
   if (!isRecord(schema)) return "simulated"
   const enumValues = asArray(schema["enum"])
@@ -129,12 +134,6 @@ export const sampleFromSchema = (schema: unknown, depth = 0): unknown => {
     default:
       return "simulated"
   }
-}
-
-/** Builds a tool-call argument object from a tool's parameter schema (always an object). */
-export const sampleArguments = (schema: unknown): JsonObject => {
-  const value = sampleFromSchema(isRecord(schema) && schema["type"] === undefined ? { ...schema, type: "object" } : schema)
-  return isRecord(value) ? value : {}
 }
 
 /** Concatenates the text of a content value: a string, or an array of parts carrying `text`. */
