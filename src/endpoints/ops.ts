@@ -10,7 +10,7 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 import { Unauthenticated } from "../domain/errors.js"
-import { keyLabel } from "../observability/metrics.js"
+import { declareWebsocketSeries, keyLabel } from "../observability/metrics.js"
 import type { ReadinessShape } from "../services/readiness/Readiness.js"
 import type { SchedulerShape } from "../services/scheduler/Scheduler.js"
 import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
@@ -44,9 +44,12 @@ const collectSlotGauges = (scheduler: SchedulerShape) =>
     Effect.catch((e) => Effect.logWarning("slot gauges unavailable").pipe(Effect.annotateLogs({ error: e.message })))
   )
 
-/** Prometheus text exposition (version 0.0.4) of every metric in the registry. */
+/**
+ * Prometheus text exposition (version 0.0.4) of every metric in the registry, the series that
+ * exist before their first event (declareWebsocketSeries) among them.
+ */
 export const prometheusText = (scheduler: SchedulerShape): Effect.Effect<string> =>
-  Effect.andThen(collectSlotGauges(scheduler), PrometheusMetrics.format())
+  collectSlotGauges(scheduler).pipe(Effect.andThen(declareWebsocketSeries), Effect.andThen(PrometheusMetrics.format()))
 
 export const health = Effect.succeed(json({ status: "ok" }))
 

@@ -95,6 +95,22 @@ export const websocketTurns = Metric.counter("modelgate_websocket_turns_total", 
   incremental: true
 })
 
+export const websocketTurnOutcomes = ["completed", "failed", "incomplete", "refused", "warm_up"] as const
+
+/**
+ * The WebSocket series, at zero until something is counted: a metric exists in the registry only
+ * once updated, and a dashboard or alert should read 0 on a gateway no client has connected to
+ * yet, not "no data". Adding 0 leaves a value already counted as it is, so running it again is harmless.
+ */
+export const declareWebsocketSeries: Effect.Effect<void> = Effect.andThen(
+  Metric.modify(websocketConnections, 0),
+  Effect.forEach(
+    websocketTurnOutcomes,
+    (outcome) => Metric.update(Metric.withAttributes(websocketTurns, { outcome }), 0),
+    { discard: true }
+  )
+)
+
 export const inputTokensByAccount = Metric.counter("modelgate_input_tokens_total", {
   description: "Input tokens settled, by upstream account and whether the provider read them from its prompt cache (cache=read) or not (cache=uncached, cache writes included)",
   incremental: true
