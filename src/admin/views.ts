@@ -84,6 +84,10 @@ const accountHealthView = (h: AccountHealth) => ({
   waiting: h.waiting,
   health: h.takenOut ? "taken_out" as const : h.coolingDownUntil !== undefined ? "cooling_down" as const : "ok" as const,
   cooling_down_until: h.coolingDownUntil === undefined ? null : h.coolingDownUntil.toISOString(),
+  // Why it is not ok: the take-out's reason (auth_failed, billing, operator) or the cooldown's.
+  health_reason: h.takenOut ? h.takeOut?.reason ?? null : h.coolingDownUntil !== undefined ? h.coolingDownReason ?? null : null,
+  taken_out_since: h.takenOut && h.takeOut?.since !== undefined ? h.takeOut.since.toISOString() : null,
+  taken_out_upstream_message: h.takenOut ? h.takeOut?.upstreamMessage ?? null : null,
   base_url: h.account.baseUrl,
   model_mapping: h.account.modelMapping ?? null
 })

@@ -25,6 +25,12 @@ export interface SchedulingSettings {
   readonly serverErrorThreshold: number
   readonly serverErrorWindowSeconds: number
   readonly serverErrorSeconds: number
+  /**
+   * A refused credential (401, or a 403 that says the credential is bad) cools the account down
+   * this long; a second refusal, on another request within the confirm window, takes it out.
+   */
+  readonly authCooldownSeconds: number
+  readonly authConfirmWindowSeconds: number
   /** Every Redis key the scheduler writes starts with this (several gateways may share one Redis). */
   readonly redisKeyPrefix: string
   /** A Redis slot lease lives this long unless renewed; a crashed instance's slots drain within it. */
@@ -43,6 +49,8 @@ export const defaultSchedulingSettings: SchedulingSettings = {
   serverErrorThreshold: 3,
   serverErrorWindowSeconds: 60,
   serverErrorSeconds: 30,
+  authCooldownSeconds: 60,
+  authConfirmWindowSeconds: 900,
   redisKeyPrefix: "modelgate:",
   redisLeaseMillis: 15_000
 }
@@ -63,6 +71,8 @@ export const schedulingConfig: Config.Config<SchedulingSettings> = Config.all({
   serverErrorThreshold: int("COOLDOWN_SERVER_ERROR_THRESHOLD", d.serverErrorThreshold),
   serverErrorWindowSeconds: num("COOLDOWN_SERVER_ERROR_WINDOW_SECONDS", d.serverErrorWindowSeconds),
   serverErrorSeconds: num("COOLDOWN_SERVER_ERROR_SECONDS", d.serverErrorSeconds),
+  authCooldownSeconds: num("COOLDOWN_AUTH_SECONDS", d.authCooldownSeconds),
+  authConfirmWindowSeconds: num("COOLDOWN_AUTH_CONFIRM_WINDOW_SECONDS", d.authConfirmWindowSeconds),
   redisKeyPrefix: Config.String("REDIS_KEY_PREFIX").pipe(Config.withDefault(d.redisKeyPrefix)),
   redisLeaseMillis: int("REDIS_LEASE_MS", d.redisLeaseMillis)
 })

@@ -1,8 +1,8 @@
 /**
  * Calling upstream with failover: pick an account, send, and if the account failed in a way another
- * account may not (the Scheduler's failover policy decides; by default 401/403/429/529/5xx, connect
- * errors, first-byte timeouts, up to the configured number of switches), report it, let it go and
- * try the next, while nothing has reached the client.
+ * account may not (the Scheduler's failover policy decides; by default 401, a 403 that refused the
+ * credential, 429/529/5xx, connect errors, first-byte timeouts, up to the configured number of
+ * switches), report it, let it go and try the next, while nothing has reached the client.
  * Each attempt's account slot belongs to the request's scope; a failed attempt gives its slot back
  * at once (the ticket's `release`), and the winning attempt's slot lives as long as the request.
  *
@@ -15,6 +15,7 @@ import {
   type NoAvailableAccount,
   type RateLimited,
   type StoreError,
+  UPSTREAM_AUTH_FAILED,
   UpstreamFailed,
   upstreamRefusedRequest
 } from "../domain/errors.js"
@@ -25,6 +26,7 @@ import { upstreamFirstByte } from "../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../services/scheduler/Scheduler.js"
 import { countFailover } from "../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
+import { credentialRefused } from "../services/scheduler/verdict.js"
 import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../services/upstream/Upstream.js"
 import type { RequestFacts } from "../observability/requestFacts.js"
 import { traced, traceparentOf } from "../observability/tracing.js"
@@ -37,7 +39,9 @@ const retryAfterOf = (headers: Readonly<Record<string, string>>, now: number): n
 }
 
 /**
- * What the client sees when an upstream refused: its own words for request problems, ours otherwise.
+ * What the client sees when an upstream refused: its own words for request problems (a 403 for a
+ * model or feature the credential may not use among them), ours otherwise; a refused credential
+ * (401, or a 403 that says so: verdict.ts's `credentialRefused`) is `upstream_auth_failed`.
  * `now` (epoch millis, from the caller's Clock) reads a retry-after given as a date.
  */
 export const upstreamError = (
@@ -68,11 +72,27 @@ export const upstreamError = (
       message: message ?? `Upstream rejected the request (HTTP ${status})`
     })
   }
-  if (status === 401 || status === 403) {
-    return new UpstreamFailed({ status, code: "upstream_auth_failed", message: "Upstream authentication failed" })
+  if (status === 401 || (status === 403 && credentialRefused(decoded))) {
+    return new UpstreamFailed({ status, code: UPSTREAM_AUTH_FAILED, message: "Upstream authentication failed" })
+  }
+  if (status === 403) {
+    return new UpstreamFailed({
+      status,
+      code: code ?? "upstream_permission_denied",
+      message: message ?? "Upstream denied the request (HTTP 403)"
+    })
   }
   if (status === 529) return new UpstreamFailed({ status, code: "upstream_overloaded", message: "Upstream is overloaded" })
   return new UpstreamFailed({ status, code: "upstream_error", message: `Upstream request failed (HTTP ${status})` })
+}
+
+/**
+ * The upstream's own words in an error body, less any credential, for the scheduler (a take-out
+ * keeps them for the operator): the decoded message, else the start of a body that is not JSON.
+ */
+const upstreamWords = (body: string, secrets: ReadonlyArray<string>): string | undefined => {
+  const message = decodeUpstreamError(body).message ?? body.replace(/\s+/g, " ").trim().slice(0, 300)
+  return message === "" ? undefined : redactSecrets(message, secrets)
 }
 
 /** The account's credential, to keep out of what the client reads. */
@@ -188,11 +208,19 @@ export const makeUpstreamCaller = Effect.gen(function*() {
                     failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
                 }))
             }
-            return Effect.flatMap(readLimited(sent), (body) =>
-              Effect.andThen(
-                scheduler.report(account, { _tag: "Failure", status: sent.status, headers: sent.headers, code: undefined }, input.session),
-                Effect.fail(upstreamError(sent.status, sent.headers, body, secretsOf(account), at))
-              ))
+            return Effect.flatMap(readLimited(sent), (body) => {
+              const secrets = secretsOf(account)
+              const error = upstreamError(sent.status, sent.headers, body, secrets, at)
+              // The error's code tells the scheduler whether a 403 refused the credential or the request.
+              const outcome: UpstreamOutcome = {
+                _tag: "Failure",
+                status: sent.status,
+                headers: sent.headers,
+                code: error.code,
+                detail: upstreamWords(body, secrets)
+              }
+              return Effect.andThen(scheduler.report(account, outcome, input.session), Effect.fail(error))
+            })
           })
       })
     })

@@ -5,7 +5,7 @@
  * into its closing `response.failed`.
  */
 import { Data } from "effect"
-import { type GatewayError, upstreamRefusedRequest } from "./errors.js"
+import { type GatewayError, upstreamDeniedRequest, upstreamRefusedRequest } from "./errors.js"
 
 export interface Envelope {
   readonly status: number
@@ -100,9 +100,12 @@ const envelopes: Mapping = {
   }),
   UpstreamFailed: (e) =>
     // The upstream refused the request itself (400, 404, 413, 422...): its status and words are the
-    // client's to see. Anything else is the gateway's upstream failing: 502, or 429 for rate limits.
+    // client's to see, and so is a 403 for what the request asked (not for the account's credential).
+    // Anything else is the gateway's upstream failing: 502, or 429 for rate limits.
     upstreamRefusedRequest(e.status)
       ? { status: e.status, type: "invalid_request_error", code: e.code, message: e.message, param: null, noRetry: true }
+      : upstreamDeniedRequest(e.status, e.code)
+      ? { status: 403, type: "permission_error", code: e.code, message: e.message, param: null, noRetry: true }
       : {
         status: e.status === 429 ? 429 : 502,
         type: e.status === 429 ? "rate_limit_error" : "upstream_error",

@@ -81,6 +81,16 @@ export const upstreamFailsOver = (status: number): boolean =>
   status === 0 || status === 401 || status === 402 || status === 403 || status === 408 || status === 429 ||
   status >= 500
 
+/** Our code for an upstream that refused the account's credential (a 401, or a 403 whose body says so). */
+export const UPSTREAM_AUTH_FAILED = "upstream_auth_failed"
+
+/**
+ * A 403 the upstream gave for what the request asked (a model or feature this credential may not
+ * use), not for the credential itself: the client's to see, as a permission error, like our own 403s.
+ */
+export const upstreamDeniedRequest = (status: number, code: string): boolean =>
+  status === 403 && code !== UPSTREAM_AUTH_FAILED
+
 /** A 4xx that refuses the request itself: any account would answer the same, so the client hears it as is. */
 export const upstreamRefusedRequest = (status: number): boolean =>
   status >= 400 && status < 500 && !upstreamFailsOver(status)

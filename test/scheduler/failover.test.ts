@@ -155,22 +155,26 @@ describe("failover between accounts", () => {
     expect(await metrics(g)).toMatch(/modelgate_account_cooldowns_total\{account="acct-a",reason="overloaded"\} [1-9]/)
   })
 
-  it("401: A is taken out until an operator acts", async () => {
-    const g = await start()
-    A.setFaults([{ _tag: "Status", status: 401 }])
+  it("401: B answers and A only cools down; a 401 on a later request takes A out until an operator acts", async () => {
+    const g = await start({ scheduling: { authCooldownSeconds: 0 } })
+    A.setFaults([{ _tag: "Status", status: 401 }, { _tag: "Status", status: 401 }])
     const before = counts()
     expect((await ask(g)).status).toBe(200)
+    // No cooldown to wait out here: A is asked again, and refuses again.
     expect((await ask(g)).status).toBe(200)
-    expect(counts()).toEqual({ a: before.a + 1, b: before.b + 2 })
+    expect((await ask(g)).status).toBe(200)
+    expect(counts()).toEqual({ a: before.a + 2, b: before.b + 3 })
     const group = g.data.groups.get("oa")
     if (!group) throw new Error("no group")
     const listed = await g.run(Effect.flatMap(Scheduler, (s) => s.accounts(group)))
     expect(listed.map((a) => a.name)).toEqual(["acct-b"])
-    expect(g.logs.some((l) => l.level === "ERROR" && l.message.includes("taken out") && l.annotations["account"] === "acct-a"))
-      .toBe(true)
+    const aLines = g.logs.filter((l) => l.annotations["account"] === "acct-a")
+    expect(aLines.some((l) => l.level === "WARN" && l.message.includes("cooling down"))).toBe(true)
+    expect(aLines.some((l) => l.level === "ERROR" && l.message.includes("taken out") &&
+      l.annotations["upstream_message"] === "Simulated upstream error 401")).toBe(true)
     await g.run(Effect.flatMap(Scheduler, (s) => s.reinstate("acct-a")))
     expect((await ask(g)).status).toBe(200)
-    expect(counts().a).toBe(before.a + 2)
+    expect(counts().a).toBe(before.a + 3)
   })
 
   it("every account failing: the catalogue's error, after at most the configured switches", async () => {

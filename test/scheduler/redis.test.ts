@@ -99,6 +99,10 @@ if (reachable) {
         expect(none).toMatchObject({ _tag: "NoAvailableAccount" })
         // A take-out recorded by B hides the account on A; reinstating on A brings it back on B.
         await a.runPromise(Effect.flatMap(Scheduler, (s) => s.reinstate("s1")))
+        // A 401 on A and a second on B: the strike is shared too, so the pair takes it out.
+        await a.runPromise(Effect.flatMap(Scheduler, (s) =>
+          s.report(s1, { _tag: "Failure", status: 401, headers: {}, code: undefined })))
+        expect((await a.runPromise(Effect.flatMap(Scheduler, (s) => s.accounts(solo)))).map((x) => x.name)).toEqual(["s1"])
         await b.runPromise(Effect.flatMap(Scheduler, (s) =>
           s.report(s1, { _tag: "Failure", status: 401, headers: {}, code: undefined })))
         expect(await a.runPromise(Effect.flatMap(Scheduler, (s) => s.accounts(solo)))).toEqual([])

@@ -89,6 +89,23 @@ const failure = (status: number, headers: Record<string, string> = {}): Upstream
   code: undefined
 })
 
+const healthOf = (name: string) =>
+  Effect.flatMap(Scheduler, (s) =>
+    Effect.map(s.health, (all) => {
+      const h = all.find((x) => x.account.name === name)
+      if (h === undefined) throw new Error(`no account ${name}`)
+      return h
+    }))
+
+/** A failure with our code or the upstream's words. */
+const refusal = (status: number, fields: { readonly code?: string; readonly detail?: string }): UpstreamOutcome => ({
+  _tag: "Failure",
+  status,
+  headers: {},
+  code: fields.code,
+  detail: fields.detail
+})
+
 const keySlot = (keyName: string) =>
   Effect.flatMap(Scheduler, (s) => holding(s.acquireKeySlot(principalOf(suiteData, keyName))))
 
@@ -206,17 +223,70 @@ export const schedulerSuite = (make: MakeScheduler) => {
         expect(yield* pickName({ group: group("solo") })).toBe("s1")
       })))
 
-    it("401 takes the account out until an operator acts; accounts() hides it meanwhile", () =>
+    it("a 401 cools the account down; a second, on another request within the window, takes it out, with the upstream's words", () =>
       run(Effect.gen(function*() {
         const scheduler = yield* Scheduler
-        yield* report("s1", failure(401))
-        const none = yield* Effect.flip(pick({ group: group("solo") }))
+        const solo = { group: group("solo") }
+        yield* report("s1", refusal(401, { detail: "Incorrect API key provided: sk-***abc" }))
+        // One refusal: back by itself (the 503 says when), still listed for /v1/models.
+        const cooling = yield* Effect.flip(pick(solo))
+        expect(cooling).toMatchObject({ _tag: "NoAvailableAccount" })
+        expect((cooling as NoAvailableAccount).retryAfterSeconds).toBeGreaterThan(0)
+        expect((yield* scheduler.accounts(group("solo"))).map((a) => a.name)).toEqual(["s1"])
+        expect(yield* healthOf("s1")).toMatchObject({ takenOut: false, coolingDownReason: "auth_failed" })
+        // The second confirms it: out until an operator acts.
+        yield* report("s1", refusal(401, { detail: "Incorrect API key provided: sk-***abc" }))
+        const none = yield* Effect.flip(pick(solo))
         expect(none).toMatchObject({ _tag: "NoAvailableAccount" })
         expect((none as NoAvailableAccount).retryAfterSeconds).toBeUndefined()
         expect(yield* scheduler.accounts(group("solo"))).toEqual([])
+        const out = yield* healthOf("s1")
+        expect(out.takenOut).toBe(true)
+        expect(out.takeOut).toMatchObject({ reason: "auth_failed", upstreamMessage: "Incorrect API key provided: sk-***abc" })
+        expect(out.takeOut?.since).toBeInstanceOf(Date)
         yield* scheduler.reinstate("s1")
         expect((yield* scheduler.accounts(group("solo"))).map((a) => a.name)).toEqual(["s1"])
-        expect(yield* pickName({ group: group("solo") })).toBe("s1")
+        expect(yield* pickName(solo)).toBe("s1")
+        expect((yield* healthOf("s1")).takeOut).toBeUndefined()
+        // Reinstated, the count starts again: one more 401 only cools it down.
+        yield* report("s1", failure(401))
+        expect((yield* healthOf("s1")).takenOut).toBe(false)
+      })))
+
+    it("a success in between forgets the first 401; so does a confirm window that ran out", () =>
+      run(Effect.gen(function*() {
+        yield* report("s1", failure(401))
+        yield* report("s1", { _tag: "Success" })
+        yield* report("s1", failure(401))
+        expect((yield* healthOf("s1")).takenOut).toBe(false)
+        yield* report("s1", { _tag: "Success" })
+        yield* report("s1", failure(401))
+        // Well past the 0.2 s window.
+        yield* Effect.sleep("600 millis")
+        yield* report("s1", failure(401))
+        expect((yield* healthOf("s1")).takenOut).toBe(false)
+        yield* report("s1", failure(401))
+        expect((yield* healthOf("s1")).takenOut).toBe(true)
+      }), { ...suiteOptions, scheduling: { ...suiteOptions.scheduling, authCooldownSeconds: 0, authConfirmWindowSeconds: 0.2 } }))
+
+    it("a 403 that denies the request counts nothing; one that refuses the credential strikes like a 401", () =>
+      run(Effect.gen(function*() {
+        const solo = { group: group("solo") }
+        for (let i = 0; i < 5; i++) yield* report("s1", refusal(403, { code: "model_not_found" }))
+        for (let i = 0; i < 5; i++) yield* report("s1", refusal(403, { code: "upstream_permission_denied" }))
+        expect(yield* pickName(solo)).toBe("s1")
+        expect(yield* healthOf("s1")).toMatchObject({ takenOut: false, coolingDownUntil: undefined })
+        yield* report("s1", refusal(403, { code: "upstream_auth_failed" }))
+        expect(yield* healthOf("s1")).toMatchObject({ takenOut: false, coolingDownReason: "auth_failed" })
+        yield* report("s1", refusal(403, { code: "upstream_auth_failed" }))
+        expect((yield* healthOf("s1")).takeOut?.reason).toBe("auth_failed")
+      })))
+
+    it("an operator's take-out shows as such", () =>
+      run(Effect.gen(function*() {
+        const scheduler = yield* Scheduler
+        expect(yield* scheduler.takeOut("s1")).toBe(true)
+        expect((yield* healthOf("s1")).takeOut).toMatchObject({ reason: "operator", upstreamMessage: undefined })
       })))
 
     it("5xx is counted, not punished at once: only repeated failures cool the account down", () =>

@@ -2,10 +2,11 @@
  * src/services/scheduler/verdict.ts and rateLimitReset.ts: what an upstream failure does to the
  * account, and when a rate limit lifts. A short burst must never be taken for an exhausted window.
  */
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { parseResetValue, rateLimitResetMillis } from "../../src/services/scheduler/rateLimitReset.js"
 import { defaultSchedulingSettings } from "../../src/config/scheduling.js"
-import { failoverReason, verdictFor } from "../../src/services/scheduler/verdict.js"
+import { credentialRefused, failoverReason, verdictFor } from "../../src/services/scheduler/verdict.js"
 
 const NOW = Date.parse("2026-06-01T12:00:00Z")
 const policy = defaultSchedulingSettings
@@ -106,11 +107,27 @@ describe("verdictFor", () => {
     })
   })
 
-  it("529 cools down briefly; 401/403/402 take the account out", () => {
+  it("529 cools down briefly; 402 takes the account out", () => {
     expect(verdict(529)).toEqual({ _tag: "CoolDown", millis: policy.overloadSeconds * 1000, reason: "overloaded" })
-    expect(verdict(401)).toEqual({ _tag: "TakeOut", reason: "auth_failed" })
-    expect(verdict(403)).toEqual({ _tag: "TakeOut", reason: "auth_failed" })
     expect(verdict(402)).toEqual({ _tag: "TakeOut", reason: "billing" })
+  })
+
+  it("401, and a 403 that refused the credential, are strikes: a short cooldown, confirmed within the window", () => {
+    const strike = {
+      _tag: "Strike",
+      millis: policy.authCooldownSeconds * 1000,
+      windowMillis: policy.authConfirmWindowSeconds * 1000,
+      reason: "auth_failed"
+    }
+    expect(verdict(401)).toEqual(strike)
+    expect(verdict(401, {}, "upstream_auth_failed")).toEqual(strike)
+    expect(verdict(403, {}, "upstream_auth_failed")).toEqual(strike)
+  })
+
+  it("a 403 for what the request asked is the request's: nothing against the account", () => {
+    for (const code of [undefined, "model_not_found", "upstream_permission_denied", "unsupported_country_region_territory"]) {
+      expect(verdict(403, {}, code)).toEqual({ _tag: "Ignore" })
+    }
   })
 
   it("5xx, 408 and transport failures are counted", () => {
@@ -135,5 +152,48 @@ describe("failoverReason", () => {
     expect(failoverReason(0, "upstream_first_byte_timeout")).toBe("first_byte_timeout")
     expect(failoverReason(0, "upstream_connect_timeout")).toBe("connect_timeout")
     expect(failoverReason(0, "upstream_unreachable")).toBe("connect_error")
+  })
+})
+
+describe("credentialRefused: when a 403 says the credential itself is bad", () => {
+  it("OpenAI and Anthropic refusals of the key, the account or the organization", () => {
+    expect(credentialRefused({ code: "invalid_api_key", type: "invalid_request_error", message: "Incorrect API key provided: sk-***" })).toBe(true)
+    expect(credentialRefused({ code: "account_deactivated", message: "Your account has been deactivated" })).toBe(true)
+    expect(credentialRefused({ type: "authentication_error", message: "invalid x-api-key" })).toBe(true)
+    expect(credentialRefused({ type: "permission_error", message: "This organization has been disabled." })).toBe(true)
+    expect(credentialRefused({ message: "Incorrect API key provided: sk-proj-***" })).toBe(true)
+  })
+
+  it("what a request chose (a model, a feature, a region) is not the credential's fault", () => {
+    expect(credentialRefused({
+      code: "model_not_found",
+      type: "invalid_request_error",
+      message: "Project `proj_abc` does not have access to model `gpt-5.4-pro`"
+    })).toBe(false)
+    expect(credentialRefused({ type: "permission_error", message: "Your API key does not have permission to use the specified resource." }))
+      .toBe(false)
+    expect(credentialRefused({ code: "unsupported_country_region_territory", message: "Country, region, or territory not supported" }))
+      .toBe(false)
+    expect(credentialRefused({})).toBe(false)
+  })
+
+  it("a model name a client words like a credential refusal never makes one (the upstream echoes it)", () => {
+    const wording = fc.constantFrom(
+      "invalid api key",
+      "Incorrect API key provided",
+      "your account has been deactivated",
+      "this organization has been disabled",
+      "invalid x-api-key"
+    )
+    const model = fc.tuple(fc.string(), wording, fc.string()).map(([a, w, b]) => `${a}${w}${b}`)
+    fc.assert(fc.property(model, (m) => {
+      expect(credentialRefused({
+        code: "model_not_found",
+        type: "invalid_request_error",
+        message: `Project \`proj_abc\` does not have access to model \`${m}\``
+      })).toBe(false)
+      expect(credentialRefused({ type: "permission_error", message: `model: ${m} is not available to your organization` })).toBe(false)
+      expect(credentialRefused({ type: "not_found_error", message: `The model '${m}' does not exist` })).toBe(false)
+    }))
   })
 })

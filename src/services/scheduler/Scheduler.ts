@@ -7,7 +7,7 @@
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { SettingsShape } from "../../config/AppConfig.js"
 import { defaultSchedulingSettings, type SchedulingSettings } from "../../config/scheduling.js"
-import { NoAvailableAccount, type RateLimited, type StoreError, upstreamFailsOver } from "../../domain/errors.js"
+import { NoAvailableAccount, type RateLimited, type StoreError, upstreamDeniedRequest, upstreamFailsOver } from "../../domain/errors.js"
 import { type Account, accountServes, type Group, type Principal } from "../../domain/model.js"
 import type { PoolStats } from "./store.js"
 
@@ -38,8 +38,14 @@ export type UpstreamOutcome =
     readonly status: number
     /** The answer's headers (rate-limit resets); empty when no answer came. */
     readonly headers: Readonly<Record<string, string>>
-    /** Our code for a transport failure (`upstream_first_byte_timeout`...), undefined otherwise. */
+    /**
+     * Our code for the failure: a transport failure's (`upstream_first_byte_timeout`...), or the
+     * one the client would hear (`upstream_auth_failed` for a refused credential); undefined when
+     * the caller has none.
+     */
     readonly code: string | undefined
+    /** The upstream's own words (credentials redacted), kept with a take-out for the operator. */
+    readonly detail?: string | undefined
   }
 
 /** A failed upstream attempt, as the failover decision reads it. */
@@ -119,6 +125,18 @@ export interface AccountHealth {
   readonly coolingDownUntil: Date | undefined
   /** Taken out after its credentials were refused, until an operator reinstates it or they change. */
   readonly takenOut: boolean
+  /** Why and since when it is taken out, when it is and the store knows. */
+  readonly takeOut?: TakeOutRecord | undefined
+  /** Why it cools down (`auth_failed`, `rate_limit_burst`...), while it does and the store knows. */
+  readonly coolingDownReason?: string | undefined
+}
+
+export interface TakeOutRecord {
+  /** `auth_failed`, `billing` or `operator`. */
+  readonly reason: string
+  readonly since: Date | undefined
+  /** What the upstream said when it refused the credential (redacted), if it said anything. */
+  readonly upstreamMessage: string | undefined
 }
 
 export const schedulerOptions = (settings: SettingsShape): SchedulerOptions => ({
@@ -183,11 +201,14 @@ export const failoverReason = (status: number, code: string | undefined): string
 }
 
 /**
- * The default failover policy: 401/402/403/408/429/5xx and transport failures move on to another
- * account, at most `maxSwitches` times.
+ * The default failover policy: 401/402/408/429/5xx, transport failures and a 403 that refused the
+ * credential (`upstream_auth_failed`) move on to another account, at most `maxSwitches` times. Any
+ * other 403 denied what the request asked: every account would deny it too, and each try would
+ * only cost the client time.
  */
 export const defaultFailover = (failure: AttemptFailure, attempts: number, maxSwitches: number): FailoverDecision => {
   if (!upstreamFailsOver(failure.status)) return { _tag: "Stop", reason: undefined }
+  if (upstreamDeniedRequest(failure.status, failure.code ?? "")) return { _tag: "Stop", reason: undefined }
   const reason = failoverReason(failure.status, failure.code)
   return attempts >= 1 + Math.max(0, maxSwitches) ? { _tag: "Stop", reason } : { _tag: "Switch", reason }
 }

@@ -45,6 +45,9 @@ const fingerprint = (a: Account): string =>
 
 const GRANTED_SLOT: SlotTicket = { _tag: "Granted" }
 
+/** How much of the upstream's words a take-out keeps (they are for a log line and an admin listing). */
+const DETAIL_LIMIT = 500
+
 /**
  * `accounts` gives the accounts to pick from now (default: the config file's). The per-group lists
  * are kept while it keeps returning the same array, and computed again from any other (a store
@@ -121,6 +124,9 @@ export const makeScheduler = (
     session: string | undefined
   ): Effect.Effect<void> => {
     const log = { account: account.name, status: outcome.status }
+    // The upstream's words go with a take-out (and its log line): the operator's first clue.
+    const detail = outcome.detail === undefined ? undefined : outcome.detail.slice(0, DETAIL_LIMIT)
+    const said = detail === undefined ? {} : { upstream_message: detail }
     let record: Effect.Effect<void, StoreError>
     switch (verdict._tag) {
       case "Ignore":
@@ -133,11 +139,34 @@ export const makeScheduler = (
           ))
         )
         break
+      case "Strike": {
+        const { millis, windowMillis, reason } = verdict
+        record = Effect.flatMap(
+          store.strike(account.name, { fingerprint: fingerprintOf(account), windowMillis, cooldownMillis: millis, reason, detail }),
+          (takenOut) =>
+            countCooldown(account.name, reason).pipe(Effect.andThen(
+              takenOut
+                ? Effect.logError("upstream account taken out until an operator acts (new credentials or reinstate): its credentials were refused again").pipe(
+                  Effect.annotateLogs({ ...log, reason, ...said })
+                )
+                : Effect.logWarning("upstream account cooling down: its credentials were refused; another refusal soon takes it out").pipe(
+                  Effect.annotateLogs({
+                    ...log,
+                    reason,
+                    ...said,
+                    seconds: Math.ceil(millis / 1000),
+                    confirm_window_seconds: Math.ceil(windowMillis / 1000)
+                  })
+                )
+            ))
+        )
+        break
+      }
       case "TakeOut":
-        record = store.disable(account.name, fingerprintOf(account), verdict.reason).pipe(
+        record = store.disable(account.name, fingerprintOf(account), verdict.reason, detail).pipe(
           Effect.andThen(countCooldown(account.name, verdict.reason)),
           Effect.andThen(Effect.logError("upstream account taken out until an operator acts (new credentials or reinstate)").pipe(
-            Effect.annotateLogs({ ...log, reason: verdict.reason })
+            Effect.annotateLogs({ ...log, reason: verdict.reason, ...said })
           ))
         )
         break
@@ -238,7 +267,9 @@ export const makeScheduler = (
 
     takeOut: (name) => {
       const account = all().find((a) => a.name === name)
-      return account === undefined ? Effect.succeed(false) : Effect.as(store.disable(name, fingerprintOf(account), "operator"), true)
+      return account === undefined
+        ? Effect.succeed(false)
+        : Effect.as(store.disable(name, fingerprintOf(account), "operator", undefined), true)
     },
 
     // Every configured account is listed, idle or not, so its gauges exist from the first scrape.
@@ -246,15 +277,27 @@ export const makeScheduler = (
 
     health: Effect.suspend(() => {
       const list = all()
-      return Effect.map(store.view(list.map((a) => a.name), undefined), (view) =>
+      const names = list.map((a) => a.name)
+      return Effect.map(Effect.all([store.view(names, undefined), store.notes(names)]), ([view, notes]) =>
         list.map((account, i): AccountHealth => {
           const v = view.accounts[i]
+          const n = notes[i]
+          const cooling = v !== undefined && v.coolUntil > view.now
+          const takenOut = v !== undefined && v.disabled === fingerprintOf(account)
           return {
             account,
             inUse: v?.inUse ?? 0,
             waiting: v?.waiting ?? 0,
-            coolingDownUntil: v !== undefined && v.coolUntil > view.now ? new Date(v.coolUntil) : undefined,
-            takenOut: v !== undefined && v.disabled === fingerprintOf(account)
+            coolingDownUntil: cooling ? new Date(v.coolUntil) : undefined,
+            takenOut,
+            coolingDownReason: cooling ? n?.coolReason : undefined,
+            takeOut: takenOut
+              ? {
+                reason: n?.disabledReason ?? "unknown",
+                since: n === undefined || n.disabledAt === 0 ? undefined : new Date(n.disabledAt),
+                upstreamMessage: n?.disabledDetail
+              }
+              : undefined
           }
         }))
     })

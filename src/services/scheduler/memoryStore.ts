@@ -8,6 +8,7 @@ import { Clock, Effect } from "effect"
 import { SlotPools } from "./slots.js"
 import {
   accountPool,
+  type AccountNotes,
   type AccountView,
   type Entry,
   type FailureCount,
@@ -18,10 +19,17 @@ import {
 
 interface AccountState {
   coolUntil: number
+  coolReason: string | undefined
   disabled: string | undefined
+  disabledReason: string | undefined
+  disabledAt: number
+  disabledDetail: string | undefined
   lastUsed: number
   failures: number
   failuresSince: number
+  /** The last refused credential not yet confirmed: when, and for which credentials. */
+  strikeAt: number
+  strikeFingerprint: string | undefined
 }
 
 interface Binding {
@@ -41,7 +49,21 @@ export const makeMemoryStore = (): SchedulerStore => {
 
   const state = (name: string): AccountState => {
     let s = accounts.get(name)
-    if (!s) accounts.set(name, s = { coolUntil: 0, disabled: undefined, lastUsed: 0, failures: 0, failuresSince: 0 })
+    if (!s) {
+      accounts.set(name, s = {
+        coolUntil: 0,
+        coolReason: undefined,
+        disabled: undefined,
+        disabledReason: undefined,
+        disabledAt: 0,
+        disabledDetail: undefined,
+        lastUsed: 0,
+        failures: 0,
+        failuresSince: 0,
+        strikeAt: 0,
+        strikeFingerprint: undefined
+      })
+    }
     return s
   }
 
@@ -75,9 +97,22 @@ export const makeMemoryStore = (): SchedulerStore => {
       }))
   }
 
-  const coolDownNow = (name: string, millis: number, now: number) => {
+  const coolDownNow = (name: string, millis: number, reason: string, now: number) => {
     const s = state(name)
-    s.coolUntil = Math.max(s.coolUntil, now + millis)
+    if (now + millis > s.coolUntil) {
+      s.coolUntil = now + millis
+      s.coolReason = reason
+    }
+  }
+
+  const disableNow = (name: string, fingerprint: string, reason: string, detail: string | undefined, now: number) => {
+    const s = state(name)
+    s.disabled = fingerprint
+    s.disabledReason = reason
+    s.disabledAt = now
+    s.disabledDetail = detail
+    s.strikeAt = 0
+    s.strikeFingerprint = undefined
   }
 
   return {
@@ -105,12 +140,36 @@ export const makeMemoryStore = (): SchedulerStore => {
         return { now, accounts: views, sticky: bound }
       }),
 
-    coolDown: (name, millis) => Effect.map(Clock.currentTimeMillis, (now) => coolDownNow(name, millis, now)),
+    coolDown: (name, millis, reason) => Effect.map(Clock.currentTimeMillis, (now) => coolDownNow(name, millis, reason, now)),
 
-    disable: (name, fingerprint) =>
-      Effect.sync(() => {
-        state(name).disabled = fingerprint
+    disable: (name, fingerprint, reason, detail) =>
+      Effect.map(Clock.currentTimeMillis, (now) => disableNow(name, fingerprint, reason, detail, now)),
+
+    strike: (name, rule) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const s = state(name)
+        if (s.strikeFingerprint === rule.fingerprint && now - s.strikeAt <= rule.windowMillis) {
+          disableNow(name, rule.fingerprint, rule.reason, rule.detail, now)
+          return true
+        }
+        s.strikeAt = now
+        s.strikeFingerprint = rule.fingerprint
+        coolDownNow(name, rule.cooldownMillis, rule.reason, now)
+        return false
       }),
+
+    notes: (names) =>
+      Effect.sync(() =>
+        names.map((name): AccountNotes => {
+          const s = accounts.get(name)
+          return {
+            coolReason: s?.coolReason,
+            disabledReason: s?.disabled === undefined ? undefined : s.disabledReason,
+            disabledAt: s?.disabled === undefined ? 0 : s.disabledAt,
+            disabledDetail: s?.disabled === undefined ? undefined : s.disabledDetail
+          }
+        })
+      ),
 
     countFailure: (name, rule: FailureCount) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
@@ -122,14 +181,18 @@ export const makeMemoryStore = (): SchedulerStore => {
         s.failures++
         if (s.failures < rule.threshold) return false
         s.failures = 0
-        coolDownNow(name, rule.cooldownMillis, now)
+        coolDownNow(name, rule.cooldownMillis, rule.reason, now)
         return true
       }),
 
     clearFailures: (name) =>
       Effect.sync(() => {
         const s = accounts.get(name)
-        if (s !== undefined) s.failures = 0
+        if (s !== undefined) {
+          s.failures = 0
+          s.strikeAt = 0
+          s.strikeFingerprint = undefined
+        }
       }),
 
     unbind: (session, account) =>
@@ -141,8 +204,14 @@ export const makeMemoryStore = (): SchedulerStore => {
       Effect.sync(() => {
         const s = state(name)
         s.disabled = undefined
+        s.disabledReason = undefined
+        s.disabledAt = 0
+        s.disabledDetail = undefined
         s.coolUntil = 0
+        s.coolReason = undefined
         s.failures = 0
+        s.strikeAt = 0
+        s.strikeFingerprint = undefined
       }),
 
     stats: (include) =>

@@ -6,7 +6,8 @@
  * Layout (P = key prefix):
  *   P slot:<pool>    ZSET lease id -> expiry (ms); a member past its expiry is a dead holder's slot
  *   P wait:<pool>    ZSET waiter id -> expiry (ms); waiters refresh theirs each time they poll
- *   P acct:<name>    HASH cool_until, cool_reason, disabled, disabled_reason, last_used, fails, fails_since
+ *   P acct:<name>    HASH cool_until, cool_reason, disabled, disabled_reason, disabled_at, disabled_detail,
+ *                         last_used, fails, fails_since, strike_at, strike_fp
  *   P sticky:<id>    STRING account name, with the sticky TTL
  *   P lru            STRING counter behind last_used (strict order, unlike clock readings)
  *   P released       pub/sub channel: a pool name, when a slot came free and someone waits for it
@@ -68,19 +69,20 @@ return #KEYS`
 /**
  * KEYS: acct, slot, wait per account, then the sticky key when ARGV[2] = 1. ARGV: account count,
  * has sticky. Returns now, then per account cool_until, disabled, last_used, in use, waiting
- * (live entries only), failure count, then the sticky account ('' for none). Read-only.
+ * (live entries only), failure count (or the time of an unconfirmed strike: something a success
+ * clears), then the sticky account ('' for none). Read-only.
  */
 export const VIEW = `${NOW}
 local n = tonumber(ARGV[1])
 local out = { now }
 for i = 0, n - 1 do
-  local h = redis.call('HMGET', KEYS[i * 3 + 1], 'cool_until', 'disabled', 'last_used', 'fails')
+  local h = redis.call('HMGET', KEYS[i * 3 + 1], 'cool_until', 'disabled', 'last_used', 'fails', 'strike_at')
   out[#out + 1] = h[1] or ''
   out[#out + 1] = h[2] or ''
   out[#out + 1] = h[3] or ''
   out[#out + 1] = redis.call('ZCOUNT', KEYS[i * 3 + 2], '(' .. now, '+inf')
   out[#out + 1] = redis.call('ZCOUNT', KEYS[i * 3 + 3], '(' .. now, '+inf')
-  out[#out + 1] = h[4] or ''
+  out[#out + 1] = h[4] or h[5] or ''
 end
 if ARGV[2] == '1' then out[#out + 1] = redis.call('GET', KEYS[n * 3 + 1]) or '' end
 return out`
@@ -113,6 +115,43 @@ if fails >= tonumber(ARGV[2]) then
 end
 redis.call('HSET', KEYS[1], 'fails', fails, 'fails_since', since)
 return 0`
+
+const TAKE_OUT = `redis.call('HSET', KEYS[1], 'disabled', ARGV[1], 'disabled_reason', ARGV[2], 'disabled_at', now,
+  'disabled_detail', ARGV[3])
+redis.call('HDEL', KEYS[1], 'strike_at', 'strike_fp')`
+
+/** KEYS: acct. ARGV: fingerprint, reason, detail. Takes the account out, noting why and when. */
+export const DISABLE = `${NOW}
+${TAKE_OUT}
+return 1`
+
+/**
+ * KEYS: acct. ARGV: fingerprint, reason, detail, windowMs, cooldownMs. A refused credential: when
+ * an earlier strike for the same fingerprint is at most windowMs old, takes the account out and
+ * returns 1; otherwise records this strike, cools the account down (never shortening a longer
+ * cooldown) and returns 0.
+ */
+export const STRIKE = `${NOW}
+local h = redis.call('HMGET', KEYS[1], 'strike_at', 'strike_fp', 'cool_until')
+if h[2] == ARGV[1] and now - tonumber(h[1] or '0') <= tonumber(ARGV[4]) then
+${TAKE_OUT}
+  return 1
+end
+redis.call('HSET', KEYS[1], 'strike_at', now, 'strike_fp', ARGV[1])
+local untilMs = now + tonumber(ARGV[5])
+if untilMs > tonumber(h[3] or '0') then redis.call('HSET', KEYS[1], 'cool_until', untilMs, 'cool_reason', ARGV[2]) end
+return 0`
+
+/**
+ * KEYS: acct per account. Returns per account cool_reason, disabled, disabled_reason, disabled_at,
+ * disabled_detail ('' for none). Read-only.
+ */
+export const NOTES = `local out = {}
+for i = 1, #KEYS do
+  local h = redis.call('HMGET', KEYS[i], 'cool_reason', 'disabled', 'disabled_reason', 'disabled_at', 'disabled_detail')
+  for j = 1, 5 do out[#out + 1] = h[j] or '' end
+end
+return out`
 
 /** KEYS: sticky. ARGV: account. Deletes the binding only if it still names that account. */
 export const UNBIND = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end

@@ -13,8 +13,8 @@ import { randomBytes } from "node:crypto"
 import { Clock, Duration, Effect, Exit, type Scope } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import { openRedis, redisError, runScript, script } from "./redisClient.js"
-import { COOL_DOWN, COUNT_FAILURE, COUNT_LIVE, ENTER, RELEASE, RENEW, UNBIND, VIEW } from "./redisScripts.js"
-import { accountPool, type AccountView, type Entry, type PoolStats, type SchedulerStore } from "./store.js"
+import { COOL_DOWN, COUNT_FAILURE, COUNT_LIVE, DISABLE, ENTER, NOTES, RELEASE, RENEW, STRIKE, UNBIND, VIEW } from "./redisScripts.js"
+import { type AccountNotes, accountPool, type AccountView, type Entry, type PoolStats, type SchedulerStore } from "./store.js"
 
 export interface RedisStoreOptions {
   readonly url: string
@@ -37,6 +37,9 @@ const scripts = {
   view: script(VIEW),
   coolDown: script(COOL_DOWN),
   countFailure: script(COUNT_FAILURE),
+  disable: script(DISABLE),
+  strike: script(STRIKE),
+  notes: script(NOTES),
   unbind: script(UNBIND),
   countLive: script(COUNT_LIVE)
 }
@@ -270,8 +273,42 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
 
       coolDown: (name, millis, reason) => Effect.asVoid(run("cooldown", scripts.coolDown, [acctKey(name)], [millis, reason])),
 
-      disable: (name, fingerprint, reason) =>
-        Effect.asVoid(command("take-out", () => commands.hset(acctKey(name), "disabled", fingerprint, "disabled_reason", reason))),
+      disable: (name, fingerprint, reason, detail) =>
+        Effect.asVoid(run("take-out", scripts.disable, [acctKey(name)], [fingerprint, reason, detail ?? ""])),
+
+      strike: (name, rule) =>
+        Effect.map(
+          run("auth strike", scripts.strike, [acctKey(name)], [
+            rule.fingerprint,
+            rule.reason,
+            rule.detail ?? "",
+            rule.windowMillis,
+            rule.cooldownMillis
+          ]),
+          (r) => {
+            const takenOut = asNumber(r) === 1
+            // An unconfirmed strike is something the next success clears.
+            if (!takenOut) failing.add(name)
+            return takenOut
+          }
+        ),
+
+      notes: (names) =>
+        names.length === 0
+          ? Effect.succeed([])
+          : Effect.map(run("account notes", scripts.notes, names.map(acctKey), []), (raw) => {
+            const r = asArray(raw)
+            return names.map((_, i): AccountNotes => {
+              const at = i * 5
+              const disabled = asText(r[at + 1]) !== undefined
+              return {
+                coolReason: asText(r[at]),
+                disabledReason: disabled ? asText(r[at + 2]) : undefined,
+                disabledAt: disabled ? asNumber(r[at + 3]) : 0,
+                disabledDetail: disabled ? asText(r[at + 4]) : undefined
+              }
+            })
+          }),
 
       countFailure: (name, rule) =>
         Effect.map(
@@ -292,14 +329,26 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
       clearFailures: (name) =>
         Effect.suspend(() => {
           if (!failing.delete(name)) return Effect.void
-          return Effect.asVoid(command("failure reset", () => commands.hdel(acctKey(name), "fails", "fails_since")))
+          return Effect.asVoid(command("failure reset", () => commands.hdel(acctKey(name), "fails", "fails_since", "strike_at", "strike_fp")))
         }),
 
       unbind: (session, account) => Effect.asVoid(run("sticky unbind", scripts.unbind, [stickyKey(session)], [account])),
 
       reinstate: (name) =>
         Effect.asVoid(command("reinstate", () =>
-          commands.hdel(acctKey(name), "disabled", "disabled_reason", "cool_until", "cool_reason", "fails", "fails_since")
+          commands.hdel(
+            acctKey(name),
+            "disabled",
+            "disabled_reason",
+            "disabled_at",
+            "disabled_detail",
+            "cool_until",
+            "cool_reason",
+            "fails",
+            "fails_since",
+            "strike_at",
+            "strike_fp"
+          )
         )),
 
       stats: (include) =>

@@ -70,6 +70,29 @@ export interface FailureCount {
   readonly reason: string
 }
 
+/** A refused credential: cool down, or take out when an earlier strike is recent enough. */
+export interface Strike {
+  /** Against which credentials: a strike recorded for older ones does not count. */
+  readonly fingerprint: string
+  /** An earlier strike at most this old (and for the same credentials) makes this one a take-out. */
+  readonly windowMillis: number
+  readonly cooldownMillis: number
+  readonly reason: string
+  /** Kept with a take-out: what the upstream said. */
+  readonly detail: string | undefined
+}
+
+/** What an operator is shown about an account's state besides its figures. */
+export interface AccountNotes {
+  /** Why it cools down (the last cooldown's reason), when known. */
+  readonly coolReason: string | undefined
+  /** Why it is taken out, when it is (for whichever credentials; the caller compares fingerprints). */
+  readonly disabledReason: string | undefined
+  /** Store time of the take-out; 0 when unknown. */
+  readonly disabledAt: number
+  readonly disabledDetail: string | undefined
+}
+
 export interface SchedulerStore {
   /**
    * Takes a slot of `pool` (at most `limit` held at once), else a place in its queue when fewer than
@@ -85,15 +108,23 @@ export interface SchedulerStore {
   readonly view: (accounts: ReadonlyArray<string>, session: string | undefined) => Effect.Effect<View, StoreError>
   /** Cools the account down for `millis` from now; never shortens a longer cooldown. */
   readonly coolDown: (account: string, millis: number, reason: string) => Effect.Effect<void, StoreError>
-  /** Takes the account out until an operator acts (`reinstate`, or new credentials). */
-  readonly disable: (account: string, fingerprint: string, reason: string) => Effect.Effect<void, StoreError>
+  /** Takes the account out until an operator acts (`reinstate`, or new credentials), noting why and when. */
+  readonly disable: (account: string, fingerprint: string, reason: string, detail: string | undefined) => Effect.Effect<void, StoreError>
+  /**
+   * Records a refused credential in one atomic step: true when an earlier strike within the window
+   * (for the same credentials) confirms it and the account is now taken out; otherwise the strike
+   * is kept and the account cools down.
+   */
+  readonly strike: (account: string, rule: Strike) => Effect.Effect<boolean, StoreError>
+  /** The reasons behind each account's state, in the order asked (for operators; not on the request path). */
+  readonly notes: (accounts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<AccountNotes>, StoreError>
   /** Counts one failure; true when it reached the threshold and the account now cools down. */
   readonly countFailure: (account: string, rule: FailureCount) => Effect.Effect<boolean, StoreError>
-  /** A success: the failure count starts again. */
+  /** A success: the failure count starts again, and a strike is forgotten. */
   readonly clearFailures: (account: string) => Effect.Effect<void, StoreError>
   /** Drops the session's binding if it still points at `account`. */
   readonly unbind: (session: string, account: string) => Effect.Effect<void, StoreError>
-  /** Clears a take-out, a cooldown and the failure count. */
+  /** Clears a take-out, a cooldown, a strike and the failure count. */
   readonly reinstate: (account: string) => Effect.Effect<void, StoreError>
   /**
    * Slots in use and requests waiting for the pools this instance has used, plus `include` (listed

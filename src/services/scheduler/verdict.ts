@@ -3,21 +3,30 @@
  * without a store:
  * - 429: cool down until the limit lifts (rateLimitReset.ts), labelled a burst or an exhausted window;
  * - 529 (overloaded): a short, fixed cooldown; the provider is busy, not the account limited;
- * - 401 / 403 (and 402 billing): out until an operator acts; retrying the same credentials cannot help;
+ * - 401, or a 403 whose body says the credential is bad (`credentialRefused`): a strike, a short
+ *   cooldown; a second strike on another request within the confirm window takes the account out
+ *   until an operator acts, so one odd answer never takes a working account out;
+ * - any other 403: the request asked for something this credential may not use (a model, a
+ *   feature); the client hears it and the account is not blamed;
+ * - 402 (billing): out until an operator acts; retrying the same credentials cannot help;
  * - 5xx, 408, timeouts, connect errors: counted; only repeated ones within a window cool it down, so
  *   one flaky answer does not take a healthy account out;
  * - anything else (400, 404, 413...): the request's own fault; nothing against the account.
  */
 import { rateLimitResetMillis } from "./rateLimitReset.js"
 import type { SchedulingSettings } from "../../config/scheduling.js"
+import { UPSTREAM_AUTH_FAILED } from "../../domain/errors.js"
+import type { UpstreamErrorInfo } from "../../domain/upstreamJson.js"
 
-export type CooldownReason = "rate_limit_burst" | "rate_limit_window" | "overloaded" | "server_error"
+export type CooldownReason = "rate_limit_burst" | "rate_limit_window" | "overloaded" | "server_error" | "auth_failed"
 export type TakeOutReason = "auth_failed" | "billing"
 export type CountedReason = "server_error" | "timeout" | "unreachable"
 
 export type Verdict =
   | { readonly _tag: "Ignore" }
   | { readonly _tag: "CoolDown"; readonly millis: number; readonly reason: CooldownReason }
+  /** Cool down `millis`; taken out instead when an earlier strike is at most `windowMillis` old. */
+  | { readonly _tag: "Strike"; readonly millis: number; readonly windowMillis: number; readonly reason: "auth_failed" }
   | { readonly _tag: "TakeOut"; readonly reason: TakeOutReason }
   | { readonly _tag: "Count"; readonly reason: CountedReason }
 
@@ -25,9 +34,41 @@ export interface FailureFacts {
   /** The upstream's HTTP status; 0 when no answer came (transport failure). */
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
-  /** Our error code for transport failures (`upstream_first_byte_timeout`, `upstream_unreachable`...). */
+  /**
+   * Our error code for the failure: `upstream_first_byte_timeout`, `upstream_unreachable`... for a
+   * transport failure; `upstream_auth_failed` for an answer that refused the credential.
+   */
   readonly code: string | undefined
 }
+
+/** Error codes and types by which OpenAI and Anthropic say the credential itself is no good. */
+const CREDENTIAL_CODES: ReadonlySet<string> = new Set([
+  "invalid_api_key",
+  "account_deactivated",
+  "invalid_organization",
+  "organization_deactivated",
+  "authentication_error"
+])
+
+/**
+ * The same in words, for bodies without such a code: "Incorrect API key provided: sk-...", "invalid
+ * x-api-key", "Your account has been deactivated", "This organization has been disabled". Only at
+ * the start of the message: upstreams echo what the request named (a model, a feature) later in
+ * theirs, and a client must not be able to word a model name into a take-out.
+ */
+const CREDENTIAL_WORDS =
+  /^\s*(?:(?:incorrect|invalid) (?:x-)?api[ -]?key\b|(?:your|this) (?:openai |anthropic )?(?:account|organi[sz]ation) (?:has been|is|was) (?:deactivated|disabled|suspended|banned)\b)/i
+
+/**
+ * Whether an upstream's refusal says the account's credential is bad rather than the request: a
+ * code or type of CREDENTIAL_CODES, or a message that begins with CREDENTIAL_WORDS. Decides a 403
+ * (a 401 always refuses the credential); a 403 with neither (a model or feature this project may
+ * not use, an Anthropic `permission_error`, a region, a body that is not JSON) is the request's.
+ */
+export const credentialRefused = (info: UpstreamErrorInfo): boolean =>
+  (info.code !== undefined && CREDENTIAL_CODES.has(info.code)) ||
+  (info.type !== undefined && CREDENTIAL_CODES.has(info.type)) ||
+  (info.message !== undefined && CREDENTIAL_WORDS.test(info.message))
 
 const IGNORE: Verdict = { _tag: "Ignore" }
 
@@ -46,7 +87,14 @@ export const verdictFor = (facts: FailureFacts, policy: SchedulingSettings, now:
     }
   }
   if (status === 529) return { _tag: "CoolDown", millis: policy.overloadSeconds * 1000, reason: "overloaded" }
-  if (status === 401 || status === 403) return { _tag: "TakeOut", reason: "auth_failed" }
+  if (status === 401 || (status === 403 && facts.code === UPSTREAM_AUTH_FAILED)) {
+    return {
+      _tag: "Strike",
+      millis: Math.max(0, policy.authCooldownSeconds * 1000),
+      windowMillis: Math.max(0, policy.authConfirmWindowSeconds * 1000),
+      reason: "auth_failed"
+    }
+  }
   if (status === 402) return { _tag: "TakeOut", reason: "billing" }
   if (status === 0) {
     return { _tag: "Count", reason: facts.code !== undefined && facts.code.includes("timeout") ? "timeout" : "unreachable" }
