@@ -60,7 +60,7 @@ describe("fake upstream: OpenAI Responses over a socket", () => {
     expect(item?.type).toBe("function_call")
     if (item?.type !== "function_call") throw new Error("expected a function call")
     expect(item.name).toBe("get_weather")
-    expect(JSON.parse(item.arguments)).toEqual({ location: "simulated" })
+    expect(JSON.parse(item.arguments)).toEqual({ location: "Paris" })
     expect(argDeltas.join("")).toBe(item.arguments)
   })
 
