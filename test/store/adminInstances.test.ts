@@ -76,7 +76,8 @@ if (reachable) {
         out: () => undefined,
         err: (line) => err.push(line)
       })
-      expect(err).toEqual([])
+      // Its only word on stderr: which database it opened.
+      expect(err).toEqual([expect.stringMatching(/^database: .*\(DATABASE_URL\)/)])
       expect(code).toBe(0)
       await new Promise((r) => setTimeout(r, 300))
       expect(await respond(a.url, issued.key)).toBe(401)

@@ -40,6 +40,10 @@ describe.each(SERVERS)("the access log of a WebSocket connection (%s server)", (
     const lines = logged.slice(from)
     expect(lines.filter((e) => e.method === "POST").map((e) => [e.status, e.code])).toEqual([[200, "ok"], [200, "ok"]])
     expect(lines.filter((e) => e.method === "GET").map((e) => [e.status, e.code])).toEqual([[101, "ok"]])
+    // Each line names the transport, the key and its group: the connection's as its turns'.
+    for (const line of lines) {
+      expect([line.facts?.door, line.facts?.keyId, line.facts?.group]).toEqual(["responses_ws", "oa-key", "oa"])
+    }
   })
 
   it("a connection the gateway closes (age limit): a 101", async () => {

@@ -19,6 +19,7 @@ import { type Envelope, methodNotAllowed, RouteRefused } from "../../../domain/e
 import type { GatewayError } from "../../../domain/errors.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { Lifecycle } from "../../../services/lifecycle/Lifecycle.js"
+import { requestFacts } from "../../../observability/requestFacts.js"
 import { authenticate } from "../../kit/auth.js"
 import { pathOf } from "../../kit/request.js"
 import { responsesSubpath } from "../subpath.js"
@@ -111,6 +112,11 @@ export const makeResponsesWebSocket = (options: { readonly tracing: boolean }) =
         return yield* new RouteRefused({ envelope: methodNotAllowed(request.method, pathOf(request.url), ["POST"]) })
       }
       const principal = yield* authenticate(keys, request, { allowExpired: false })
+      // The connection's own line (101, or the refusal) names the transport, the key and its group.
+      const facts = yield* requestFacts
+      facts.door = "responses_ws"
+      facts.keyId = principal.key.id
+      facts.group = principal.group.name
       if (principal.group.websocket === false) return yield* websocketRefused
       // Each turn would be refused for it: the handshake is, as an HTTP request would be.
       yield* Effect.fromResult(responsesSubpath(pathOf(request.url)))
