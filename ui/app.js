@@ -27,6 +27,7 @@ const money = (n) => (n === 0 ? "$0" : Math.abs(n) < 0.01 ? `$${Number(n.toPreci
 const percent = (r) => (r === null || r === undefined ? "—" : `${Math.floor(r * 1000) / 10}%`)
 const ratio = (read, input) => (input > 0 ? Math.min(read / input, 1) : null)
 const day = (d) => d.toISOString().slice(0, 10)
+const requestCount = (n) => `${n} request${n === 1 ? "" : "s"}`
 const daysBack = (n) => day(new Date(Date.now() - n * 86_400_000))
 
 /** A table from rows: each column a heading and how to render a cell (text, or a node). */
@@ -44,6 +45,8 @@ const table = (el, columns, rows) => {
     const tr = body.insertRow()
     for (const c of columns) {
       const cell = tr.insertCell()
+      // A narrow screen shows each row as a card: the cell says its column's title itself (style.css).
+      cell.dataset.label = c.title
       const value = c.cell(row)
       if (value instanceof Node) cell.append(value)
       else cell.textContent = String(value)
@@ -53,7 +56,13 @@ const table = (el, columns, rows) => {
 }
 
 const charts = new Map()
-/** A bar-like line chart per day; series: [{ label, values }]. */
+const SPEND = "#2563eb"
+const REQUESTS = "#16a34a"
+/**
+ * A line chart per day of one series ({ label, values, stroke, money }): as wide as its box, the
+ * y axis from zero in dollars (costs are often fractions of a cent: two significant digits) or in
+ * whole counts.
+ */
 const chart = (el, days, series) => {
   charts.get(el)?.destroy()
   el.replaceChildren()
@@ -62,14 +71,17 @@ const chart = (el, days, series) => {
     return
   }
   const xs = days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000)
-  const width = Math.max(280, Math.min(el.clientWidth || 600, 900))
+  const width = Math.min(el.clientWidth || 600, 900)
   const plot = new uPlot({
     width,
     height: 220,
-    series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: i === 0 ? "#2563eb" : "#16a34a", width: 2, scale: s.scale ?? "y" }))],
-    // Costs are often fractions of a cent: the axis says them with two significant digits.
-    axes: [{}, { scale: "y", size: 70, values: (_, ticks) => ticks.map(money) }, ...(series.some((s) => s.scale === "n") ? [{ scale: "n", side: 1 }] : [])]
-  }, [xs, ...series.map((s) => s.values)], el)
+    scales: { y: { range: (_, __, max) => [0, max > 0 ? max * 1.1 : 1] } },
+    series: [{}, { label: series.label, stroke: series.stroke, width: 2 }],
+    axes: [{}, {
+      size: 70,
+      values: (_, ticks) => ticks.map((t) => (series.money ? money(t) : Number.isInteger(t) ? String(t) : ""))
+    }]
+  }, [xs, series.values], el)
   charts.set(el, plot)
 }
 
@@ -98,20 +110,24 @@ const showKey = async () => {
       : report.balance !== undefined
       ? ["Balance", usd(report.balance)]
       : ["Remaining", report.remaining < 0 ? "no limit" : usd(report.remaining)],
-    ["Today", `${report.usage.today.requests} requests, ${usd(report.usage.today.cost)}`],
-    ["All time", `${report.usage.total.requests} requests, ${usd(report.usage.total.cost)}`],
+    ["Today", `${requestCount(report.usage.today.requests)}, ${usd(report.usage.today.cost)}`],
+    ["All time", `${requestCount(report.usage.total.requests)}, ${usd(report.usage.total.cost)}`],
     // The share of input tokens the provider read from its prompt cache (cheaper, faster).
     ["Cache hit", percent(ratio(report.usage.total.cache_read_tokens, report.usage.total.input_tokens))]
   ]
-  $("key-cards").replaceChildren(...cards.flatMap(([k, v]) => {
+  // Each label and its value in a box of their own: the grid places cards, so a value cannot
+  // wrap into the next card's column.
+  $("key-cards").replaceChildren(...cards.map(([k, v]) => {
+    const card = document.createElement("div")
     const dt = document.createElement("dt")
     dt.textContent = k
     const dd = document.createElement("dd")
     dd.textContent = v
-    return [dt, dd]
+    card.append(dt, dd)
+    return card
   }))
   const daily = fillDays(from, to, report.daily_stats ?? [], (r) => r.cost)
-  chart($("key-chart"), daily.map((d) => d.date), [{ label: "cost USD", values: daily.map((d) => d.value) }])
+  chart($("key-chart"), daily.map((d) => d.date), { label: "cost USD", values: daily.map((d) => d.value), stroke: SPEND, money: true })
   table($("key-models"), [
     { title: "Model", cell: (r) => r.model },
     { title: "Requests", cell: (r) => r.requests },
@@ -123,10 +139,15 @@ const showKey = async () => {
 // ---------------------------------------------------------------------------------------------
 // Operator
 
-const button = (label, onClick) => {
+/**
+ * A row's action: the verb on the button (the row already names what it acts on), the verb and
+ * the name for a screen reader, which reads the button out of its row.
+ */
+const button = (verb, name, onClick) => {
   const b = document.createElement("button")
   b.type = "button"
-  b.textContent = label
+  b.textContent = verb
+  b.setAttribute("aria-label", `${verb} ${name}`)
   b.addEventListener("click", onClick)
   return b
 }
@@ -162,10 +183,10 @@ const loadKeys = async () => {
         const span = document.createElement("span")
         span.className = "actions"
         span.append(k.status === "disabled"
-          ? button(`Enable ${k.id}`, act(async () => { await api("POST", `/admin/keys/${encodeURIComponent(k.id)}/enable`); say(`Key ${k.id} enabled.`); await loadKeys() }))
-          : button(`Disable ${k.id}`, act(async () => { await api("POST", `/admin/keys/${encodeURIComponent(k.id)}/disable`); say(`Key ${k.id} disabled.`); await loadKeys() })))
+          ? button("Enable", k.id, act(async () => { await api("POST", `/admin/keys/${encodeURIComponent(k.id)}/enable`); say(`Key ${k.id} enabled.`); await loadKeys() }))
+          : button("Disable", k.id, act(async () => { await api("POST", `/admin/keys/${encodeURIComponent(k.id)}/disable`); say(`Key ${k.id} disabled.`); await loadKeys() })))
         if (k.source !== "config") {
-          span.append(button(`Rotate ${k.id}`, act(async () => {
+          span.append(button("Rotate", k.id, act(async () => {
             const issued = await api("POST", `/admin/keys/${encodeURIComponent(k.id)}/rotate`)
             showSecret(issued.key)
             say(`Key ${k.id} has a new secret; the old one no longer works.`)
@@ -190,7 +211,7 @@ const loadUsers = async () => {
       title: "Actions",
       cell: (u) => {
         const verb = u.disabled ? "enable" : "disable"
-        return button(`${u.disabled ? "Enable" : "Disable"} ${u.name}`, act(async () => {
+        return button(u.disabled ? "Enable" : "Disable", u.name, act(async () => {
           await api("POST", `/admin/users/${encodeURIComponent(u.name)}/${verb}`)
           say(`User ${u.name} ${verb}d.`)
           await loadUsers()
@@ -219,12 +240,12 @@ const loadAccounts = async () => {
       title: "Actions",
       cell: (a) =>
         a.health === "ok"
-          ? button(`Take out ${a.name}`, act(async () => {
+          ? button("Take out", a.name, act(async () => {
             await api("POST", `/admin/accounts/${encodeURIComponent(a.name)}/take-out`)
             say(`Account ${a.name} taken out of rotation.`)
             await loadAccounts()
           }))
-          : button(`Reinstate ${a.name}`, act(async () => {
+          : button("Reinstate", a.name, act(async () => {
             await api("POST", `/admin/accounts/${encodeURIComponent(a.name)}/reinstate`)
             say(`Account ${a.name} reinstated.`)
             await loadAccounts()
@@ -249,10 +270,9 @@ const loadOverview = async () => {
   ])
   const cost = fillDays(from, to, byDay.rows, (r) => r.cost_usd)
   const requests = fillDays(from, to, byDay.rows, (r) => r.requests)
-  chart($("admin-chart"), cost.map((d) => d.date), [
-    { label: "spend USD", values: cost.map((d) => d.value) },
-    { label: "requests", values: requests.map((d) => d.value), scale: "n" }
-  ])
+  const days = cost.map((d) => d.date)
+  chart($("admin-spend-chart"), days, { label: "spend USD", values: cost.map((d) => d.value), stroke: SPEND, money: true })
+  chart($("admin-requests-chart"), days, { label: "requests", values: requests.map((d) => d.value), stroke: REQUESTS, money: false })
   const top = (rows) => [...rows].sort((a, b) => b.cost_usd - a.cost_usd).slice(0, 10)
   const columns = (title) => [
     { title, cell: (r) => r.bucket },

@@ -12,6 +12,7 @@ import { pathToFileURL } from "node:url"
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { type HttpApiScalar, OpenApi } from "effect/http-api"
+import { FAVICON_HREF } from "../ui/favicon.js"
 import { AdminApi } from "./AdminApi.js"
 
 /** JSON that cannot close the <script> element it sits in. */
@@ -55,8 +56,8 @@ const initScript = (spec: OpenApi.OpenAPISpec): string => `
 /**
  * What the page may load and run: scripts from this listener and the one inline script above (by
  * its hash), so markup that slipped into the document (a description) cannot run a script; Scalar's
- * styles, which it injects inline; fonts and images from here or data: URLs; "test request" calls to
- * this listener only. Nothing from another host.
+ * styles, which it injects inline; fonts and images from here or data: URLs (the tab icon is one);
+ * "test request" calls to this listener only. Nothing from another host.
  */
 const contentSecurityPolicy = (script: string): string =>
   [
@@ -80,6 +81,7 @@ const page = (): { readonly html: string; readonly csp: string } => {
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>${escapeHtml(spec.info.title)}</title>
+  <link rel="icon" href="${FAVICON_HREF}">
 </head>
 <body>
   <div id="api-reference-container"></div>

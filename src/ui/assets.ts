@@ -10,6 +10,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { FAVICON_HREF } from "./favicon.js"
 
 export type UiMode = "admin" | "key"
 
@@ -54,7 +55,9 @@ const body = (mode: UiMode, path: string, asset: Asset): Uint8Array => {
   let bytes = cache.get(key)
   if (bytes === undefined) {
     const raw = readFileSync(asset.file())
-    bytes = path === "/ui" ? new TextEncoder().encode(raw.toString("utf8").replace("{{MODE}}", mode)) : raw
+    bytes = path === "/ui"
+      ? new TextEncoder().encode(raw.toString("utf8").replace("{{MODE}}", mode).replace("{{FAVICON}}", FAVICON_HREF))
+      : raw
     cache.set(key, bytes)
   }
   return bytes

@@ -2,10 +2,12 @@
  * The dashboard driven as a person would, in headless Chromium (Debian's `chromium`, driven by
  * playwright-core; `.ci/run` installs it): an operator signs in, issues a key, sees its request
  * and cost appear, disables it and the next request is refused; a key holder signs in and sees
- * their own usage only. Skipped with a warning without Chromium, a failure in CI.
- * UPDATE_SCREENSHOTS=1 writes the main views to docs/screenshots/.
+ * their own usage only; every view is laid out right on a phone, a tablet and a desktop. Skipped
+ * with a warning without Chromium, a failure in CI. Screenshots of every view at every width go to
+ * $TMPDIR/modelgate-screenshots/ (to look at when a layout check fails); UPDATE_SCREENSHOTS=1 also
+ * writes the 1280 px views the README shows to docs/screenshots/.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Result } from "effect"
@@ -13,17 +15,25 @@ import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseDatabaseUrl } from "../../src/store/target.js"
 import { ADMIN_TOKEN, type GatewayWithAdmin, startWithAdmin, respond } from "../support/adminGateway.js"
+import { favicon, foreignLoads, hiddenSeries, misplacedCardValues, overflowing } from "./layout.js"
 
 const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 const requireServices = process.env["MODELGATE_REQUIRE_SERVICES"] === "1"
-const SCREENSHOTS = process.env["UPDATE_SCREENSHOTS"] === "1" ? join(import.meta.dirname, "..", "..", "docs", "screenshots") : undefined
+const README_SHOTS = process.env["UPDATE_SCREENSHOTS"] === "1" ? join(import.meta.dirname, "..", "..", "docs", "screenshots") : undefined
+const SHOTS = join(tmpdir(), "modelgate-screenshots")
+const WIDTHS = [375, 768, 1280] as const
+const README_WIDTH = 1280
+const README_VIEWS = new Set(["admin-overview", "admin-keys", "key-holder"])
 
-
-const shot = async (page: Page, name: string) => {
-  if (SCREENSHOTS === undefined) return
-  mkdirSync(SCREENSHOTS, { recursive: true })
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+/** A screenshot of the whole page as `view` at `width`; the README's views at its width when asked to. */
+const shot = async (page: Page, view: string, width: number) => {
+  mkdirSync(SHOTS, { recursive: true })
+  const image = await page.screenshot({ path: join(SHOTS, `${view}-${width}.png`), fullPage: true })
+  if (README_SHOTS !== undefined && width === README_WIDTH && README_VIEWS.has(view)) writeFileSync(join(README_SHOTS, `${view}.png`), image)
 }
+
+/** Everything a person would see wrong on the page as it is now (see layout.ts). */
+const layout = async (page: Page) => [...await overflowing(page), ...await misplacedCardValues(page)]
 
 /** Nothing on the page is wider than the window (no sideways scrolling of the page itself). */
 const fitsWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
@@ -66,7 +76,6 @@ if (existsSync(CHROMIUM)) {
       await expect.poll(() => secretBox.isVisible()).toBe(true)
       const secret = (await page.locator("#secret-value").textContent()) ?? ""
       expect(secret).toMatch(/^sk-mg-/)
-      await shot(page, "admin-keys")
       await page.getByRole("button", { name: "Done" }).click()
       expect(await page.locator("#secret-value").textContent()).toBe("")
 
@@ -79,7 +88,6 @@ if (existsSync(CHROMIUM)) {
       const row = topKeys.locator("tr", { hasText: "browser-key" })
       expect(await row.locator("td").nth(1).textContent()).toBe("1")
       expect(await row.locator("td").nth(2).textContent()).toMatch(/^\$0\.\d*[1-9]/)
-      await shot(page, "admin-overview")
 
       // The upstream accounts and their health.
       await page.getByRole("button", { name: "Accounts" }).click()
@@ -141,7 +149,6 @@ if (existsSync(CHROMIUM)) {
       const anRow = accounts.locator("tr", { hasText: "sim-an" }).locator("td").nth(5)
       // The account served only this key's two requests in this gateway process.
       expect(await anRow.textContent()).toBe(`${percent(keyRatio)} of ${keyRow?.input_tokens} tokens`)
-      await shot(page, "admin-accounts")
       await page.close()
     })
 
@@ -170,7 +177,6 @@ if (existsSync(CHROMIUM)) {
       // Their own prompt-cache hit ratio (the simulated OpenAI account reads nothing from a cache).
       expect(await page.locator("#key-cards").textContent()).toContain("Cache hit0%")
       expect(await fitsWidth(page)).toBe(true)
-      await shot(page, "key-holder")
 
       // A wrong key is told so, in words, and stays signed out.
       await page.getByRole("button", { name: "Sign out" }).click()
@@ -179,6 +185,75 @@ if (existsSync(CHROMIUM)) {
       await expect.poll(() => page.getByRole("status").textContent()).toContain("Sign-in failed")
       expect(await page.getByRole("heading", { name: "Your usage" }).isVisible()).toBe(false)
       await page.close()
+    })
+
+    it("every view fits a phone, a tablet and a desktop: nothing cut off, values under their labels, every chart line visible", async () => {
+      const post = (path: string, body: unknown) =>
+        fetch(`${running.admin}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+          body: JSON.stringify(body)
+        }).then((r) => r.json() as Promise<{ id: string; key: string }>)
+      // Keys as an operator names them, and one with no name (its id is generated): usage on both,
+      // so the charts have a spend and a request count to draw.
+      const named = await post("/admin/keys", { user: "erin", group: "oa", name: "analytics-nightly-batch" })
+      const unnamed = await post("/admin/keys", { user: "erin", group: "oa" })
+      for (const key of [named.key, named.key, unnamed.key]) expect(await respond(running.gateway, key)).toBe(200)
+
+      // Every problem at every width, so one run shows them all.
+      const found: Array<string> = []
+      const note = (where: string, problems: ReadonlyArray<string>) => found.push(...problems.map((p) => `${where}: ${p}`))
+      for (const width of WIDTHS) {
+        const admin = await browser.newPage({ viewport: { width, height: 900 } })
+        await admin.goto(`${running.admin}/ui`)
+        await admin.getByLabel("Admin token").fill(ADMIN_TOKEN)
+        await admin.getByRole("button", { name: "Sign in" }).click()
+        await expect.poll(() => admin.locator("#top-keys").textContent()).toContain(named.id)
+        note(`overview at ${width} px`, await layout(admin))
+        note(`overview charts at ${width} px`, await hiddenSeries(admin))
+        await shot(admin, "admin-overview", width)
+
+        await admin.getByRole("button", { name: "Keys" }).click()
+        await expect.poll(() => admin.locator("#keys").textContent()).toContain(unnamed.id)
+        note(`keys at ${width} px`, await layout(admin))
+        await shot(admin, "admin-keys", width)
+
+        await admin.getByRole("button", { name: "Users" }).click()
+        await expect.poll(() => admin.locator("#users").textContent()).toContain("erin")
+        note(`users at ${width} px`, await layout(admin))
+
+        await admin.getByRole("button", { name: "Accounts" }).click()
+        await expect.poll(() => admin.locator("#accounts").textContent()).toContain("sim-oa")
+        note(`accounts at ${width} px`, await layout(admin))
+        await shot(admin, "admin-accounts", width)
+        await admin.close()
+
+        const holder = await browser.newPage({ viewport: { width, height: 900 } })
+        await holder.goto(`${running.gateway}/ui`)
+        await holder.getByLabel("API key").fill(named.key)
+        await holder.getByRole("button", { name: "Sign in" }).click()
+        await expect.poll(() => holder.locator("#key-models").textContent()).toContain("gpt-5.4")
+        expect(await holder.locator("#key-cards").textContent()).toContain("2 requests")
+        note(`key holder at ${width} px`, await layout(holder))
+        note(`key holder chart at ${width} px`, await hiddenSeries(holder))
+        await shot(holder, "key-holder", width)
+        await holder.close()
+      }
+      expect(found).toEqual([])
+    }, 60_000)
+
+    it("the dashboards and the admin docs page load nothing from another host, and have an icon", async () => {
+      for (const url of [`${running.gateway}/ui`, `${running.admin}/ui`, `${running.admin}/docs`]) {
+        const page = await browser.newPage()
+        expect(await foreignLoads(page, url), url).toEqual([])
+        expect(await favicon(page), url).toMatch(/^data:image\/svg\+xml,/)
+        await page.close()
+      }
+      // The docs page is Scalar's, drawn from the OpenAPI document: it did render.
+      const docs = await browser.newPage()
+      await docs.goto(`${running.admin}/docs`)
+      await expect.poll(() => docs.getByText("/admin/keys").first().isVisible()).toBe(true)
+      await docs.close()
     })
   })
 } else if (requireServices) {
