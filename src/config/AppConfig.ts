@@ -64,6 +64,11 @@ export interface SettingsShape {
   readonly maxUpstreamBodyBytes: number
   /** The largest upstream SSE event (image results are large); a larger one ends the stream. */
   readonly maxSseEventBytes: number
+  /**
+   * How far a stream's running cost may pass what its key may still spend (balance, key quota,
+   * subscription window) before it is ended with `insufficient_quota`, in micro-dollars.
+   */
+  readonly streamOverdraftMicros: number
   /** A Responses WebSocket connection's maximum age; then `websocket_connection_limit_reached`. */
   readonly websocketMaxAgeMillis: number
   /**
@@ -95,6 +100,7 @@ export const defaultSettings: SettingsShape = {
   streamWriteTimeoutMillis: 30_000,
   maxUpstreamBodyBytes: 64 * 1024 * 1024,
   maxSseEventBytes: 64 * 1024 * 1024,
+  streamOverdraftMicros: 100_000,
   websocketMaxAgeMillis: 60 * 60_000,
   websocketMaxTranscriptBytes: 8 * 1024 * 1024,
   websocketMaxConnectionsPerKey: 8,
@@ -148,6 +154,10 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("modelg
         Config.withDefault(defaultSettings.streamWriteTimeoutMillis)
       ),
       maxSseEventBytes: Config.Int("MAX_SSE_EVENT_BYTES").pipe(Config.withDefault(defaultSettings.maxSseEventBytes)),
+      streamOverdraftMicros: Config.Number("STREAM_OVERDRAFT_USD").pipe(
+        Config.map((usd) => Math.round(usd * 1_000_000)),
+        Config.withDefault(defaultSettings.streamOverdraftMicros)
+      ),
       scheduling: schedulingConfig
     })
   )

@@ -10,11 +10,12 @@
  * session) is already in its input.
  */
 import { Effect, Scope } from "effect"
-import { AppConfig } from "../config/AppConfig.js"
+import { AppConfig, Settings } from "../config/AppConfig.js"
 import { type GatewayError, type InvalidRequest, ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import { offersModel, type Principal } from "../domain/model.js"
 import { afterAnswer } from "./afterAnswer.js"
 import { type Answer, answerOf, type CallError, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
+import type { TokenUsage } from "../domain/usage.js"
 import type { RequestFacts } from "../observability/requestFacts.js"
 import { traced } from "../observability/tracing.js"
 import type { UpstreamRequest } from "../services/upstream/Upstream.js"
@@ -50,11 +51,24 @@ export interface TurnInput<P extends RoutePlan> {
   /** The sticky-session id (services/scheduler/session.ts), from the door's session signal. */
   readonly session: string | undefined
   readonly facts: RequestFacts
+  /** The route's plan, made once the request is admitted. */
+  readonly plan: (admitted: Admission) => Effect.Effect<P, InvalidRequest>
+}
+
+/** What admission decided that the plan needs. */
+export interface Admission {
+  /** The model as metrics label it: the requested name when configured somewhere, else "other". */
+  readonly metricModel: string
   /**
-   * The route's plan, made once the request is admitted; `metricModel` is the model as metrics
-   * label it (the requested name when configured somewhere, else "other").
+   * How far the answer may run: a stream ends with `insufficient_quota` once its running cost passes
+   * what the key may still spend plus the overdraft (STREAM_OVERDRAFT_USD); undefined: unbounded.
    */
-  readonly plan: (metricModel: string) => Effect.Effect<P, InvalidRequest>
+  readonly budget: Budget | undefined
+}
+
+export interface Budget {
+  /** Whether `usage` (what the answer has cost so far) passed the limit. */
+  readonly exceeded: (usage: TokenUsage) => boolean
 }
 
 /** The upstream's answer, or (a stream whose slot was not free at once) the wait for it. */
@@ -79,6 +93,7 @@ const listsModels = (principal: Principal): boolean =>
 /** The core, with its services resolved once when the gateway is built. */
 export const makeAdmitTurn = Effect.gen(function*() {
   const defaultModels = (yield* AppConfig).data.defaultModels
+  const overdraftMicros = (yield* Settings).streamOverdraftMicros
   const scheduler = yield* Scheduler
   const quota = yield* Quota
   const rateLimits = yield* RateLimits
@@ -103,15 +118,15 @@ export const makeAdmitTurn = Effect.gen(function*() {
           message: "Image generation is not enabled for this group"
         })
       }
-      yield* quota.check(principal)
+      const spend = yield* quota.check(principal, policy.model)
       const limits = yield* rateLimits.admit(principal, policy.roughInputTokens)
-      return { accounts, limits }
+      return { accounts, limits, spend }
     })
 
   const admit: AdmitTurn = (input) =>
     Effect.gen(function*() {
       const { facts, policy, principal, requestId } = input
-      const { accounts, limits } = yield* traced(facts, "gateway.policy", checkPolicy(principal, policy))
+      const { accounts, limits, spend } = yield* traced(facts, "gateway.policy", checkPolicy(principal, policy))
       for (const _ in limits.headers) {
         facts.headers = limits.headers
         break
@@ -129,7 +144,10 @@ export const makeAdmitTurn = Effect.gen(function*() {
           defaultModels[principal.group.platform].includes(policy.model)
         ? policy.model
         : "other"
-      const plan = yield* input.plan(metricModel)
+      const budget: Budget | undefined = spend === undefined ? undefined : {
+        exceeded: (usage) => spend.costOf(usage) > spend.remainingMicros + overdraftMicros
+      }
+      const plan = yield* input.plan({ metricModel, budget })
       // Whatever answer is rendered is settled once the client has it (or left): exactly once.
       yield* afterAnswer(traced(facts, "gateway.settlement", plan.settle))
       const callInput: CallInput = {

@@ -16,7 +16,8 @@ import { Cache, Clock, Config, Context, Duration, Effect, Exit, Latch, Layer, Op
 import { SqlClient } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
 import { AppConfig } from "../config/AppConfig.js"
-import type { Account, Principal } from "../domain/model.js"
+import type { Account, Micros, Principal } from "../domain/model.js"
+import type { TokenUsage } from "../domain/usage.js"
 import { charge } from "../domain/pricing.js"
 import type { SubscriptionFigures } from "../domain/subscription.js"
 import type { UsageSnapshot } from "../domain/usageReport.js"
@@ -45,6 +46,8 @@ import { startWriterThread } from "./writerThread.js"
 export interface StoreShape {
   readonly findPrincipal: (sha256: string) => Effect.Effect<Option.Option<Principal>, StoreError>
   readonly figures: (principal: Principal) => Effect.Effect<EligibilityFigures, StoreError>
+  /** What `usage` of `model` costs at the prices in force (the operator's, the file's, the package's). */
+  readonly costOf: (model: string, usage: TokenUsage, rateMultiplier: number) => Micros
   /** Exactly once per request id; resolves when the settlement is committed, with the cost charged (0 if seen before). */
   readonly settle: (s: Settlement) => Effect.Effect<Charged, StoreError>
   readonly track: (requestId: string, principal: Principal, model: string) => Effect.Effect<void, never, Scope.Scope>
@@ -305,6 +308,7 @@ const make = (options: StoreOptions) =>
     return {
       findPrincipal: (sha256) => Cache.get(principals, sha256),
       figures,
+      costOf: (model, usage, rateMultiplier) => charge(model, usage, rateMultiplier, prices).cost,
       settle,
       track,
       // A report reads what is committed: settlements still in flight (this key's, or another key's

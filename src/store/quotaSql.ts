@@ -1,6 +1,6 @@
 /** Quota over the SQL store (SQLite or PostgreSQL): durable, the same rules through `eligibility`. */
 import { Clock, Effect, Layer } from "effect"
-import { eligibility } from "../services/quota/eligibility.js"
+import { eligibility, spendLimit } from "../services/quota/eligibility.js"
 import { Quota } from "../services/quota/Quota.js"
 import { Store } from "./Store.js"
 
@@ -9,8 +9,13 @@ export const layer = Layer.effect(
   Effect.map(Store, (store) =>
     Quota.of({
       // The time is the Clock's: subscription expiry and windows follow TestClock.
-      check: (p) =>
-        Effect.flatMap(store.figures(p), (figures) => Effect.flatMap(Clock.currentTimeMillis, (now) => eligibility(p, figures, now))),
+      check: (p, model) =>
+        Effect.flatMap(store.figures(p), (figures) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.map(
+              eligibility(p, figures, now),
+              (left) => spendLimit(left, (usage) => store.costOf(model, usage, p.group.rateMultiplier))
+            ))),
       settle: store.settle,
       snapshot: store.snapshot,
       track: store.track

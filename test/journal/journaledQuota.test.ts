@@ -48,7 +48,7 @@ describe("a settlement the store refuses", () => {
     let attempts = 0
     // A store that refuses while `down`, and keys settlements by request id as the real one does.
     const inner = Layer.succeed(Quota, Quota.of({
-      check: () => Effect.void,
+      check: () => Effect.undefined,
       settle: (s) =>
         Effect.suspend((): Effect.Effect<Charged, StoreError> => {
           attempts++

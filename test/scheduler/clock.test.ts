@@ -114,7 +114,7 @@ describe("the contracts' test layers", () => {
     Effect.gen(function*() {
       const quota = yield* Quota
       const principal = principalOf(suiteData, "k-own")
-      yield* quota.check(principal)
+      expect(yield* quota.check(principal, "gpt")).toBeUndefined()
       const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheCreationTokens: 0, reasoningTokens: 0 }
       const at = new Date("2026-11-27T12:00:00Z")
       expect(yield* quota.settle({ requestId: "r1", principal, model: "gpt", usage, at })).toEqual({ cost: 0, priceFallback: false })

@@ -141,7 +141,7 @@ describe("eligibility rules", () => {
     testPrincipal({ billing, quotaMicros: quota })
   // The rules take the time from the caller (its Clock); these outcomes do not depend on it.
   const now = Date.UTC(2026, 0, 1)
-  const outcome = (e: Effect.Effect<void, { readonly code: string }>) => {
+  const outcome = (e: Effect.Effect<unknown, { readonly code: string }>) => {
     const exit = Effect.runSyncExit(e)
     if (Exit.isSuccess(exit)) return "ok"
     const error = Cause.findErrorOption(exit.cause)
@@ -155,6 +155,21 @@ describe("eligibility rules", () => {
     expect(outcome(eligibility(principal("balance"), { keyStatus: "quota_exhausted", quotaUsedMicros: 0, balanceMicros: 1 }, now)))
       .toBe("key_quota_exhausted")
     expect(outcome(eligibility(principal("subscription"), { quotaUsedMicros: 0, balanceMicros: 0 }, now))).toBe("subscription_required")
+  })
+
+  it("an eligible key may still spend the least of its balance, its quota left and its subscription windows left", () => {
+    const left = (p: Principal, figures: Parameters<typeof eligibility>[1]) => Effect.runSync(eligibility(p, figures, now))
+    expect(left(principal("balance"), { quotaUsedMicros: 0, balanceMicros: 700 })).toBe(700)
+    expect(left(principal("balance", 1000), { quotaUsedMicros: 600, balanceMicros: 700 })).toBe(400)
+    const subscription = {
+      subscription: { userName: "u", groupName: "g", status: "active" as const, startsAt: undefined, expiresAt: undefined },
+      limits: { daily: 500, weekly: undefined, monthly: 2000 },
+      spends: addSpend(emptySpends, 300, now)
+    }
+    expect(left(principal("subscription"), { quotaUsedMicros: 0, balanceMicros: 0, subscription })).toBe(200)
+    // Nothing bounds a subscription without limits or a key quota: no limit at all.
+    const unlimited = { ...subscription, limits: { daily: undefined, weekly: undefined, monthly: undefined } }
+    expect(left(principal("subscription"), { quotaUsedMicros: 0, balanceMicros: 0, subscription: unlimited })).toBeUndefined()
   })
 })
 

@@ -84,7 +84,7 @@ const settle = (rt: Runtime, s: Settlement) => settleCharged(rt, s).then((c) => 
 
 /** The typed failure of a check, or "ok"; at `atMillis` on a test clock when given. */
 const check = async (rt: Runtime, p: Principal, atMillis?: number) => {
-  const checking = Effect.flatMap(Quota, (q) => q.check(p))
+  const checking = Effect.flatMap(Quota, (q) => q.check(p, "gpt-5.4"))
   let clock: TestClock.TestClock | undefined
   if (atMillis !== undefined) {
     clock = await Effect.runPromise(Effect.scoped(TestClock.make()))

@@ -7,7 +7,7 @@
 import { Clock, Effect, type Stream } from "effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../../config/AppConfig.js"
-import type { RoutePlan } from "../../core/admittedTurn.js"
+import type { Budget, RoutePlan } from "../../core/admittedTurn.js"
 import type { InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { anthropicPassthroughHeaders, type ClientHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
@@ -23,7 +23,8 @@ import { answerJson, estimatedUsage, settlementFor } from "../responses/openaiPa
 import { relaySse } from "../responses/sseRelay.js"
 import type { Answer } from "../../core/upstreamCall.js"
 import { MessagesPassthrough } from "./passthroughStream.js"
-import { messagesTexts } from "./policy.js"
+import { messagesTexts, roughMessagesTokens } from "./policy.js"
+import { budgetHalt } from "../kit/budget.js"
 import type { MessagesRequest } from "./validate.js"
 
 export interface MessagesPlanInput {
@@ -33,6 +34,8 @@ export interface MessagesPlanInput {
   /** The body exactly as the client sent it. */
   readonly rawBody: string
   readonly metricModel: string
+  /** How far a stream may run on what the key may still spend (core/admittedTurn.ts); undefined: unbounded. */
+  readonly budget: Budget | undefined
   readonly facts: RequestFacts
   readonly clientHeaders: ClientHeaders
   /** The sticky-session id, which also names the upstream's prompt cache (openaiPlan.ts). */
@@ -98,7 +101,9 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
           frames: (frames, out) => {
             for (const frame of frames) state.onFrame(frame, out)
           },
-          finish: (early, out) => state.finish(early, out)
+          finish: (early, out) => state.finish(early, out),
+          // message_start's exact input once it came, else the rough count.
+          halt: budgetHalt(input.budget, () => state.startUsage()?.inputTokens ?? roughMessagesTokens(request.body), () => state.outputCharsSoFar())
         }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
       }
 

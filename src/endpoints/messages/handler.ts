@@ -71,8 +71,8 @@ export const makeMessagesHandlers = Effect.gen(function*() {
       policy: messagesPolicy(validated),
       session,
       facts,
-      plan: (metricModel) =>
-        planner({ requestId, principal, request: validated, rawBody, metricModel, facts, clientHeaders: request.headers, session })
+      plan: ({ budget, metricModel }) =>
+        planner({ requestId, principal, request: validated, rawBody, metricModel, budget, facts, clientHeaders: request.headers, session })
     })
     if (!validated.stream) return yield* plan.json(answer._tag === "Answered" ? answer.answer : yield* answer.resume)
     if (answer._tag === "Answered") return sse(plan.stream(answer.answer))

@@ -20,7 +20,8 @@ import { answerJson, estimatedUsage, settlementFor } from "../responses/openaiPa
 import { relaySse } from "../responses/sseRelay.js"
 import type { Answer } from "../../core/upstreamCall.js"
 import type { MessagesPlan, MessagesPlanner } from "./anthropicPlan.js"
-import { messagesTexts } from "./policy.js"
+import { messagesTexts, roughMessagesTokens } from "./policy.js"
+import { budgetHalt, deltaChars } from "../kit/budget.js"
 
 /** One upstream Responses event, or none for a frame that is not one (a comment, `[DONE]`). */
 const parseEvent = (data: string): Option.Option<Record<string, unknown>> => {
@@ -68,6 +69,7 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
 
       const stream = (answer: Answer) => {
         const translator = new MessagesStreamTranslator({ model: request.model })
+        let sentChars = 0
         settlement.arm(() =>
           translator.usage() ?? estimatedUsage(principal.group.name, messagesTexts(request.body), translator.outputText())
         )
@@ -76,6 +78,7 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
             for (const frame of frames) {
               const event = parseEvent(frame.data)
               if (Option.isNone(event)) continue
+              sentChars += deltaChars(event.value)
               for (const e of translator.step(event.value)) out.event(e.type, JSON.stringify(e))
             }
           },
@@ -83,7 +86,8 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
             for (const e of translator.finish(early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })) {
               out.event(e.type, JSON.stringify(e))
             }
-          }
+          },
+          halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => sentChars)
         }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
       }
 

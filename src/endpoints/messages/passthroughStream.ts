@@ -13,6 +13,9 @@ import { errorEvent } from "./events.js"
 
 const TYPE = /"type"\s*:\s*"([^"]+)"/
 
+/** The length of a text delta event with no text: `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}`. */
+const DELTA_ENVELOPE = 78
+
 const parse = (data: string): Record<string, unknown> | undefined => {
   try {
     const json = JSON.parse(data) as unknown
@@ -36,6 +39,7 @@ export class MessagesPassthrough {
   private ended = false
   /** The deltas' data as received: read only to estimate a cut stream's output. */
   private readonly deltas: Array<string> = []
+  private deltaChars = 0
 
   constructor(readonly requestedModel: string) {}
 
@@ -45,6 +49,8 @@ export class MessagesPassthrough {
     switch (type) {
       case "content_block_delta":
         this.deltas.push(frame.data)
+        // About the delta's text: the event less its envelope (`{"type":"content_block_delta",...}`).
+        this.deltaChars += Math.max(0, frame.data.length - DELTA_ENVELOPE)
         return out.frame(frame)
       case "message_start": {
         const event = parse(frame.data)
@@ -89,6 +95,11 @@ export class MessagesPassthrough {
   /** The exact input `message_start` gave, if it came (a cut stream keeps it and estimates only the output). */
   startUsage(): TokenUsage | undefined {
     return this.usage
+  }
+
+  /** About the characters of text, thinking and tool input sent so far (without parsing them). */
+  outputCharsSoFar(): number {
+    return this.deltaChars
   }
 
   /** The text, thinking and tool input sent so far, for estimating a cut stream's output. */

@@ -78,8 +78,8 @@ export const makeResponsesHandler = Effect.gen(function*() {
       policy: responsesPolicy(validated),
       session,
       facts,
-      plan: (metricModel) =>
-        planner({ requestId, principal, request: validated, rawBody, subpath, metricModel, facts, clientHeaders: request.headers, session })
+      plan: ({ budget, metricModel }) =>
+        planner({ requestId, principal, request: validated, rawBody, subpath, metricModel, budget, facts, clientHeaders: request.headers, session })
     })
     if (!validated.stream) return yield* plan.json(answer._tag === "Answered" ? answer.answer : yield* answer.resume)
     if (answer._tag === "Answered") return sse(plan.stream(answer.answer, sseBytes))

@@ -21,6 +21,8 @@ import { finishStream, initialStreamState, stepStream, streamUsage } from "../..
 import type { AnthropicMessage, AnthropicStreamEvent } from "../../translate/types.js"
 import { answerJson, type PathPlan, type Planner, settlementFor } from "./openaiPath.js"
 import { relay } from "./sseRelay.js"
+import { budgetHalt, deltaChars } from "../kit/budget.js"
+import { roughInputTokens } from "./policy.js"
 import type { Collector } from "../kit/eventOut.js"
 import type { Answer } from "../../core/upstreamCall.js"
 
@@ -79,12 +81,14 @@ export const makeMessagesPlanner = Effect.gen(function*() {
 
     const stream = <O>(answer: Answer, collector: () => Collector<O>) => {
       let state = initialStreamState(ctx)
+      let sentChars = 0
       settlement.arm(() => streamUsage(state))
       return relay(answer.response.body, {
         frames: (frames, out) => {
           for (const frame of frames) {
             const event = parseEvent(frame.data)
             if (Option.isNone(event)) continue
+            sentChars += deltaChars(event.value as unknown as Record<string, unknown>)
             const [next, events] = stepStream(state, event.value)
             state = next
             for (const e of events) out.event(e.type, JSON.stringify(e))
@@ -95,7 +99,8 @@ export const makeMessagesPlanner = Effect.gen(function*() {
           for (const e of finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })) {
             out.event(e.type, JSON.stringify(e))
           }
-        }
+        },
+        halt: budgetHalt(input.budget, () => roughInputTokens(request.body), () => sentChars)
       }, collector, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
     }
 

@@ -20,13 +20,14 @@ import { promptCacheKeyFor } from "../../services/scheduler/session.js"
 import { Quota, type QuotaShape } from "../../services/quota/Quota.js"
 import { readText, type UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
-import { moderationTexts, stripImageCalls } from "./policy.js"
+import { moderationTexts, roughInputTokens, stripImageCalls } from "./policy.js"
+import { budgetHalt } from "../kit/budget.js"
 import { settleUsage } from "./settle.js"
 import { relay } from "./sseRelay.js"
 import type { Collector } from "../kit/eventOut.js"
 import { countTokens } from "./tokenEstimate.js"
 import type { Answer } from "../../core/upstreamCall.js"
-import type { RoutePlan } from "../../core/admittedTurn.js"
+import type { Budget, RoutePlan } from "../../core/admittedTurn.js"
 import type { ResponsesRequest } from "./validate.js"
 
 export interface PathInput {
@@ -39,6 +40,8 @@ export interface PathInput {
   readonly subpath: string
   /** The model as metrics label it: the requested name when configured somewhere, else "other". */
   readonly metricModel: string
+  /** How far a stream may run on what the key may still spend (core/admittedTurn.ts); undefined: unbounded. */
+  readonly budget: Budget | undefined
   /** The request's facts: the settlement writes its tokens and cost there. */
   readonly facts: RequestFacts
   /** The client's headers, for those that go upstream (src/domain/forwardHeaders.ts). */
@@ -226,7 +229,8 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
           for (const frame of frames) state.onFrame(frame, out)
         },
         // A complete stream already carries its terminal event; `finish` only adds one if not.
-        finish: (early, out) => state.finish(early ?? UNFINISHED, clock.currentTimeMillisUnsafe(), out)
+        finish: (early, out) => state.finish(early ?? UNFINISHED, clock.currentTimeMillisUnsafe(), out),
+        halt: budgetHalt(input.budget, () => roughInputTokens(request.body), () => state.outputCharsSoFar())
       }, collector, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
     }
 

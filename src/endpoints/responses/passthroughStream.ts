@@ -198,6 +198,11 @@ export class PassthroughStream {
    * What to bill: the upstream's own figures when it sent them; otherwise (cut or abandoned stream)
    * a rough estimate of what was produced (characters / 4; the settlement counts tokens properly).
    */
+  /** The characters of output deltas sent so far (JSON escapes kept). */
+  outputCharsSoFar(): number {
+    return this.outputChars
+  }
+
   usageSoFar(): TokenUsage {
     return this.usage ?? { ...emptyUsage, outputTokens: Math.ceil(this.outputChars / 4) }
   }

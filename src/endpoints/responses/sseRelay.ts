@@ -44,6 +44,8 @@ export interface FrameRewrite {
   readonly frames: (frames: ReadonlyArray<SseFrame>, out: EventOut) => void
   /** The closing events: `early` says why the stream stopped, undefined when the upstream ended it. */
   readonly finish: (early: EarlyEnd | undefined, out: EventOut) => void
+  /** Asked after each upstream read: a reason to end the stream now (its running cost passed the key's limit). */
+  readonly halt?: (() => EarlyEnd | undefined) | undefined
 }
 
 /** One upstream pull's element for the client (none when it collected nothing); `last` stops the relay after it. */
@@ -92,6 +94,11 @@ export const relay = <O>(
       if (decoder.overflowed) {
         stopped = true
         return close({ code: "upstream_error", message: `An upstream event is larger than MAX_SSE_EVENT_BYTES (${maxEventBytes} bytes)` })
+      }
+      const halted = rewrite.halt?.()
+      if (halted !== undefined) {
+        stopped = true
+        return close(halted)
       }
       return { value: out.take(), last: false }
     }

@@ -49,8 +49,20 @@ export interface DayRange {
 
 export type EligibilityError = InsufficientQuota | PermissionDenied | RateLimited | StoreError
 
+/**
+ * What an admitted request may still spend: the balance, the key's quota or the subscription
+ * window left, whichever is least. A stream whose running cost passes it (with the configured
+ * overdraft) is ended; without a limit (nothing bounds the key) there is none.
+ */
+export interface SpendLimit {
+  readonly remainingMicros: Micros
+  /** What `usage` of the request's model costs this principal (its group's prices and multiplier). */
+  readonly costOf: (usage: TokenUsage) => Micros
+}
+
 export interface QuotaShape {
-  readonly check: (principal: Principal) => Effect.Effect<void, EligibilityError>
+  /** Whether the principal may spend on `model` now, and how much (undefined: nothing bounds it). */
+  readonly check: (principal: Principal, model: string) => Effect.Effect<SpendLimit | undefined, EligibilityError>
   /** Idempotent per request id: a second call with the same id changes nothing (and returns `notCharged`). */
   readonly settle: (s: Settlement) => Effect.Effect<Charged, StoreError>
   readonly snapshot: (principal: Principal, range: DayRange, now: Date) => Effect.Effect<UsageSnapshot, StoreError>
@@ -87,7 +99,7 @@ const makeTest = (options: QuotaTestOptions): QuotaShape => {
   const settled = new Set<string>()
   const byKey = new Map<string, Map<string, Map<string, UsageTotals>>>()
   return {
-    check: options.check ?? (() => Effect.void),
+    check: options.check ?? (() => Effect.undefined),
     settle: (s) =>
       Effect.sync(() => {
         if (settled.has(s.requestId)) return notCharged

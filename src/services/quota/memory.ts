@@ -10,7 +10,7 @@ import { charge } from "../../domain/pricing.js"
 import { addSpend, emptySpends, noLimits, type Subscription, type SubscriptionFigures, type WindowSpends } from "../../domain/subscription.js"
 import type { TokenUsage } from "../../domain/usage.js"
 import { addTotals, dayOf, type UsageTotals, zeroTotals } from "../../domain/usageReport.js"
-import { eligibility } from "./eligibility.js"
+import { eligibility, spendLimit } from "./eligibility.js"
 import { notCharged, Quota, type QuotaShape } from "./Quota.js"
 
 const totalsOf = (usage: TokenUsage, cost: Micros): UsageTotals => ({
@@ -43,13 +43,16 @@ const makeMemory = (data: GatewayData): QuotaShape => {
   }
 
   return {
-    check: (p) =>
+    check: (p, model) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        eligibility(p, {
-          quotaUsedMicros: quotaUsed.get(p.key.id) ?? 0,
-          balanceMicros: balances.get(p.user.name) ?? p.user.balanceMicros,
-          subscription: subscriptionOf(p)
-        }, now)),
+        Effect.map(
+          eligibility(p, {
+            quotaUsedMicros: quotaUsed.get(p.key.id) ?? 0,
+            balanceMicros: balances.get(p.user.name) ?? p.user.balanceMicros,
+            subscription: subscriptionOf(p)
+          }, now),
+          (left) => spendLimit(left, (usage) => charge(model, usage, p.group.rateMultiplier, data.prices).cost)
+        )),
     settle: (s) =>
       Effect.sync(() => {
         if (settled.has(s.requestId)) return notCharged

@@ -160,8 +160,8 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
             policy: responsesPolicy(validated),
             session,
             facts,
-            plan: (metricModel) =>
-              planner({ requestId: id, principal, request: validated, rawBody, subpath, metricModel, facts, clientHeaders: headers, session })
+            plan: ({ budget, metricModel }) =>
+              planner({ requestId: id, principal, request: validated, rawBody, subpath, metricModel, budget, facts, clientHeaders: headers, session })
           })
           const ready = answer._tag === "Answered" ? answer.answer : yield* answer.resume
           return plan.stream(ready, eventData)

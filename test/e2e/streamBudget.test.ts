@@ -1,0 +1,137 @@
+/**
+ * A stream that outruns what its key may still spend ends with `insufficient_quota` (issue: a
+ * stalled reader was billed 696k estimated tokens and took a balance from 1000 to -392 USD): on the
+ * Responses door over HTTP and WebSocket a `response.failed`, on the Messages door an `error` event;
+ * what was sent is billed, and the upstream stops. A key with room gets the whole answer.
+ *
+ * Prices make each output token cost 0.1 USD and input nothing, so a 1 USD balance with no overdraft
+ * affords about ten of the simulator's ~20 answer tokens; the upstream sends one event at a time.
+ */
+import Anthropic from "@anthropic-ai/sdk"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import WebSocket from "ws"
+import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
+import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, type TestGateway } from "../support/gateway.js"
+
+const config = (upstreamUrl: string) => {
+  const base = fakeUpstreamConfig(upstreamUrl)
+  return {
+    ...base,
+    // One user per door, so each test starts with 1 USD of its own.
+    users: [
+      { name: "alice", balance_usd: 1, concurrency: 4 },
+      { name: "bob", balance_usd: 1, concurrency: 4 },
+      { name: "carol", balance_usd: 1, concurrency: 4 },
+      { name: "rich", balance_usd: 1000, concurrency: 4 }
+    ],
+    keys: [
+      { key: "sk-test-openai-0001", user: "alice", group: "oa", name: "oa-key" },
+      { key: "sk-test-anthropic-0001", user: "bob", group: "an", name: "an-key" },
+      { key: "sk-test-openai-ws-001", user: "carol", group: "oa", name: "oa-ws" },
+      { key: "sk-test-openai-rich-01", user: "rich", group: "oa", name: "oa-rich" }
+    ],
+    prices: [
+      { model: "gpt-5.4", input: 0, output: 100_000 },
+      { model: "claude-sonnet-4-6", input: 0, output: 100_000 }
+    ]
+  }
+}
+
+interface Sse {
+  readonly type: string
+  readonly [field: string]: unknown
+}
+
+const sseEvents = (text: string): Array<Sse> =>
+  text.split("\n\n").filter((f) => f.includes("data: ")).map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as Sse)
+
+describe("a stream that outruns its key's balance", () => {
+  let upstream: FakeUpstream
+  let gw: TestGateway
+  beforeAll(async () => {
+    upstream = await startFakeUpstream()
+    upstream.setFault({ _tag: "SlowEvents", delayMs: 5 })
+    gw = await startGateway({ config: config(upstream.url), env: fakeUpstreamEnv, settings: { streamOverdraftMicros: 0 } })
+  })
+  afterAll(async () => {
+    await gw.close()
+    await upstream.close()
+  })
+
+  const balanceOf = async (key: string) => {
+    const res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+    return (await res.json() as { balance: number }).balance
+  }
+
+  const stream = async (key: string) => {
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-5.4", input: "tell me a long story about gateways", stream: true })
+    })
+    expect(res.status).toBe(200)
+    return sseEvents(await res.text())
+  }
+
+  it("Responses over HTTP: response.failed insufficient_quota before the answer is complete, and what was sent is billed", async () => {
+    const before = await balanceOf("sk-test-openai-0001")
+    const events = await stream("sk-test-openai-0001")
+    const last = events.at(-1) as { type: string; response?: { error?: { code?: string } } }
+    expect(last.type).toBe("response.failed")
+    expect(last.response?.error?.code).toBe("insufficient_quota")
+    expect(events.some((e) => e.type === "response.completed")).toBe(false)
+    const sent = events.filter((e) => e.type === "response.output_text.delta").map((e) => String(e["delta"])).join("")
+    expect(sent.length).toBeGreaterThan(0)
+    // What was sent is billed (0.1 USD a token): the balance went down to about nothing, not far below.
+    expect(before).toBe(1)
+    const after = await balanceOf("sk-test-openai-0001")
+    expect(after).toBeLessThan(before)
+    expect(after).toBeGreaterThan(-1)
+  })
+
+  it("a key with room gets the whole answer", async () => {
+    const events = await stream("sk-test-openai-rich-01")
+    expect(events.at(-1)?.type).toBe("response.completed")
+  })
+
+  it("Messages door: the stream ends with an error event the Anthropic SDK throws as a billing error", async () => {
+    const client = new Anthropic({ apiKey: "sk-test-anthropic-0001", baseURL: gw.url, maxRetries: 0 })
+    const s = client.messages.stream({ model: "claude-sonnet-4-6", max_tokens: 256, messages: [{ role: "user", content: "tell me a long story" }] })
+    let text = ""
+    s.on("text", (delta) => (text += delta))
+    const error = await s.finalMessage().then(() => undefined, (e: unknown) => e)
+    expect(error).toBeInstanceOf(Anthropic.APIError)
+    expect(JSON.stringify((error as InstanceType<typeof Anthropic.APIError>).error)).toContain("billing_error")
+    // Cut mid-answer, not refused before it began.
+    expect(text.length).toBeGreaterThan(0)
+  })
+
+  it("a WebSocket turn ends with response.failed insufficient_quota and the connection stays open", async () => {
+    const ws = new WebSocket(`${gw.url.replace(/^http/, "ws")}/v1/responses`, { headers: { authorization: "Bearer sk-test-openai-ws-001" } })
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve)
+      ws.once("error", reject)
+    })
+    const turn = () =>
+      new Promise<Array<Sse>>((resolve) => {
+        const seen: Array<Sse> = []
+        const on = (data: Buffer) => {
+          const event = JSON.parse(String(data)) as Sse
+          seen.push(event)
+          if (["response.completed", "response.failed", "error"].includes(event.type)) {
+            ws.off("message", on)
+            resolve(seen)
+          }
+        }
+        ws.on("message", on)
+        ws.send(JSON.stringify({ type: "response.create", model: "gpt-5.4", input: "tell me a long story over ws" }))
+      })
+    const events = await turn()
+    const last = events.at(-1) as { type: string; response?: { error?: { code?: string } } }
+    expect(last.type).toBe("response.failed")
+    expect(last.response?.error?.code).toBe("insufficient_quota")
+    expect(events.some((e) => e.type === "response.output_text.delta")).toBe(true)
+    expect(ws.readyState).toBe(WebSocket.OPEN)
+    ws.close()
+  })
+})
