@@ -25,6 +25,8 @@ import { LiveStore } from "./LiveStore.js"
 type Op<A, E = never> = Effect.Effect<A, E | StoreError>
 
 export interface AdminShape {
+  /** Who this service's changes are recorded as in the audit trail ("admin-api", "cli"). */
+  readonly actor: Actor
   readonly listUsers: Op<ReadonlyArray<Users.UserRow>>
   readonly getUser: (name: string) => Op<Users.UserRow, AdminNotFound>
   readonly createUser: (user: Users.NewUser) => Op<Users.UserRow, AdminConflict>
@@ -70,6 +72,7 @@ const make = (actor: Actor) =>
     const change = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.tap(read(effect), () => live.forget)
     return {
+      actor,
       listUsers: read(Users.listUsers),
       getUser: (name) => read(Users.getUser(name)),
       createUser: (user) => change(Users.createUser(actor, user)),

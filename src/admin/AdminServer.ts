@@ -3,8 +3,8 @@
  * 127.0.0.1), so it can stay on a private interface while the public API faces clients. Every
  * endpoint wants `Authorization: Bearer <ADMIN_TOKEN>`; without a token the listener refuses to
  * start. It serves the API, its OpenAPI document (/openapi.json), a docs page (/docs, docsPage.ts:
- * no CDN) and the dashboard's operator view (/ui). Not a hot path: it runs on the platform's
- * NodeHttpServer.
+ * no CDN) and the dashboard's operator view (/ui). Each call is an `admin request` line of the
+ * access log (callLog.ts). Not a hot path: it runs on the platform's NodeHttpServer.
  */
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -12,9 +12,11 @@ import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { AdminNotFound, adminEnvelope } from "../domain/adminErrors.js"
 import { envelopeBody } from "../domain/envelope.js"
+import type { AccessLog } from "../observability/accessLog.js"
 import type { Scheduler } from "../services/scheduler/Scheduler.js"
 import { uiHandler } from "../ui/assets.js"
 import type { Admin } from "./Admin.js"
+import { adminCallLog } from "./callLog.js"
 import { docsHtml, docsScript, openApiJson } from "./docsPage.js"
 import { adminApiLayer } from "./handlers.js"
 import type { AdminListen } from "./listen.js"
@@ -39,13 +41,16 @@ const pages = HttpRouter.use((router) =>
   ]))
 
 const serveLayer = (options: AdminListen) =>
-  HttpRouter.serve(Layer.merge(adminApiLayer(options.token), pages), { disableLogger: true, disableListenLog: true }).pipe(
+  HttpRouter.serve(Layer.mergeAll(adminApiLayer(options.token), pages, adminCallLog(options.token)), {
+    disableLogger: true,
+    disableListenLog: true
+  }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
   )
 
 export class AdminServer extends Context.Service<AdminServer, { readonly url: string }>()("modelgate/AdminServer") {
   /** Listens until the layer's scope closes. */
-  static readonly layer = (options: AdminListen): Layer.Layer<AdminServer, unknown, Admin | Scheduler> =>
+  static readonly layer = (options: AdminListen): Layer.Layer<AdminServer, unknown, Admin | Scheduler | AccessLog> =>
     Layer.effect(
       AdminServer,
       Effect.gen(function*() {

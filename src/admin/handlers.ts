@@ -12,6 +12,7 @@ import { reportRange } from "../domain/usageReport.js"
 import type { UsageDimension, UsageQuery } from "../store/admin/usage.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
 import { Admin } from "./Admin.js"
+import { markVerified } from "./callLog.js"
 import { AdminApi, AdminAuth, AdminErrors, type UsageQueryParams } from "./AdminApi.js"
 import { usageCsv } from "./csv.js"
 import { accountView, auditView, balanceView, groupView, priceView, issuedView, keyView, subscriptionView, usageRowView, userView } from "./views.js"
@@ -273,7 +274,8 @@ const AuditLive = HttpApiBuilder.group(AdminApi, "audit", (handlers) =>
 
 /**
  * The bearer token check: SHA-256 of both sides compared in constant time, so neither the
- * token's content nor its length shows in the timing.
+ * token's content nor its length shows in the timing. A match is noted for the call's access
+ * line (callLog.ts: the actor).
  */
 const sha256 = (text: string) => createHash("sha256").update(text).digest()
 
@@ -282,7 +284,7 @@ export const adminAuthLayer = (token: Redacted.Redacted<string>) => {
   return Layer.succeed(AdminAuth, {
     adminToken: (httpEffect, { credential }) =>
       timingSafeEqual(sha256(Redacted.value(credential)), expected)
-        ? httpEffect
+        ? Effect.andThen(markVerified, httpEffect)
         : Effect.fail(new AdminUnauthorized({ message: "Missing or wrong admin token (Authorization: Bearer <ADMIN_TOKEN>)" }))
   })
 }

@@ -10,6 +10,10 @@
  * tests capture it. `layer`, which `main` uses, writes the same JSON line straight to the process
  * log's batched stdout writer: measured, Effect's log call with six annotations costs about 18 µs
  * per request before any formatting, more than authentication does.
+ *
+ * The admin listener's calls have a line of their own, `admin request` (`recordAdmin`): who called
+ * (the actor, never the token) and the route template instead of a key's facts. A method apart, so
+ * the gateway's line and its writer carry no branch for it.
  */
 import { Context, Effect, Layer, LogLevel, References } from "effect"
 import { stdoutLines } from "./logger.js"
@@ -46,9 +50,55 @@ const factFields = (f: RequestFacts | undefined): ReadonlyArray<readonly [string
   return out
 }
 
+/** One call to the admin API (its own listener): never the token or the Authorization header. */
+export interface AdminAccessEntry {
+  readonly requestId: string
+  readonly method: string
+  /** Without the query string. */
+  readonly path: string
+  /** The matched route's template (`/admin/users/:name`; `/*`: no route, answered 404). */
+  readonly route: string
+  readonly status: number
+  /** `ok`, the envelope's code, or `client_closed_request`. */
+  readonly code: string
+  readonly durationMs: number
+  /** `admin-api` when the admin token was accepted (the audit trail's actor), else `anonymous`. */
+  readonly actor: string
+  /** The caller's own name for itself (`x-admin-actor`, sanitised): a claim, not checked. */
+  readonly operator?: string | undefined
+}
+
+const adminFields = (e: AdminAccessEntry): Record<string, string | number> => {
+  const fields: Record<string, string | number> = {
+    request_id: e.requestId,
+    method: e.method,
+    path: e.path,
+    route: e.route,
+    status: e.status,
+    code: e.code,
+    duration_ms: e.durationMs,
+    actor: e.actor
+  }
+  if (e.operator !== undefined) fields["operator"] = e.operator
+  return fields
+}
+
+/** The line `formatLine` would write for `Effect.logInfo("admin request")` with these annotations. */
+export const adminAccessLine = (e: AdminAccessEntry, at: Date): string =>
+  `{"message":"admin request","logLevel":"INFO","timestamp":"${at.toISOString()}","annotations":${JSON.stringify(adminFields(e))}}\n`
+
+const adminViaLogger = (e: AdminAccessEntry): Effect.Effect<void> =>
+  Effect.logInfo("admin request").pipe(Effect.annotateLogs(adminFields(e)))
+
 export interface AccessLogShape {
   readonly record: (entry: AccessEntry) => Effect.Effect<void>
+  /** An admin API call; an implementation without it logs them through Effect's logger (`recordAdminCall`). */
+  readonly recordAdmin?: ((entry: AdminAccessEntry) => Effect.Effect<void>) | undefined
 }
+
+/** The admin call's line through `log`, or through Effect's logger when `log` has no `recordAdmin`. */
+export const recordAdminCall = (log: AccessLogShape, entry: AdminAccessEntry): Effect.Effect<void> =>
+  log.recordAdmin === undefined ? adminViaLogger(entry) : log.recordAdmin(entry)
 
 /**
  * `factFields` as JSON members (`,"key":…`), appended straight to one string: this runs for every
@@ -90,7 +140,8 @@ const viaLogger: AccessLogShape = {
         duration_ms: e.durationMs,
         ...Object.fromEntries(factFields(e.facts))
       })
-    )
+    ),
+  recordAdmin: adminViaLogger
 }
 
 export class AccessLog extends Context.Service<AccessLog, AccessLogShape>()("modelgate/AccessLog") {
@@ -109,14 +160,22 @@ export class AccessLog extends Context.Service<AccessLog, AccessLogShape>()("mod
           ? { record: () => Effect.void }
           : {
             // Dated by the Effect Clock (TestClock in tests), read without an Effect step of its own.
-            record: (e) => Effect.clockWith((clock) => Effect.sync(() => write(accessLine(e, new Date(clock.currentTimeMillisUnsafe())))))
+            record: (e) => Effect.clockWith((clock) => Effect.sync(() => write(accessLine(e, new Date(clock.currentTimeMillisUnsafe()))))),
+            recordAdmin: (e) =>
+              Effect.clockWith((clock) => Effect.sync(() => write(adminAccessLine(e, new Date(clock.currentTimeMillisUnsafe())))))
           })
     )
 
   /** Straight to the process log on stdout, through its batched writer (observability/logger.ts). */
   static readonly layer: Layer.Layer<AccessLog> = Layer.unwrap(Effect.sync(() => AccessLog.layerWriter(stdoutLines())))
 
-  /** Each request's entry pushed to `entries` (tests read what was logged, as values). */
-  static readonly layerTest = (entries: Array<AccessEntry>): Layer.Layer<AccessLog> =>
-    Layer.succeed(AccessLog, { record: (e) => Effect.sync(() => void entries.push(e)) })
+  /**
+   * Each request's entry pushed to `entries`, each admin call's to `adminEntries` (tests read what
+   * was logged, as values); without `adminEntries`, admin calls go through Effect's logger.
+   */
+  static readonly layerTest = (entries: Array<AccessEntry>, adminEntries?: Array<AdminAccessEntry>): Layer.Layer<AccessLog> =>
+    Layer.succeed(AccessLog, {
+      record: (e) => Effect.sync(() => void entries.push(e)),
+      recordAdmin: adminEntries === undefined ? undefined : (e) => Effect.sync(() => void adminEntries.push(e))
+    })
 }
