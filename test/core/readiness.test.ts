@@ -7,7 +7,6 @@
  * MODELGATE_REQUIRE_SERVICES=1 (CI), where that is a failure.
  */
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer, type Server, type Socket, connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Layer, Scope } from "effect"
@@ -21,6 +20,7 @@ import { parseDatabaseUrl, sqliteTarget } from "../../src/store/target.js"
 import { privateRedis, REDIS_URL, redisReachable, redisServerAvailable } from "../scheduler/redisHarness.js"
 import { PG_URL, postgresBackend, postgresReachable, requireServices } from "../store/harness.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
+import { tcpProxy } from "../support/tcpProxy.js"
 import { call, expectEnvelope, waitFor } from "./helpers.js"
 
 const KEY = "sk-readyz-key-00001"
@@ -244,73 +244,4 @@ if (redisReady) {
   describe.skip(`/readyz with Redis configured (skipped: not reachable at ${REDIS_URL})`, () => {
     it("checks Redis", () => undefined)
   })
-}
-
-/**
- * A TCP proxy to host:port on a free local port: `hang` stops forwarding (connections stay open,
- * new ones are accepted, nothing comes back), `close` cuts every connection and stops listening,
- * `reopen` listens again on the same port, forwarding.
- */
-const tcpProxy = async (host: string, port: number) => {
-  let hanging = false
-  const sockets = new Set<Socket>()
-  const pairs = new Set<readonly [Socket, Socket]>()
-  let server: Server | undefined
-  const track = (s: Socket) => {
-    sockets.add(s)
-    s.on("error", () => undefined)
-    s.on("close", () => sockets.delete(s))
-  }
-  const listen = (at: number) =>
-    new Promise<number>((resolve, reject) => {
-      const s = createServer((client) => {
-        track(client)
-        if (hanging) return
-        const upstream = connect(port, host)
-        track(upstream)
-        const pair = [client, upstream] as const
-        pairs.add(pair)
-        client.pipe(upstream)
-        upstream.pipe(client)
-        const end = () => {
-          pairs.delete(pair)
-          client.destroy()
-          upstream.destroy()
-        }
-        client.on("close", end)
-        upstream.on("close", end)
-      })
-      s.once("error", reject)
-      s.listen(at, "127.0.0.1", () => {
-        server = s
-        const address = s.address()
-        resolve(typeof address === "object" && address !== null ? address.port : at)
-      })
-    })
-  const ownPort = await listen(0)
-  return {
-    port: ownPort,
-    hang: () => {
-      hanging = true
-      for (const [client, upstream] of pairs) {
-        client.unpipe(upstream)
-        upstream.unpipe(client)
-        // Read and drop, so nothing reaches either side.
-        client.removeAllListeners("data")
-        upstream.removeAllListeners("data")
-        client.on("data", () => undefined)
-        upstream.on("data", () => undefined)
-      }
-    },
-    close: async () => {
-      const s = server
-      server = undefined
-      for (const socket of sockets) socket.destroy()
-      if (s !== undefined) await new Promise<void>((resolve) => s.close(() => resolve()))
-    },
-    reopen: async () => {
-      hanging = false
-      await listen(ownPort)
-    }
-  }
 }

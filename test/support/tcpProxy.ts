@@ -1,18 +1,22 @@
 /**
- * A TCP proxy to host:port on a free local port, to take a database away from a gateway and give
- * it back: `close` cuts every connection and stops listening (new connections are refused, which
- * a client sees at once), `reopen` listens again on the same port, forwarding.
+ * A TCP proxy to host:port on a free local port, to take a database away from a gateway and give it
+ * back: `hang` stops forwarding (connections stay open, new ones are accepted, nothing comes back),
+ * `close` cuts every connection and stops listening (new connections are refused, which a client
+ * sees at once), `reopen` listens again on the same port, forwarding.
  */
-import { createServer, type Server, type Socket, connect } from "node:net"
+import { connect, createServer, type Server, type Socket } from "node:net"
 
 export interface TcpProxy {
   readonly port: number
+  readonly hang: () => void
   readonly close: () => Promise<void>
   readonly reopen: () => Promise<void>
 }
 
 export const tcpProxy = async (host: string, port: number): Promise<TcpProxy> => {
+  let hanging = false
   const sockets = new Set<Socket>()
+  const pairs = new Set<readonly [Socket, Socket]>()
   let server: Server | undefined
   const track = (s: Socket) => {
     sockets.add(s)
@@ -23,11 +27,15 @@ export const tcpProxy = async (host: string, port: number): Promise<TcpProxy> =>
     new Promise<number>((resolve, reject) => {
       const s = createServer((client) => {
         track(client)
+        if (hanging) return
         const upstream = connect(port, host)
         track(upstream)
+        const pair = [client, upstream] as const
+        pairs.add(pair)
         client.pipe(upstream)
         upstream.pipe(client)
         const end = () => {
+          pairs.delete(pair)
           client.destroy()
           upstream.destroy()
         }
@@ -44,6 +52,18 @@ export const tcpProxy = async (host: string, port: number): Promise<TcpProxy> =>
   const ownPort = await listen(0)
   return {
     port: ownPort,
+    hang: () => {
+      hanging = true
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream)
+        upstream.unpipe(client)
+        // Read and drop, so nothing reaches either side.
+        client.removeAllListeners("data")
+        upstream.removeAllListeners("data")
+        client.on("data", () => undefined)
+        upstream.on("data", () => undefined)
+      }
+    },
     close: async () => {
       const s = server
       server = undefined
@@ -51,7 +71,8 @@ export const tcpProxy = async (host: string, port: number): Promise<TcpProxy> =>
       if (s !== undefined) await new Promise<void>((resolve) => s.close(() => resolve()))
     },
     reopen: async () => {
-      if (server === undefined) await listen(ownPort)
+      hanging = false
+      await listen(ownPort)
     }
   }
 }
