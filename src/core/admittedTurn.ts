@@ -12,19 +12,18 @@
 import { Effect, Scope } from "effect"
 import { AppConfig, Settings } from "../config/AppConfig.js"
 import { type GatewayError, type InvalidRequest, ModelNotFound, PermissionDenied } from "../domain/errors.js"
-import { offersModel, type Principal } from "../domain/model.js"
-import { afterAnswer } from "./afterAnswer.js"
-import { type Answer, answerOf, type CallError, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
+import { type Account, offersModel, type Principal } from "../domain/model.js"
 import type { TokenUsage } from "../domain/usage.js"
 import type { RequestFacts } from "../observability/requestFacts.js"
 import { traced } from "../observability/tracing.js"
-import type { UpstreamRequest } from "../services/upstream/Upstream.js"
-import type { Account } from "../domain/model.js"
 import { Moderation } from "../services/moderation/Moderation.js"
 import { Quota } from "../services/quota/Quota.js"
 import { RateLimits } from "../services/rateLimits/RateLimits.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
+import type { UpstreamRequest } from "../services/upstream/Upstream.js"
+import { afterAnswer } from "./afterAnswer.js"
 import { moderate } from "./moderate.js"
+import { type Answer, answerOf, type CallError, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
 
 /** What admission reads of a request, whatever wire format it came in. */
 export interface TurnPolicy {
@@ -87,6 +86,12 @@ export interface AdmittedTurn<P extends RoutePlan> {
  */
 export type AdmitTurn = <P extends RoutePlan>(input: TurnInput<P>) => Effect.Effect<AdmittedTurn<P>, GatewayError, Scope.Scope>
 
+/** Whether a record has any key (without listing them). */
+const hasAny = (record: Readonly<Record<string, string>>): boolean => {
+  for (const _ in record) return true
+  return false
+}
+
 const listsModels = (principal: Principal): boolean =>
   principal.group.models !== undefined && principal.group.models.length > 0
 
@@ -127,10 +132,7 @@ export const makeAdmitTurn = Effect.gen(function*() {
     Effect.gen(function*() {
       const { facts, policy, principal, requestId } = input
       const { accounts, limits, spend } = yield* traced(facts, "gateway.policy", checkPolicy(principal, policy))
-      for (const _ in limits.headers) {
-        facts.headers = limits.headers
-        break
-      }
+      if (hasAny(limits.headers)) facts.headers = limits.headers
       // Added before the plan's settlement, so it runs after it (a scope's finalizers run last
       // added first): the tokens the request really used are in `facts` by then.
       yield* afterAnswer(Effect.suspend(() => limits.settle((facts.inputTokens ?? 0) + (facts.outputTokens ?? 0))))
