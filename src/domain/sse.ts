@@ -175,5 +175,19 @@ export const sseFrames = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.
 export const encodeEvent = (event: { readonly type: string; readonly [field: string]: unknown }): string =>
   `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
 
+/**
+ * An event's data as a JSON object, or undefined when it is none (a comment, `[DONE]`, a broken
+ * frame). A plain JSON.parse: it runs for every event a rewrite reads, and readers check each field.
+ */
+export const eventData = (data: string): Record<string, unknown> | undefined => {
+  if (data === "" || data === "[DONE]") return undefined
+  try {
+    const json = JSON.parse(data) as unknown
+    return typeof json === "object" && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** An SSE comment: ignored by every parser, keeps proxies and idle timers from closing the stream. */
 export const keepAliveComment = ": keep-alive\n\n"

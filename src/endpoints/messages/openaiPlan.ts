@@ -4,9 +4,10 @@
  * (response.ts, stream.ts). The upstream's prompt cache is named by the session when the client's
  * request names none, so a long Claude Code session reads its prefix from the cache.
  */
-import { Clock, Effect, Option, Result } from "effect"
+import { Clock, Effect, Result } from "effect"
 import { Settings } from "../../config/AppConfig.js"
 import { InvalidRequest } from "../../domain/errors.js"
+import { eventData } from "../../domain/sse.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { Quota } from "../../services/quota/Quota.js"
@@ -22,17 +23,6 @@ import type { Answer } from "../../core/upstreamCall.js"
 import type { MessagesPlan, MessagesPlanner } from "./anthropicPlan.js"
 import { messagesTexts, roughMessagesTokens } from "./policy.js"
 import { budgetHalt, deltaChars } from "../kit/budget.js"
-
-/** One upstream Responses event, or none for a frame that is not one (a comment, `[DONE]`). */
-const parseEvent = (data: string): Option.Option<Record<string, unknown>> => {
-  if (data === "" || data === "[DONE]") return Option.none()
-  try {
-    const json = JSON.parse(data) as unknown
-    return typeof json === "object" && json !== null && !Array.isArray(json) ? Option.some(json as Record<string, unknown>) : Option.none()
-  } catch {
-    return Option.none()
-  }
-}
 
 export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
   const quota = yield* Quota
@@ -76,10 +66,10 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
         return relaySse(answer.response.body, {
           frames: (frames, out) => {
             for (const frame of frames) {
-              const event = parseEvent(frame.data)
-              if (Option.isNone(event)) continue
-              sentChars += deltaChars(event.value)
-              for (const e of translator.step(event.value)) out.event(e.type, JSON.stringify(e))
+              const event = eventData(frame.data)
+              if (event === undefined) continue
+              sentChars += deltaChars(event)
+              for (const e of translator.step(event)) out.event(e.type, JSON.stringify(e))
             }
           },
           finish: (early, out) => {

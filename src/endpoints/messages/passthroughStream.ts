@@ -5,7 +5,7 @@
  * `message_delta` (cumulative output). A stream that ends without `message_stop` gets an `error`
  * event, so the client knows it is cut rather than complete. Pure and synchronous; one per stream.
  */
-import type { SseFrame } from "../../domain/sse.js"
+import { eventData, type SseFrame } from "../../domain/sse.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import { foldUsage } from "../../translate/output.js"
 import type { EventOut } from "../kit/eventOut.js"
@@ -16,14 +16,7 @@ const TYPE = /"type"\s*:\s*"([^"]+)"/
 /** The length of a text delta event with no text: `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}`. */
 const DELTA_ENVELOPE = 78
 
-const parse = (data: string): Record<string, unknown> | undefined => {
-  try {
-    const json = JSON.parse(data) as unknown
-    return typeof json === "object" && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined
-  } catch {
-    return undefined
-  }
-}
+const parse = eventData
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 

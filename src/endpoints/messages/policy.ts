@@ -3,6 +3,7 @@
  * results) for moderation and the rough token count. Pure.
  */
 import type { TurnPolicy } from "../../core/admittedTurn.js"
+import { roughTokens } from "../responses/policy.js"
 import type { MessagesRequest } from "./validate.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -33,13 +34,7 @@ export const messagesTexts = (body: Record<string, unknown>): Array<string> => {
 }
 
 /** Characters / 4 of the texts and tool definitions, as for Responses requests (endpoints/responses/policy.ts). */
-export const roughMessagesTokens = (body: Record<string, unknown>): number => {
-  let chars = 0
-  for (const text of messagesTexts(body)) chars += text.length
-  const tools = body["tools"]
-  if (Array.isArray(tools) && tools.length > 0) chars += JSON.stringify(tools).length
-  return Math.ceil(chars / 4)
-}
+export const roughMessagesTokens = (body: Record<string, unknown>): number => roughTokens(messagesTexts(body), body["tools"])
 
 /** The Messages API has no image generation: the image gate never refuses a Messages request. */
 export const messagesPolicy = (request: MessagesRequest): TurnPolicy => ({

@@ -4,7 +4,7 @@
  * (`src/translate`); this file wires it to the upstream answer, the drain signal and settlement, as
  * a PathPlan the handler runs around the upstream call.
  */
-import { Clock, Effect, Option, Result } from "effect"
+import { Clock, Effect, Result } from "effect"
 import { InvalidRequest } from "../../domain/errors.js"
 import { anthropicForwardedHeaders, type ForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { newId } from "../../domain/ids.js"
@@ -19,27 +19,13 @@ import { responsesToMessages } from "../../translate/request.js"
 import { messageToResponse } from "../../translate/response.js"
 import { finishStream, initialStreamState, stepStream, streamUsage } from "../../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../../translate/types.js"
+import { eventData } from "../../domain/sse.js"
 import { answerJson, type PathPlan, type Planner, settlementFor } from "./openaiPath.js"
 import { relay } from "./sseRelay.js"
 import { budgetHalt, deltaChars } from "../kit/budget.js"
 import { roughInputTokens } from "./policy.js"
 import type { Collector } from "../kit/eventOut.js"
 import type { Answer } from "../../core/upstreamCall.js"
-
-/**
- * One upstream event, or none for a frame that is not one. A plain JSON.parse: it runs for every
- * event of every translated stream, and the translation checks each field it reads.
- */
-const parseEvent = (data: string): Option.Option<AnthropicStreamEvent> => {
-  try {
-    const json = JSON.parse(data) as unknown
-    return typeof json === "object" && json !== null && typeof (json as { type?: unknown }).type === "string"
-      ? Option.some(json as AnthropicStreamEvent)
-      : Option.none()
-  } catch {
-    return Option.none()
-  }
-}
 
 export const makeMessagesPlanner = Effect.gen(function*() {
   const quota = yield* Quota
@@ -86,10 +72,10 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       return relay(answer.response.body, {
         frames: (frames, out) => {
           for (const frame of frames) {
-            const event = parseEvent(frame.data)
-            if (Option.isNone(event)) continue
-            sentChars += deltaChars(event.value as unknown as Record<string, unknown>)
-            const [next, events] = stepStream(state, event.value)
+            const event = eventData(frame.data)
+            if (event === undefined || typeof event["type"] !== "string") continue
+            sentChars += deltaChars(event)
+            const [next, events] = stepStream(state, event as unknown as AnthropicStreamEvent)
             state = next
             for (const e of events) out.event(e.type, JSON.stringify(e))
           }

@@ -10,7 +10,7 @@
 import { newId } from "../../domain/ids.js"
 import { fromResponsesUsage } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
-import type { SseFrame } from "../../domain/sse.js"
+import { eventData, type SseFrame } from "../../domain/sse.js"
 import type { EventOut } from "../kit/eventOut.js"
 import { stripImageCalls } from "./policy.js"
 
@@ -208,11 +208,4 @@ export class PassthroughStream {
   }
 }
 
-const parse = (data: string): Event | undefined => {
-  try {
-    const value = JSON.parse(data) as unknown
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Event) : undefined
-  } catch {
-    return undefined
-  }
-}
+const parse = (data: string): Event | undefined => eventData(data) as Event | undefined

@@ -129,10 +129,12 @@ export const stripImageCalls = (response: Record<string, unknown>): boolean => {
  * settlement replaces it with what the upstream reports. Images and files are left out: their
  * base64 says nothing about their tokens.
  */
-export const roughInputTokens = (body: Record<string, unknown>): number => {
+export const roughInputTokens = (body: Record<string, unknown>): number => roughTokens(moderationTexts(body), body["tools"])
+
+/** Characters / 4 of `texts` and of the tool definitions (whatever the wire format's `tools` array holds). */
+export const roughTokens = (texts: ReadonlyArray<string>, tools: unknown): number => {
   let chars = 0
-  for (const text of moderationTexts(body)) chars += text.length
-  const tools = body["tools"]
+  for (const text of texts) chars += text.length
   if (Array.isArray(tools) && tools.length > 0) chars += JSON.stringify(tools).length
   return Math.ceil(chars / 4)
 }

@@ -10,7 +10,6 @@
 import { Cause, Clock, type Context, Effect, Exit, Option, Scope, type Stream } from "effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { Settings } from "../../../config/AppConfig.js"
-import { makeAdmitTurn } from "../../../core/admittedTurn.js"
 import { type Envelope, envelopeHeaders, envelopeOf, internalError } from "../../../domain/envelope.js"
 import { InvalidRequest, RequestTooLarge } from "../../../domain/errors.js"
 import { newRequestId } from "../../../domain/ids.js"
@@ -20,13 +19,10 @@ import { countRequest } from "../../../observability/metrics.js"
 import { endRequestSpan } from "../../../observability/tracing.js"
 import { newRequestFacts } from "../../../observability/requestFacts.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
-import { sessionOf } from "../../../services/scheduler/session.js"
 import { authenticate } from "../../kit/auth.js"
 import { eventData } from "../../kit/eventOut.js"
 import { pathOf, requestContext } from "../../kit/request.js"
-import { responsesPolicy } from "../handler.js"
-import { makeMessagesPlanner } from "../messagesPath.js"
-import { makeOpenAIPlanner } from "../openaiPath.js"
+import { makeResponsesTurn } from "../responsesTurn.js"
 import { responsesSubpath } from "../subpath.js"
 import { validateResponsesBody } from "../validate.js"
 
@@ -93,9 +89,7 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
   const settings = yield* Settings
   const keys = yield* KeyRepo
   const accessLog = yield* AccessLog
-  const admit = yield* makeAdmitTurn
-  const planOpenAI = yield* makeOpenAIPlanner
-  const planMessages = yield* makeMessagesPlanner
+  const responsesTurn = yield* makeResponsesTurn
 
   /** The runner for the connection `handshake` opened. */
   return (handshake: HttpServerRequest.HttpServerRequest): TurnRunner => {
@@ -152,16 +146,14 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
           }
           const validated = yield* Effect.fromResult(validateResponsesBody(body))
           facts.model = validated.model
-          const planner = principal.group.platform === "openai" ? planOpenAI : planMessages
-          const session = sessionOf(principal.key.id, headers, validated.body)
-          const { answer, plan } = yield* admit({
+          const { answer, plan } = yield* responsesTurn({
             requestId: id,
             principal,
-            policy: responsesPolicy(validated),
-            session,
-            facts,
-            plan: ({ budget, metricModel }) =>
-              planner({ requestId: id, principal, request: validated, rawBody, subpath, metricModel, budget, facts, clientHeaders: headers, session })
+            request: validated,
+            rawBody,
+            subpath,
+            clientHeaders: headers,
+            facts
           })
           const ready = answer._tag === "Answered" ? answer.answer : yield* answer.resume
           return plan.stream(ready, eventData)

@@ -1,0 +1,53 @@
+/**
+ * A Responses create through the admitted turn, whatever transport carried it (HTTP or a WebSocket
+ * turn): the group's platform picks the plan (passthrough or translation), the client's headers give
+ * the session, and the core does the rest. The transport encodes the answer.
+ */
+import { Effect } from "effect"
+import { makeAdmitTurn } from "../../core/admittedTurn.js"
+import type { ClientHeaders } from "../../domain/forwardHeaders.js"
+import type { Principal } from "../../domain/model.js"
+import type { RequestFacts } from "../../observability/requestFacts.js"
+import { sessionOf } from "../../services/scheduler/session.js"
+import { makeMessagesPlanner } from "./messagesPath.js"
+import { makeOpenAIPlanner } from "./openaiPath.js"
+import { moderationTexts, roughInputTokens, wantsImageGeneration } from "./policy.js"
+import type { ResponsesRequest } from "./validate.js"
+
+export interface ResponsesTurnInput {
+  readonly requestId: string
+  readonly principal: Principal
+  readonly request: ResponsesRequest
+  /** The body as it goes upstream: the client's bytes over HTTP, the expanded create on a WebSocket. */
+  readonly rawBody: string
+  /** What followed `/responses` in the path (e.g. `/compact`). */
+  readonly subpath: string
+  readonly clientHeaders: ClientHeaders
+  readonly facts: RequestFacts
+}
+
+/** Admits a Responses turn; its services resolved once. */
+export const makeResponsesTurn = Effect.gen(function*() {
+  const admit = yield* makeAdmitTurn
+  const planOpenAI = yield* makeOpenAIPlanner
+  const planMessages = yield* makeMessagesPlanner
+  return (input: ResponsesTurnInput) => {
+    const { principal, request } = input
+    const planner = principal.group.platform === "openai" ? planOpenAI : planMessages
+    const session = sessionOf(principal.key.id, input.clientHeaders, request.body)
+    return admit({
+      requestId: input.requestId,
+      principal,
+      policy: {
+        model: request.model,
+        stream: request.stream,
+        texts: () => moderationTexts(request.body),
+        wantsImageGeneration: wantsImageGeneration(request.body),
+        roughInputTokens: () => roughInputTokens(request.body)
+      },
+      session,
+      facts: input.facts,
+      plan: ({ budget, metricModel }) => planner({ ...input, metricModel, budget, session })
+    })
+  }
+})
