@@ -12,6 +12,7 @@ import type { Socket } from "node:net"
 import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
 import { simulateMessages } from "../../src/services/upstream/simulator/messages.js"
 import { simulateResponses } from "../../src/services/upstream/simulator/responses.js"
+import { parseBody, readBody } from "./requestBody.js"
 
 export interface FakeUpstreamRequest {
   readonly method: string
@@ -117,22 +118,7 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener("abort", onAbort, { once: true })
   })
 
-const readBody = (req: IncomingMessage): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
 
-const parseBody = (raw: string): unknown => {
-  if (raw.length === 0) return undefined
-  try {
-    return JSON.parse(raw) as unknown
-  } catch {
-    return raw
-  }
-}
 
 export const startFakeUpstream = async (options: { readonly port?: number } = {}): Promise<FakeUpstream> => {
   const requests: Array<FakeUpstreamRequest> = []

@@ -11,6 +11,7 @@ import type { Socket } from "node:net"
 import { simulateMessages } from "../../src/services/upstream/simulator/messages.js"
 import { simulateResponses } from "../../src/services/upstream/simulator/responses.js"
 import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
+import { readBody } from "./requestBody.js"
 
 export type Json = Record<string, unknown>
 
@@ -110,14 +111,6 @@ export const startMessagesUpstream = async (): Promise<MessagesUpstream> => {
   const scripts: Array<Script> = []
   const sockets = new Set<Socket>()
   let counter = 0
-
-  const readBody = (req: IncomingMessage): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const chunks: Array<Buffer> = []
-      req.on("data", (c: Buffer) => chunks.push(c))
-      req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-      req.on("error", reject)
-    })
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const raw = await readBody(req)

@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
+import { parseBody, readBody } from "./requestBody.js"
 
 export interface ScriptedRequest {
   readonly method: string
@@ -148,22 +149,7 @@ const responsesAnswer = (model: string, answer: ScriptedAnswer, n: number): { re
   return { json, events }
 }
 
-const readBody = (req: IncomingMessage): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
 
-const parse = (raw: string): unknown => {
-  if (raw.length === 0) return undefined
-  try {
-    return JSON.parse(raw) as unknown
-  } catch {
-    return raw
-  }
-}
 
 export const startScriptedUpstream = async (script: Script = () => ({ _tag: "Text", text: "scripted answer" })): Promise<ScriptedUpstream> => {
   const requests: Array<ScriptedRequest> = []
@@ -171,7 +157,7 @@ export const startScriptedUpstream = async (script: Script = () => ({ _tag: "Tex
   let current = script
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const body = parse(await readBody(req))
+    const body = parseBody(await readBody(req))
     const url = req.url ?? "/"
     const q = url.indexOf("?")
     const request: ScriptedRequest = {
