@@ -3,19 +3,20 @@
  * Anthropic Messages). A door decodes its request into a principal, the facts admission reads
  * (`TurnPolicy`) and a plan for the upstream call; the core runs the gateway's pipeline over them (docs/architecture.md):
  * the model check, moderation, the image gate, balance/quota, RPM/TPM, the key's slot, scheduling
- * with failover and the upstream call, and arranges exactly-once settlement after the answer. It
- * answers with the upstream's answer (or the wait for it); the door encodes that for its client.
+ * with failover and the upstream call; the door renders the answer (or the wait for it) for its
+ * client, and the core settles what the rendering used, exactly once, after the answer. It returns
+ * the rendering with the turn's facts (turnFacts.ts): values, which the door reports.
  *
  * No HTTP request is read here: what a door knows of its transport (headers to forward, the
  * session) is already in its input.
  */
-import { Effect, Scope } from "effect"
+import { Clock, Effect, Exit, Metric, Scope } from "effect"
 import { AppConfig, Settings } from "../config/AppConfig.js"
 import { type GatewayError, type InvalidRequest, ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import { type Account, offersModel, type Principal } from "../domain/model.js"
 import type { TokenUsage } from "../domain/usage.js"
-import type { RequestFacts } from "../observability/requestFacts.js"
-import { traced } from "../observability/tracing.js"
+import { upstreamLatency } from "../observability/metrics.js"
+import { currentRequestSpan, traced } from "../observability/tracing.js"
 import { Moderation } from "../services/moderation/Moderation.js"
 import { Quota } from "../services/quota/Quota.js"
 import { RateLimits } from "../services/rateLimits/RateLimits.js"
@@ -23,7 +24,9 @@ import { Scheduler } from "../services/scheduler/Scheduler.js"
 import type { UpstreamRequest } from "../services/upstream/Upstream.js"
 import { afterAnswer } from "./afterAnswer.js"
 import { moderate } from "./moderate.js"
-import { type Answer, answerOf, type CallError, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
+import { type Metered, type Rendered, settleUsage } from "./settlement.js"
+import { type Attempt, type Settled, type TurnFacts, TurnFailed } from "./turnFacts.js"
+import { type Answer, answerOf, type CallFailed, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
 
 /** What admission reads of a request, whatever wire format it came in. */
 export interface TurnPolicy {
@@ -36,22 +39,24 @@ export interface TurnPolicy {
   readonly roughInputTokens: () => number
 }
 
-/** How the upstream is called for a turn, and the settlement of whatever answer the door renders. */
+/** How the upstream is called for a turn. */
 export interface RoutePlan {
   readonly build: (account: Account) => UpstreamRequest
-  /** Records the usage of the rendered answer (nothing if none was): run once the client has it, or left. */
-  readonly settle: Effect.Effect<void>
 }
 
-export interface TurnInput<P extends RoutePlan> {
+export interface TurnInput<P extends RoutePlan, A> {
   readonly requestId: string
   readonly principal: Principal
   readonly policy: TurnPolicy
   /** The sticky-session id (services/scheduler/session.ts), from the door's session signal. */
   readonly session: string | undefined
-  readonly facts: RequestFacts
   /** The route's plan, made once the request is admitted. */
   readonly plan: (admitted: Admission) => Effect.Effect<P, InvalidRequest>
+  /**
+   * The door's encoding of the answer (or of the wait for it) with the plan's renderers, and how to
+   * read what it used: the core settles that once the answer is over.
+   */
+  readonly render: (plan: P, answer: TurnAnswer) => Effect.Effect<Rendered<A>, GatewayError>
 }
 
 /** What admission decided that the plan needs. */
@@ -75,25 +80,27 @@ export type TurnAnswer =
   | { readonly _tag: "Answered"; readonly answer: Answer }
   | { readonly _tag: "Waiting"; readonly resume: Effect.Effect<Answer, GatewayError> }
 
-export interface AdmittedTurn<P extends RoutePlan> {
-  readonly plan: P
-  readonly answer: TurnAnswer
+/** The answer of a turn: at hand, or after its wait. */
+export const answerOfTurn = (answer: TurnAnswer): Effect.Effect<Answer, GatewayError> =>
+  answer._tag === "Answered" ? Effect.succeed(answer.answer) : answer.resume
+
+/** A turn as the door rendered it, and what it came to. */
+export interface Turn<A> {
+  readonly answer: A
+  readonly facts: TurnFacts
 }
 
 /**
  * Admits and runs a turn in the request's Scope (slots, the upstream connection and the
- * settlement belong to it). A non-stream turn always comes back `Answered`.
+ * settlement belong to it). A non-stream turn always comes back `Answered` to `render`.
  */
-export type AdmitTurn = <P extends RoutePlan>(input: TurnInput<P>) => Effect.Effect<AdmittedTurn<P>, GatewayError, Scope.Scope>
-
-/** Whether a record has any key (without listing them). */
-const hasAny = (record: Readonly<Record<string, string>>): boolean => {
-  for (const _ in record) return true
-  return false
-}
+export type AdmitTurn = <P extends RoutePlan, A>(input: TurnInput<P, A>) => Effect.Effect<Turn<A>, TurnFailed, Scope.Scope>
 
 const listsModels = (principal: Principal): boolean =>
   principal.group.models !== undefined && principal.group.models.length > 0
+
+/** The facts of a turn refused before it was admitted: no headers, no attempts. */
+const NOT_ADMITTED: TurnFacts = { headers: {}, outcome: Effect.succeed({ attempts: [], settled: undefined }) }
 
 /** The core, with its services resolved once when the gateway is built. */
 export const makeAdmitTurn = Effect.gen(function*() {
@@ -130,12 +137,11 @@ export const makeAdmitTurn = Effect.gen(function*() {
 
   const admit: AdmitTurn = (input) =>
     Effect.gen(function*() {
-      const { facts, policy, principal, requestId } = input
-      const { accounts, limits, spend } = yield* traced(facts, "gateway.policy", checkPolicy(principal, policy))
-      if (hasAny(limits.headers)) facts.headers = limits.headers
-      // Added before the plan's settlement, so it runs after it (a scope's finalizers run last
-      // added first): the tokens the request really used are in `facts` by then.
-      yield* afterAnswer(Effect.suspend(() => limits.settle((facts.inputTokens ?? 0) + (facts.outputTokens ?? 0))))
+      const { policy, principal, requestId } = input
+      const span = yield* currentRequestSpan
+      const { accounts, limits, spend } = yield* traced(span, "gateway.policy", checkPolicy(principal, policy)).pipe(
+        Effect.mapError((error) => new TurnFailed({ error, facts: NOT_ADMITTED }))
+      )
       // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
       yield* quota.track(requestId, principal, policy.model)
 
@@ -149,35 +155,80 @@ export const makeAdmitTurn = Effect.gen(function*() {
       const budget: Budget | undefined = spend === undefined ? undefined : {
         exceeded: (usage) => spend.costOf(usage) > spend.remainingMicros + overdraftMicros
       }
-      const plan = yield* input.plan({ metricModel, budget })
-      // Whatever answer is rendered is settled once the client has it (or left): exactly once.
-      yield* afterAnswer(traced(facts, "gateway.settlement", plan.settle))
-      const callInput: CallInput = {
-        requestId,
-        principal,
-        model: policy.model,
-        session: input.session,
-        build: plan.build,
-        facts
-      }
-      // Slots taken from here on belong to the request's scope: given back when its answer ends, however.
-      const keySlot = yield* traced(facts, "gateway.key_slot", scheduler.acquireKeySlot(principal))
 
-      if (policy.stream) {
-        if (keySlot._tag === "Queued") {
-          // The wait runs inside the answer (the door keeps its client informed), in the request's scope.
-          const scope = yield* Effect.scope
-          const resume = Effect.flatMap(keySlot.wait, () => Effect.flatMap(call(callInput, false), answerOf))
-          return { plan, answer: waiting(Effect.provideService(resume, Scope.Scope, scope)) }
-        }
-        const step = yield* call(callInput, true)
-        return { plan, answer: step._tag === "Answered" ? step : waiting(step.resume) }
+      // The turn's own record of what it came to: the waiting path learns its attempts inside the
+      // door's stream, and the settlement runs after the answer; the facts read them then.
+      let attempts: ReadonlyArray<Attempt> = []
+      let settled: Settled | undefined
+      const facts: TurnFacts = { headers: limits.headers, outcome: Effect.sync(() => ({ attempts, settled })) }
+      const noted = (answer: Answer) => {
+        attempts = answer.attempts
+        return answer
       }
-      if (keySlot._tag === "Queued") yield* keySlot.wait
-      const step = yield* call(callInput, false)
-      return { plan, answer: { _tag: "Answered", answer: yield* answerOf(step) } as const }
+      const callFailed = (failure: CallFailed) => {
+        attempts = failure.attempts
+        return failure.error
+      }
+      const started = yield* Clock.currentTimeMillis
+
+      /** Records what the rendering used (the account that answered labels its cache split). */
+      const settle = (metered: Metered) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.andThen(
+            Metric.update(upstreamLatency, now - started),
+            settleUsage(quota, {
+              requestId,
+              principal,
+              model: policy.model,
+              usage: metered.usage,
+              estimated: metered.estimated,
+              at: new Date(now)
+            }, metricModel, attempts.at(-1)?.account)
+          ))
+
+      const turn = Effect.gen(function*() {
+        const plan = yield* input.plan({ metricModel, budget })
+        // What the call takes (the key's slot, the account's, the upstream connection) lives in a
+        // scope of its own within the request's: closed once the answer is over, before the
+        // settlement, so a slow store never holds a slot.
+        const callScope = yield* Scope.fork(yield* Effect.scope)
+        const inCall = <X, E>(effect: Effect.Effect<X, E, Scope.Scope>) => Effect.provideService(effect, Scope.Scope, callScope)
+        const callInput: CallInput = { requestId, principal, model: policy.model, session: input.session, build: plan.build, span }
+        const keySlot = yield* inCall(traced(span, "gateway.key_slot", scheduler.acquireKeySlot(principal)))
+        const calling = (mayWait: boolean) => Effect.mapError(inCall(call(callInput, mayWait)), callFailed)
+        const resumed = (resume: Effect.Effect<Answer, CallFailed>) => Effect.map(Effect.mapError(resume, callFailed), noted)
+
+        let answer: TurnAnswer
+        if (policy.stream && keySlot._tag === "Queued") {
+          // The wait runs inside the answer (the door keeps its client informed), in the call's scope.
+          answer = { _tag: "Waiting", resume: Effect.flatMap(inCall(keySlot.wait), () => Effect.flatMap(calling(false), (step) => resumed(answerOf(step)))) }
+        } else {
+          if (keySlot._tag === "Queued") yield* inCall(keySlot.wait)
+          const step = yield* calling(policy.stream)
+          answer = step._tag === "Answered"
+            ? { _tag: "Answered", answer: noted(step.answer) }
+            : { _tag: "Waiting", resume: resumed(step.resume) }
+        }
+        const rendered = yield* input.render(plan, answer)
+        // Once the client has the answer (or left): the call's scope closed, then what the answer
+        // used is settled and the per-minute limits learn the tokens it really took. Exactly once.
+        yield* afterAnswer(
+          Scope.close(callScope, Exit.void).pipe(
+            Effect.andThen(traced(span, "gateway.settlement", Effect.flatMap(rendered.usage, (metered) =>
+              metered === undefined ? Effect.undefined : settle(metered)))),
+            Effect.flatMap((recorded) => {
+              settled = recorded
+              return limits.settle(recorded === undefined ? 0 : recorded.inputTokens + recorded.outputTokens)
+            })
+          )
+        )
+        return { answer: rendered.answer, facts }
+      })
+      // A turn that failed used no tokens: its limits are settled at once.
+      return yield* turn.pipe(
+        Effect.onError(() => limits.settle(0)),
+        Effect.mapError((error) => new TurnFailed({ error, facts }))
+      )
     })
   return admit
 })
-
-const waiting = (resume: Effect.Effect<Answer, CallError>): TurnAnswer => ({ _tag: "Waiting", resume })

@@ -10,7 +10,7 @@
  * at once with an SSE response and wait inside it (keep-alives while it waits): the call returns
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
-import { Clock, Effect, Metric, Redacted, Result, Scope } from "effect"
+import { Clock, Data, Effect, Metric, Redacted, Result, Scope, type Tracer } from "effect"
 import {
   type NoAvailableAccount,
   type RateLimited,
@@ -28,8 +28,8 @@ import { countFailover } from "../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
 import { credentialRefused } from "../services/scheduler/verdict.js"
 import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../services/upstream/Upstream.js"
-import type { RequestFacts } from "../observability/requestFacts.js"
 import { traced, traceparentOf } from "../observability/tracing.js"
+import type { Attempt } from "./turnFacts.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
 
@@ -108,6 +108,8 @@ export interface Answer {
   readonly response: UpstreamResponse
   /** A JSON answer, read whole and parsed during the attempt (a stream answer has none). */
   readonly json?: { readonly text: string; readonly body: Record<string, unknown> }
+  /** Every attempt of the call, in order: the last is this answer's. */
+  readonly attempts: ReadonlyArray<Attempt>
 }
 
 export interface CallInput {
@@ -116,28 +118,40 @@ export interface CallInput {
   readonly model: string
   readonly session: string | undefined
   readonly build: (account: Account) => UpstreamRequest
-  /** Where each attempt's account, status and latency are noted for the access log. */
-  readonly facts?: RequestFacts
+  /** The request's span when tracing is on: scheduling and each attempt are its children. */
+  readonly span: Tracer.Span | undefined
 }
 
 export type CallError = NoAvailableAccount | RateLimited | UpstreamFailed | StoreError
 
+/** A call that got no answer: why, and the attempts it made (none when no account was picked). */
+export class CallFailed extends Data.TaggedError("CallFailed")<{
+  readonly error: CallError
+  readonly attempts: ReadonlyArray<Attempt>
+}> {}
+
 export type CallStep =
   | { readonly _tag: "Answered"; readonly answer: Answer }
   /** Every account was busy: `resume` waits for the slot and finishes the call (failover included). */
-  | { readonly _tag: "Waiting"; readonly resume: Effect.Effect<Answer, CallError> }
+  | { readonly _tag: "Waiting"; readonly resume: Effect.Effect<Answer, CallFailed> }
 
 /** The answer of a step: at hand, or after the wait it handed back. */
-export const answerOf = (step: CallStep): Effect.Effect<Answer, CallError> =>
+export const answerOf = (step: CallStep): Effect.Effect<Answer, CallFailed> =>
   step._tag === "Answered" ? Effect.succeed(step.answer) : step.resume
 
 /**
  * Calls upstream for a request, holding what it takes (the account slot, a stream's body) in the
  * request's Scope; `mayWait` lets it hand back the waiting instead of doing it.
  */
-export type UpstreamCaller = (input: CallInput, mayWait: boolean) => Effect.Effect<CallStep, CallError, Scope.Scope>
+export type UpstreamCaller = (input: CallInput, mayWait: boolean) => Effect.Effect<CallStep, CallFailed, Scope.Scope>
 
 const SUCCESS: UpstreamOutcome = { _tag: "Success" }
+
+/** One call's accounts tried so far and its attempts, in order (the call's own, never shared). */
+interface CallState {
+  readonly tried: Set<string>
+  readonly attempts: Array<Attempt>
+}
 
 /** The caller, with its services resolved once, so a stream body can run it (it needs nothing). */
 export const makeUpstreamCaller = Effect.gen(function*() {
@@ -148,9 +162,9 @@ export const makeUpstreamCaller = Effect.gen(function*() {
    * One attempt on a held account slot (its answer is kept by the Scope in context); a failure is
    * reported to the scheduler first.
    */
-  const send = (input: CallInput, account: Account): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> => {
-    const parent = input.facts?.span
-    if (parent === undefined) return Effect.suspend(() => sendRequest(input, account, input.build(account)))
+  const send = (input: CallInput, state: CallState, account: Account): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> => {
+    const parent = input.span
+    if (parent === undefined) return Effect.suspend(() => sendRequest(input, state, account, input.build(account)))
     // Tracing: the attempt is a span of its own, and the upstream hears of it as its parent.
     return Effect.useSpan(
       "gateway.upstream_attempt",
@@ -158,9 +172,9 @@ export const makeUpstreamCaller = Effect.gen(function*() {
       (span) => {
         const request = input.build(account)
         const headers = { ...request.headers, traceparent: traceparentOf(span) }
-        return sendRequest(input, account, { ...request, headers }).pipe(
+        return sendRequest(input, state, account, { ...request, headers }).pipe(
           Effect.ensuring(Effect.sync(() => {
-            const status = input.facts?.upstreamStatus
+            const status = state.attempts.at(-1)?.status
             if (status !== undefined) span.attribute("http.response.status_code", status)
           }))
         )
@@ -168,20 +182,17 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     )
   }
 
-  const sendRequest = (input: CallInput, account: Account, request: UpstreamRequest): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> =>
+  const sendRequest = (
+    input: CallInput,
+    state: CallState,
+    account: Account,
+    request: UpstreamRequest
+  ): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> =>
     Effect.flatMap(Clock.currentTimeMillis, (started) => {
-      const facts = input.facts
-      if (facts !== undefined) {
-        facts.account = account.name
-        facts.attempts++
-      }
-      /** The time to the answer's headers (or to the failure): for the metric and the access log. */
+      /** The time to the answer's headers (or to the failure): for the metric and the attempt. */
       const noted = (status: number) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => {
-          if (facts !== undefined) {
-            facts.upstreamStatus = status
-            facts.upstreamLatencyMs = at - started
-          }
+          state.attempts.push({ account: account.name, status, latencyMs: at - started })
           return Effect.as(Metric.update(upstreamFirstByte, at - started), at)
         })
       const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
@@ -198,12 +209,13 @@ export const makeUpstreamCaller = Effect.gen(function*() {
           Effect.flatMap(noted(sent.status), (at): Effect.Effect<Answer, UpstreamFailed> => {
             if (sent.status >= 200 && sent.status < 300) {
               const succeeded = (answer: Answer) => Effect.as(scheduler.report(account, SUCCESS, input.session), answer)
-              if (request.stream) return succeeded({ account, response: sent })
+              const attempts = state.attempts.slice()
+              if (request.stream) return succeeded({ account, response: sent, attempts })
               // A JSON answer is read here, so that one that is not JSON (an HTML error page, a cut
               // body) fails this attempt and moves on to the next account, like a 5xx.
               return Effect.flatMap(readText(sent), (text) =>
                 Result.match(parseUpstreamJson(text), {
-                  onSuccess: (body) => succeeded({ account, response: sent, json: { text, body } }),
+                  onSuccess: (body) => succeeded({ account, response: sent, json: { text, body }, attempts }),
                   onFailure: (why) =>
                     failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
                 }))
@@ -230,7 +242,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
   /** After a failed attempt: the next account, or the error when it is not worth another. */
   const afterFailure = (
     input: CallInput,
-    tried: Set<string>,
+    state: CallState,
     attempt: number,
     account: Account,
     error: CallError,
@@ -256,7 +268,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
       return Effect.logWarning("upstream failover: trying another account").pipe(
         Effect.annotateLogs(log),
         Effect.andThen(countFailover(reason)),
-        Effect.andThen(attemptFrom(input, tried, attempt + 1, error, mayWait))
+        Effect.andThen(attemptFrom(input, state, attempt + 1, error, mayWait))
       )
     })
   }
@@ -267,7 +279,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
    */
   const attemptFrom = (
     input: CallInput,
-    tried: Set<string>,
+    state: CallState,
     attempt: number,
     last: UpstreamFailed | undefined,
     mayWait: boolean
@@ -280,20 +292,19 @@ export const makeUpstreamCaller = Effect.gen(function*() {
         return Effect.logWarning("upstream failed; no other account").pipe(Effect.annotateLogs(log), Effect.andThen(Effect.fail(last)))
       }
       if (ticket === undefined) return Effect.fail(e)
-      return Effect.andThen(ticket.release, afterFailure(input, tried, attempt, ticket.account, e, canWait))
+      return Effect.andThen(ticket.release, afterFailure(input, state, attempt, ticket.account, e, canWait))
     }
-    const pick = scheduler.acquireAccount({
+    const pick = traced(input.span, "gateway.scheduling", scheduler.acquireAccount({
       group: input.principal.group,
       model: input.model,
       session: input.session,
-      exclude: tried
-    })
-    const picked = input.facts === undefined ? pick : traced(input.facts, "gateway.scheduling", pick)
-    const step = Effect.flatMap(picked, (t): Effect.Effect<CallStep, CallError, Scope.Scope> => {
+      exclude: state.tried
+    }))
+    const step = Effect.flatMap(pick, (t): Effect.Effect<CallStep, CallError, Scope.Scope> => {
       ticket = t
-      tried.add(t.account.name)
-      if (t._tag === "Granted") return Effect.map(send(input, t.account), answered)
-      const waitThenSend = Effect.andThen(t.wait, send(input, t.account))
+      state.tried.add(t.account.name)
+      if (t._tag === "Granted") return Effect.map(send(input, state, t.account), answered)
+      const waitThenSend = Effect.andThen(t.wait, send(input, state, t.account))
       if (!mayWait) return Effect.map(waitThenSend, answered)
       // The wait runs later, where the caller decides (inside an SSE response), still holding what
       // it takes in the request's scope.
@@ -301,7 +312,8 @@ export const makeUpstreamCaller = Effect.gen(function*() {
         _tag: "Waiting",
         resume: Effect.map(waitThenSend, answered).pipe(
           Effect.catch(failed(false)),
-          Effect.flatMap(answerOf),
+          Effect.flatMap((step) => step._tag === "Answered" ? Effect.succeed(step.answer) : Effect.mapError(step.resume, (f) => f.error)),
+          Effect.mapError((error) => new CallFailed({ error, attempts: state.attempts.slice() })),
           Effect.provideService(Scope.Scope, scope)
         )
       }))
@@ -309,6 +321,12 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     return Effect.catch(step, failed(mayWait))
   }
 
-  const call: UpstreamCaller = (input, mayWait) => attemptFrom(input, new Set(), 0, undefined, mayWait)
+  const call: UpstreamCaller = (input, mayWait) => {
+    const state: CallState = { tried: new Set(), attempts: [] }
+    return Effect.mapError(
+      attemptFrom(input, state, 0, undefined, mayWait),
+      (error) => new CallFailed({ error, attempts: state.attempts.slice() })
+    )
+  }
   return call
 })

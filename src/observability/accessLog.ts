@@ -36,13 +36,11 @@ export interface AccessEntry {
 const factFields = (f: RequestFacts | undefined): ReadonlyArray<readonly [string, string | number]> => {
   if (f === undefined) return []
   const out: Array<readonly [string, string | number]> = []
-  if (f.door !== undefined) out.push(["door", f.door])
-  if (f.keyId !== undefined) out.push(["key", f.keyId])
-  if (f.group !== undefined) out.push(["group", f.group])
+  out.push(["door", f.door], ["key", f.keyId], ["group", f.group])
   if (f.model !== undefined) out.push(["model", f.model])
   if (f.account !== undefined) out.push(["account", f.account])
   if (f.upstreamStatus !== undefined) out.push(["upstream_status", f.upstreamStatus])
-  if (f.attempts > 0) out.push(["attempts", f.attempts])
+  if (f.attempts !== undefined) out.push(["attempts", f.attempts])
   if (f.upstreamLatencyMs !== undefined) out.push(["upstream_ms", f.upstreamLatencyMs])
   if (f.inputTokens !== undefined) out.push(["input_tokens", f.inputTokens])
   if (f.outputTokens !== undefined) out.push(["output_tokens", f.outputTokens])
@@ -107,14 +105,11 @@ export const recordAdminCall = (log: AccessLogShape, entry: AdminAccessEntry): E
  */
 const factMembers = (f: RequestFacts | undefined): string => {
   if (f === undefined) return ""
-  let s = ""
-  if (f.door !== undefined) s += `,"door":"${f.door}"`
-  if (f.keyId !== undefined) s += `,"key":${JSON.stringify(f.keyId)}`
-  if (f.group !== undefined) s += `,"group":${JSON.stringify(f.group)}`
+  let s = `,"door":"${f.door}","key":${JSON.stringify(f.keyId)},"group":${JSON.stringify(f.group)}`
   if (f.model !== undefined) s += `,"model":${JSON.stringify(f.model)}`
   if (f.account !== undefined) s += `,"account":${JSON.stringify(f.account)}`
   if (f.upstreamStatus !== undefined) s += `,"upstream_status":${f.upstreamStatus}`
-  if (f.attempts > 0) s += `,"attempts":${f.attempts}`
+  if (f.attempts !== undefined) s += `,"attempts":${f.attempts}`
   if (f.upstreamLatencyMs !== undefined) s += `,"upstream_ms":${f.upstreamLatencyMs}`
   if (f.inputTokens !== undefined) s += `,"input_tokens":${f.inputTokens}`
   if (f.outputTokens !== undefined) s += `,"output_tokens":${f.outputTokens}`

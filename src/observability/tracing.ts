@@ -13,7 +13,7 @@
  * an embedder may instead set `ListenOptions.tracing` and provide any Tracer.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Config, Effect, Exit, Layer, Option, type Tracer } from "effect"
+import { Config, Context, Effect, Exit, Layer, Option, type Tracer } from "effect"
 import * as HttpTraceContext from "effect/http/HttpTraceContext"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as OtlpSerialization from "effect/observability/OtlpSerialization"
@@ -26,18 +26,27 @@ export const traceparentOf = (span: Tracer.Span): string =>
 
 /**
  * `effect` as a child span of the request's span, when the request has one (tracing on); the
- * effect itself otherwise. `parent` makes the link explicit where the fiber's context has lost it
- * (a finalizer after the answer).
+ * effect itself otherwise. `parent` (the request's span: `currentRequestSpan`) makes the link
+ * explicit where the fiber's context has lost it (a finalizer after the answer).
  */
 export const traced = <A, E, R>(
-  facts: RequestFacts,
+  parent: Tracer.Span | undefined,
   name: string,
   effect: Effect.Effect<A, E, R>,
   attributes?: Record<string, unknown>
 ): Effect.Effect<A, E, R> =>
-  facts.span === undefined
+  parent === undefined
     ? effect
-    : Effect.withSpan(effect, name, { parent: facts.span, ...(attributes === undefined ? {} : { attributes }) })
+    : Effect.withSpan(effect, name, { parent, ...(attributes === undefined ? {} : { attributes }) })
+
+/**
+ * The span of the request this fiber serves (the app's, or a WebSocket turn's), when tracing is on;
+ * undefined: make no spans. Provided from above, like the request id.
+ */
+export const currentRequestSpan: Context.Reference<Tracer.Span | undefined> = Context.Reference<Tracer.Span | undefined>(
+  "modelgate/RequestSpan",
+  { defaultValue: () => undefined }
+)
 
 /** The request's server span, its parent the client's `traceparent` (or b3) when it sent one. */
 export const startRequestSpan = (request: HttpServerRequest.HttpServerRequest, path: string, route: string) =>
@@ -48,15 +57,22 @@ export const startRequestSpan = (request: HttpServerRequest.HttpServerRequest, p
   })
 
 /** Ends the request's span with what it came to. */
-export const endRequestSpan = (span: Tracer.Span, facts: RequestFacts, status: number, code: string, endNanos: bigint) => {
+export const endRequestSpan = (
+  span: Tracer.Span,
+  facts: RequestFacts | undefined,
+  status: number,
+  code: string,
+  endNanos: bigint
+) => {
   span.attribute("http.response.status_code", status)
   span.attribute("modelgate.code", code)
-  if (facts.keyId !== undefined) span.attribute("modelgate.key", facts.keyId)
-  if (facts.group !== undefined) span.attribute("modelgate.group", facts.group)
+  if (facts === undefined) return span.end(endNanos, status >= 500 ? Exit.fail(code) : Exit.void)
+  span.attribute("modelgate.key", facts.keyId)
+  span.attribute("modelgate.group", facts.group)
   if (facts.model !== undefined) span.attribute("gen_ai.request.model", facts.model)
   if (facts.account !== undefined) span.attribute("modelgate.account", facts.account)
   if (facts.upstreamStatus !== undefined) span.attribute("modelgate.upstream.status_code", facts.upstreamStatus)
-  if (facts.attempts > 0) span.attribute("modelgate.upstream.attempts", facts.attempts)
+  if (facts.attempts !== undefined) span.attribute("modelgate.upstream.attempts", facts.attempts)
   if (facts.inputTokens !== undefined) span.attribute("gen_ai.usage.input_tokens", facts.inputTokens)
   if (facts.outputTokens !== undefined) span.attribute("gen_ai.usage.output_tokens", facts.outputTokens)
   if (facts.costMicros !== undefined) span.attribute("modelgate.cost_usd", facts.costMicros / 1_000_000)

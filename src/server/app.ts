@@ -3,9 +3,12 @@
  * - an id (`x-request-id` on every answer, `request_id` on every log line of the request);
  * - the one mapping of failures to the error envelope: typed errors exhaustively (domain/envelope),
  *   the router's RouteNotFound as 404/405, defects as 500s that do not leak internals;
+ * - the doors (responses, messages, the WebSocket upgrade) run as programs that return their answer
+ *   or refusal with their record of the request (endpoints/kit/door.ts); other routes through the
+ *   router;
  * - one access-log line and one metric per request, once it is over: the status it was answered
- *   with, or 499 when the client left first (as nginx logs it), and the request's facts
- *   (observability/requestFacts.ts) the endpoint noted;
+ *   with, or 499 when the client left first (as nginx logs it), and what the door's record came to
+ *   (observability/requestFacts.ts);
  * - the `x-ratelimit-*` headers of an admitted request, on whatever answer it gets;
  * - the write-stall cut of a streamed answer (STREAM_WRITE_TIMEOUT_MS, ./writeStall.ts).
  *
@@ -21,13 +24,13 @@ import { envelopeBody, envelopeHeaders, envelopeOf, type Envelope, internalError
 import type { GatewayError } from "../domain/errors.js"
 import { anthropicErrorOf } from "../domain/anthropicError.js"
 import { newRequestId } from "../domain/ids.js"
+import { type DoorRecord, factsOf, recordHeaders, type Refused as DoorRefused, type Served } from "../endpoints/kit/door.js"
 import { pathOf, requestContext } from "../endpoints/kit/request.js"
 import { makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
 import { AccessLog } from "../observability/accessLog.js"
 import { countRequest } from "../observability/metrics.js"
-import { newRequestFacts } from "../observability/requestFacts.js"
 import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
-import { makeRouterWith, MESSAGES_PATHS, refusal, routeName } from "./router.js"
+import { doorFor, type Doors, makeDoors, makeRouterWith, MESSAGES_PATHS, refusal, routeName } from "./router.js"
 import { watchWriteStall } from "./writeStall.js"
 
 /** The route as a span names it: one name for the responses aliases, none for unknown paths. */
@@ -88,8 +91,17 @@ const interrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>
  */
 export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(function*() {
   const tracing = options.tracing === true
-  const responsesUpgrade = yield* makeResponsesWebSocket({ tracing })
-  const router = yield* makeRouterWith({ responsesUpgrade })
+  const upgrade = yield* makeResponsesWebSocket({ tracing })
+  const doors: Doors = { ...(yield* makeDoors), responsesUpgrade: upgrade }
+  const router = yield* makeRouterWith({ doors })
+  // The platform serves a request uninterruptibly and its router makes a route's handler
+  // interruptible (a client that leaves interrupts it); a door dispatched here is made so too.
+  const dispatched: Doors = {
+    responses: Effect.interruptible(doors.responses),
+    messages: Effect.interruptible(doors.messages),
+    countTokens: Effect.interruptible(doors.countTokens),
+    responsesUpgrade: Effect.interruptible(upgrade)
+  }
   const accessLog = yield* AccessLog
   const stallMillis = (yield* Settings).streamWriteTimeoutMillis
 
@@ -101,17 +113,17 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
     const id = newRequestId()
     const started = clock.currentTimeMillisUnsafe()
     const path = pathOf(request.url)
-    const facts = newRequestFacts()
-    // What the request's steps read: its id, its facts, and the id on every log line.
-    const withRequest = requestContext(id, facts)
+    const door = doorFor(dispatched, request.method, path)
     let status = 200
     let code = "ok"
     let answeredAt: number | undefined
     let stalled = false
+    // What the door returned of the request (with its answer or its refusal): none for other routes.
+    let record: DoorRecord | undefined
 
     // Last to run when the request's scope closes: the response is out (or the client left), and
-    // what the request held has been given back. The scope closes with how the request ended: an
-    // interruption there is a client that went away (or was cut for not reading).
+    // what the request held has been given back, its settlement done. The scope closes with how
+    // the request ended: an interruption there is a client that went away (or was cut for not reading).
     const logged = (span: Tracer.Span | undefined) =>
       Scope.addFinalizerExit(scope, (exit) =>
         Effect.suspend(() => {
@@ -122,28 +134,32 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
             status = 499
             code = "client_closed_request"
           }
-          const record = Effect.andThen(countRequest(routeName(path), status, code), accessLog.record({
-            requestId: id,
-            method: request.method,
-            path,
-            status,
-            code,
-            durationMs: (answeredAt ?? clock.currentTimeMillisUnsafe()) - started,
-            facts
-          }))
-          if (span === undefined) return record
-          return Effect.tap(record, Effect.sync(() => {
-            // The router names the route it took (`/v1/responses/*`) on the span; ours is the template.
-            span.attribute("http.route", routeTemplate(path))
-            endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())
-          }))
+          const facts = record === undefined ? Effect.undefined : factsOf(record)
+          return Effect.flatMap(facts, (facts) => {
+            const logged = Effect.andThen(countRequest(routeName(path), status, code), accessLog.record({
+              requestId: id,
+              method: request.method,
+              path,
+              status,
+              code,
+              durationMs: (answeredAt ?? clock.currentTimeMillisUnsafe()) - started,
+              facts
+            }))
+            if (span === undefined) return logged
+            return Effect.tap(logged, Effect.sync(() => {
+              // The router names the route it took (`/v1/responses/*`) on the span; ours is the template.
+              span.attribute("http.route", routeTemplate(path))
+              endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())
+            }))
+          })
         }))
 
     const answered = (response: HttpServerResponse.HttpServerResponse) => {
       status = response.status
       const identified = HttpServerResponse.setHeader(response, "x-request-id", id)
       // Once a request is admitted under its per-minute limits, every answer says where they stand.
-      const answer = facts.headers === undefined ? identified : HttpServerResponse.setHeaders(identified, facts.headers)
+      const headers = recordHeaders(record)
+      const answer = headers === undefined ? identified : HttpServerResponse.setHeaders(identified, headers)
       if (answer.body._tag === "Stream") watchWriteStall(request, stallMillis, () => void (stalled = true))
       // First to run when the scope closes (added last): the client's wait ends here, before the
       // settlement that follows the answer.
@@ -167,17 +183,23 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
         : Effect.andThen(Effect.logError("unhandled defect", cause), response)
     }
 
-    const served = Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
-    if (!tracing) return Effect.updateContext(Effect.andThen(logged(undefined), served), withRequest)
-    return Effect.updateContext(
-      startRequestSpan(request, path, routeTemplate(path)).pipe(
-        Effect.tap((span) => {
-          facts.span = span
-          return logged(span)
-        }),
-        Effect.flatMap((span) => Effect.withParentSpan(served, span))
-      ),
-      withRequest
+    const served: GatewayApp = door === undefined
+      ? Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
+      : Effect.matchCauseEffect(door, {
+        onFailure: (cause: Cause.Cause<DoorRefused>) => {
+          const refused = Cause.findErrorOption(cause)
+          if (refused._tag === "Some") record = refused.value.record
+          return failed(Cause.map(cause, (r) => r.error))
+        },
+        onSuccess: (served: Served) => {
+          record = served.record
+          return answered(served.response)
+        }
+      })
+    if (!tracing) return Effect.updateContext(Effect.andThen(logged(undefined), served), requestContext(id, undefined))
+    return startRequestSpan(request, path, routeTemplate(path)).pipe(
+      Effect.tap(logged),
+      Effect.flatMap((span): GatewayApp => Effect.updateContext(Effect.withParentSpan(served, span), requestContext(id, span)))
     )
   })
   return app

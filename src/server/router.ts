@@ -18,6 +18,7 @@ import { makeUsageHandler } from "../endpoints/usage.js"
 import { makeResponsesHandler } from "../endpoints/responses/handler.js"
 import { responsesSubpath } from "../endpoints/responses/subpath.js"
 import { makeMessagesHandlers } from "../endpoints/messages/handler.js"
+import { asRoute, type DoorProgram } from "../endpoints/kit/door.js"
 import { Settings } from "../config/AppConfig.js"
 import { Readiness } from "../services/readiness/Readiness.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
@@ -113,24 +114,62 @@ export type GatewayRoutes = Effect.Effect<
   HttpServerRequest.HttpServerRequest | Scope.Scope
 >
 
-export interface RouterOptions {
+/** The doors: the routes that serve turns, each answering with its record of the request (kit/door.ts). */
+export interface Doors {
+  readonly responses: DoorProgram
+  readonly messages: DoorProgram
+  readonly countTokens: DoorProgram
   /** GET on the responses paths: the WebSocket transport (the gateway app provides it). */
-  readonly responsesUpgrade?: RouteHandler
+  readonly responsesUpgrade?: DoorProgram | undefined
+}
+
+/** The doors, with their services resolved once. */
+export const makeDoors = Effect.gen(function*() {
+  const responses = yield* makeResponsesHandler
+  const { countTokens, messages } = yield* makeMessagesHandlers
+  const doors: Doors = { responses, messages, countTokens }
+  return doors
+})
+
+/** Whether a path's percent-escapes decode (the router matches no path whose escapes do not). */
+const decodes = (path: string): boolean => {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The door a request is for, if any: what the router would route it to among `doors`. */
+export const doorFor = (doors: Doors, method: string, path: string): DoorProgram | undefined => {
+  if (method === "POST") {
+    if (path === MESSAGES_PATHS[0]) return doors.messages
+    if (path === MESSAGES_PATHS[1]) return doors.countTokens
+    return isResponsesPath(path) && decodes(path) ? doors.responses : undefined
+  }
+  return method === "GET" && isResponsesPath(path) && decodes(path) ? doors.responsesUpgrade : undefined
+}
+
+export interface RouterOptions {
+  /** The doors, when built already (the gateway app dispatches to them itself). */
+  readonly doors?: Doors
 }
 
 /**
  * The router, with every handler's services resolved once, as an HttpEffect over the request. Its
- * routes live as long as the Scope it is built in.
+ * routes live as long as the Scope it is built in. A door's route answers with the door's answer
+ * (and its rate-limit headers), or fails with its error.
  */
 export const makeRouterWith = (options: RouterOptions) => Effect.gen(function*() {
-  const responses = yield* makeResponsesHandler
-  const messages = yield* makeMessagesHandlers
+  const doors = options.doors ?? (yield* makeDoors)
+  const responses = asRoute(doors.responses)
   const { antigravityModels, models } = yield* makeModelsHandlers
   const usage = yield* makeUsageHandler
   const scheduler = yield* Scheduler
   const settings = yield* Settings
   const readiness = yield* Readiness
-  const upgrade = options.responsesUpgrade ?? upgradeAnswer
+  const upgrade = doors.responsesUpgrade === undefined ? upgradeAnswer : asRoute(doors.responsesUpgrade)
   const routes: Array<HttpRouter.Route<GatewayError | RouteRefused>> = [
     HttpRouter.route("GET", "/v1/models", models),
     HttpRouter.route("GET", "/antigravity/models", antigravityModels),
@@ -142,8 +181,8 @@ export const makeRouterWith = (options: RouterOptions) => Effect.gen(function*()
     // takes `/ui`.
     HttpRouter.route("GET", "/ui/*", uiHandler("key")),
     // Claude Code and the Anthropic SDK (`?beta=true` is a query: the path is the same).
-    HttpRouter.route("POST", "/v1/messages", messages.messages),
-    HttpRouter.route("POST", "/v1/messages/count_tokens", messages.countTokens)
+    HttpRouter.route("POST", "/v1/messages", asRoute(doors.messages)),
+    HttpRouter.route("POST", "/v1/messages/count_tokens", asRoute(doors.countTokens))
   ]
   for (const path of RESPONSES_PATHS) {
     // `<path>/*` takes `<path>` itself too.

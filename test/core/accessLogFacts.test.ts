@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Logger } from "effect"
 import { type AccessEntry, AccessLog, accessLine } from "../../src/observability/accessLog.js"
 import { formatLine } from "../../src/observability/logger.js"
-import { newRequestFacts } from "../../src/observability/requestFacts.js"
+import type { RequestFacts } from "../../src/observability/requestFacts.js"
 import { type LogLine, type SchedulingGateway, startSchedulingGateway, streamRequest } from "../scheduler/gatewayHarness.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway } from "../support/gateway.js"
@@ -252,19 +252,21 @@ describe("the stdout writer's line (accessLine)", () => {
   }
 
   it("writes exactly the logger's line for a request with every fact, and valid JSON for awkward text", () => {
-    const facts = newRequestFacts()
-    // Ids come from configuration: a quote, a backslash, a control character and non-ASCII must
-    // still make valid JSON.
-    facts.keyId = "key \"one\"\\\u0001é"
-    facts.group = "team/α"
-    facts.model = "gpt-5.4"
-    facts.account = "acct \"a\""
-    facts.upstreamStatus = 200
-    facts.attempts = 2
-    facts.upstreamLatencyMs = 37
-    facts.inputTokens = 1234
-    facts.outputTokens = 56
-    facts.costMicros = 4_321
+    const facts: RequestFacts = {
+      door: "responses",
+      // Ids come from configuration: a quote, a backslash, a control character and non-ASCII must
+      // still make valid JSON.
+      keyId: "key \"one\"\\\u0001é",
+      group: "team/α",
+      model: "gpt-5.4",
+      account: "acct \"a\"",
+      upstreamStatus: 200,
+      attempts: 2,
+      upstreamLatencyMs: 37,
+      inputTokens: 1234,
+      outputTokens: 56,
+      costMicros: 4_321
+    }
     const entry: AccessEntry = {
       requestId: "5f0e8e8c-0000-4000-8000-000000000002",
       method: "POST",
@@ -284,6 +286,7 @@ describe("the stdout writer's line (accessLine)", () => {
       status: 200,
       code: "ok",
       duration_ms: 41,
+      door: "responses",
       key: facts.keyId,
       group: "team/α",
       model: "gpt-5.4",
@@ -308,11 +311,9 @@ describe("the stdout writer's line (accessLine)", () => {
     }
     const bare = JSON.parse(accessLine(base, new Date())) as { annotations: Record<string, unknown> }
     expect(Object.keys(bare.annotations)).toEqual(["request_id", "method", "path", "status", "code", "duration_ms"])
-    const facts = newRequestFacts()
-    facts.keyId = "k1"
-    facts.group = "g"
+    const facts: RequestFacts = { door: "messages", keyId: "k1", group: "g" }
     const partial = JSON.parse(accessLine({ ...base, status: 404, facts }, new Date())) as { annotations: Record<string, unknown> }
-    expect(Object.keys(partial.annotations)).toEqual(["request_id", "method", "path", "status", "code", "duration_ms", "key", "group"])
+    expect(Object.keys(partial.annotations)).toEqual(["request_id", "method", "path", "status", "code", "duration_ms", "door", "key", "group"])
     expect(JSON.parse(viaLogger({ ...base, status: 404, facts }))).toMatchObject({ annotations: partial.annotations })
   })
 })

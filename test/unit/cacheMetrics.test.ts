@@ -9,9 +9,8 @@ import { describe, expect, it } from "vitest"
 import { cacheHitRatio, accountView, usageRowView } from "../../src/admin/views.js"
 import { emptyUsage, type TokenUsage } from "../../src/domain/usage.js"
 import type { Account } from "../../src/domain/model.js"
-import { settleUsage } from "../../src/endpoints/responses/settle.js"
+import { settleUsage } from "../../src/core/settlement.js"
 import { accountCacheTally, inputTokensByAccount, inputTokensByKey } from "../../src/observability/metrics.js"
-import { newRequestFacts } from "../../src/observability/requestFacts.js"
 import * as QuotaMemory from "../../src/services/quota/memory.js"
 import { Quota } from "../../src/services/quota/Quota.js"
 import { testData } from "../support/gateway.js"
@@ -23,12 +22,10 @@ const data = testData({ groups: [{ name: "g", platform: "anthropic" }], users: [
 const quota = Effect.runSync(Effect.provide(Quota, QuotaMemory.layerTest(data)))
 
 let nextId = 0
-/** Settles `u` for `key` as answered by `account` (through the request's facts, as the gateway does). */
+/** Settles `u` for `key` as answered by `account`, as the core does after an answer. */
 const settle = (u: TokenUsage, key: string, account: string | undefined, estimated = false) => {
-  const facts = newRequestFacts()
-  facts.account = account
   const settlement = { requestId: `r-cache-${nextId++}`, principal: testPrincipal({ key }), model: "claude-sonnet-4-5", usage: u, at: new Date() }
-  return Effect.runPromise(settleUsage(quota, estimated ? { ...settlement, estimated } : settlement, "claude-sonnet-4-5", facts))
+  return Effect.runPromise(settleUsage(quota, estimated ? { ...settlement, estimated } : settlement, "claude-sonnet-4-5", account))
 }
 
 const count = (metric: Metric.Counter<number>, attributes: Record<string, string>) =>

@@ -5,9 +5,9 @@
  * The id is a Context.Reference that the gateway app sets when a request starts (src/server/app.ts),
  * with a default outside a request (an empty id: `requestId` then makes a fresh one).
  */
-import { Context, Effect, References } from "effect"
+import { Context, Effect, References, type Tracer } from "effect"
 import { newRequestId } from "../../domain/ids.js"
-import { currentRequestFacts, type RequestFacts } from "../../observability/requestFacts.js"
+import { currentRequestSpan } from "../../observability/tracing.js"
 
 /** Lower-case header names, as the platform gives them. */
 export type Headers = Readonly<Record<string, string | undefined>>
@@ -26,13 +26,15 @@ export const pathOf = (url: string): string => {
 }
 
 /**
- * The context a request's steps run in: its id, its facts, and the id on every log line. Three
- * entries added to the fiber's context (overlays); Effect.provideContext would merge a context
- * into it instead, copying every service of the app on every request.
+ * The context a request's steps run in: its id, its span (tracing on), and the id on every log
+ * line. Entries added to the fiber's context (overlays); Effect.provideContext would merge a
+ * context into it instead, copying every service of the app on every request.
  */
-export const requestContext = (id: string, facts: RequestFacts) => <R>(context: Context.Context<R>): Context.Context<R> =>
-  Context.add(
-    Context.add(Context.add(context, currentRequestId, id), currentRequestFacts, facts),
+export const requestContext = (id: string, span: Tracer.Span | undefined) => <R>(context: Context.Context<R>): Context.Context<R> => {
+  const identified = Context.add(
+    Context.add(context, currentRequestId, id),
     References.CurrentLogAnnotations,
     { ...Context.get(context, References.CurrentLogAnnotations), request_id: id }
   )
+  return span === undefined ? identified : Context.add(identified, currentRequestSpan, span)
+}

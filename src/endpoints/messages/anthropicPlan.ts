@@ -4,7 +4,7 @@
  * `anthropic-version` and `anthropic-beta`; the answer (JSON or SSE) comes back as it came, but for
  * the model name restored. Usage is read from the answer and settled at the cache prices.
  */
-import { Clock, Effect, type Stream } from "effect"
+import { Effect, type Stream } from "effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../../config/AppConfig.js"
 import type { Budget, RoutePlan } from "../../core/admittedTurn.js"
@@ -12,14 +12,13 @@ import type { InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { anthropicPassthroughHeaders, type ClientHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
 import { emptyUsage } from "../../domain/usage.js"
-import type { RequestFacts } from "../../observability/requestFacts.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { Quota } from "../../services/quota/Quota.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { mayCarryOurThinking, withoutOurThinking } from "../../translate/messages/signature.js"
 import { foldUsage } from "../../translate/output.js"
 import { json as jsonReply, rawJson } from "../kit/reply.js"
-import { answerJson, estimatedUsage, settlementFor } from "../responses/openaiPath.js"
+import { answerJson, estimatedUsage } from "../responses/openaiPath.js"
+import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import { relaySse } from "../responses/sseRelay.js"
 import type { Answer } from "../../core/upstreamCall.js"
 import { MessagesPassthrough } from "./passthroughStream.js"
@@ -36,7 +35,6 @@ export interface MessagesPlanInput {
   readonly metricModel: string
   /** How far a stream may run on what the key may still spend (core/admittedTurn.ts); undefined: unbounded. */
   readonly budget: Budget | undefined
-  readonly facts: RequestFacts
   readonly clientHeaders: ClientHeaders
   /** The sticky-session id, which also names the upstream's prompt cache (openaiPlan.ts). */
   readonly session: string | undefined
@@ -44,21 +42,19 @@ export interface MessagesPlanInput {
 
 /** A Messages request's plan: the upstream call, and its answer rendered for a Messages client. */
 export interface MessagesPlan extends RoutePlan {
-  readonly json: (answer: Answer) => Effect.Effect<HttpServerResponse.HttpServerResponse, UpstreamFailed>
+  readonly json: (answer: Answer) => Effect.Effect<Rendered<HttpServerResponse.HttpServerResponse>, UpstreamFailed>
   /** The client's SSE frames: never fails, always ends with `message_stop` or an `error` event. */
-  readonly stream: (answer: Answer) => Stream.Stream<Uint8Array>
+  readonly stream: (answer: Answer) => Rendered<Stream.Stream<Uint8Array>>
 }
 
 export type MessagesPlanner = (input: MessagesPlanInput) => Effect.Effect<MessagesPlan, InvalidRequest>
 
 export const makeAnthropicPlanner = Effect.gen(function*() {
-  const quota = yield* Quota
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
   const plan: MessagesPlanner = (input) =>
-    Effect.map(Clock.currentTimeMillis, (started) => {
+    Effect.sync(() => {
       const { principal, request } = input
-      const settlement = settlementFor(quota, { ...input, model: request.model }, started)
       const headers = anthropicPassthroughHeaders(input.clientHeaders)
 
       // Thinking we signed for an OpenAI group means nothing to Anthropic: such blocks are left out.
@@ -79,25 +75,24 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
 
       const json = (answer: Answer) =>
         Effect.map(answerJson(answer), ({ body, text }) => {
-          const usage = foldUsage(emptyUsage, body["usage"])
-          settlement.arm(() => usage)
-          if (body["model"] === request.model || typeof body["model"] !== "string") return rawJson(text)
+          const usage = reported(foldUsage(emptyUsage, body["usage"]))
+          if (body["model"] === request.model || typeof body["model"] !== "string") return { answer: rawJson(text), usage }
           body["model"] = request.model
-          return jsonReply(body)
+          return { answer: jsonReply(body), usage }
         })
 
-      const stream = (answer: Answer) => {
+      const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
         const state = new MessagesPassthrough(request.model)
         // Billed as reported; a stream cut before its output was reported keeps message_start's
         // exact input and estimates the output sent (or, with no message_start, both).
-        settlement.arm(() => {
+        const usage = meteredAtEnd(() => {
           const reported = state.reportedUsage()
           if (reported !== undefined) return reported
           const start = state.startUsage()
           const estimate = estimatedUsage(principal.group.name, start === undefined ? messagesTexts(request.body) : [], state.outputSoFar())
           return start === undefined ? estimate : Effect.map(estimate, (u) => ({ ...start, outputTokens: u.outputTokens }))
         })
-        return relaySse(answer.response.body, {
+        const frames = relaySse(answer.response.body, {
           frames: (frames, out) => {
             for (const frame of frames) state.onFrame(frame, out)
           },
@@ -105,9 +100,10 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
           // message_start's exact input once it came, else the rough count.
           halt: budgetHalt(input.budget, () => state.startUsage()?.inputTokens ?? roughMessagesTokens(request.body), () => state.outputCharsSoFar())
         }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+        return { answer: frames, usage }
       }
 
-      const messagesPlan: MessagesPlan = { build, json, stream, settle: settlement.settle }
+      const messagesPlan: MessagesPlan = { build, json, stream }
       return messagesPlan
     })
   return plan

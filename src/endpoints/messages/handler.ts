@@ -5,20 +5,19 @@
  * passed through (anthropicPlan.ts), an OpenAI group translated both ways (openaiPlan.ts). Errors
  * are answered in Anthropic's shape by the app (src/server/app.ts names the door by its path).
  */
-import { Effect, type Scope } from "effect"
+import { Effect } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
-import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../../config/AppConfig.js"
-import { makeAdmitTurn } from "../../core/admittedTurn.js"
-import type { GatewayError } from "../../domain/errors.js"
+import { answerOfTurn, makeAdmitTurn } from "../../core/admittedTurn.js"
+import { mapRendered } from "../../core/settlement.js"
 import { anthropicPassthroughHeaders } from "../../domain/forwardHeaders.js"
 import { upstreamModel } from "../../domain/model.js"
-import { requestFacts } from "../../observability/requestFacts.js"
 import { KeyRepo } from "../../services/keyRepo/KeyRepo.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { sessionOf } from "../../services/scheduler/session.js"
 import { authenticate } from "../kit/auth.js"
 import { parseJson, readBodyText } from "../kit/body.js"
+import { type DoorProgram, type DoorRecord, Refused, recordFor, refusedWith } from "../kit/door.js"
 import { json, rawJson, sse } from "../kit/reply.js"
 import { requestId as currentRequestId } from "../kit/request.js"
 import { answerJson } from "../responses/openaiPath.js"
@@ -30,12 +29,14 @@ import { countMessagesTokens } from "./localCount.js"
 import { makeOpenAIMessagesPlanner } from "./openaiPlan.js"
 import { messagesPolicy } from "./policy.js"
 import { validateMessagesBody } from "./validate.js"
+import type { Attempt, TurnFacts } from "../../core/turnFacts.js"
+import { currentRequestSpan } from "../../observability/tracing.js"
 
-export type MessagesHandler = Effect.Effect<
-  HttpServerResponse.HttpServerResponse,
-  GatewayError,
-  HttpServerRequest.HttpServerRequest | Scope.Scope
->
+/** A call outside a turn (count_tokens): its attempts, no limits, nothing settled. */
+const callFacts = (attempts: ReadonlyArray<Attempt>): TurnFacts => ({
+  headers: {},
+  outcome: Effect.succeed({ attempts, settled: undefined })
+})
 
 export const makeMessagesHandlers = Effect.gen(function*() {
   const settings = yield* Settings
@@ -49,55 +50,60 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   /** The key, the body and its checks: what both routes read first. */
   const readRequest = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const principal = yield* authenticate(keys, request, { allowExpired: false })
-    const facts = yield* requestFacts
-    facts.door = "messages"
-    facts.keyId = principal.key.id
-    facts.group = principal.group.name
-    const rawBody = yield* readBodyText(request, settings.maxBodyBytes)
-    const validated = yield* Effect.fromResult(validateMessagesBody(yield* parseJson(rawBody)))
-    facts.model = validated.model
-    return { request, principal, facts, rawBody, validated }
+    const principal = yield* refusedWith(undefined)(authenticate(keys, request, { allowExpired: false }))
+    const who = recordFor("messages", principal)
+    const rawBody = yield* refusedWith(who)(readBodyText(request, settings.maxBodyBytes))
+    const validated = yield* refusedWith(who)(Effect.flatMap(parseJson(rawBody), (body) => Effect.fromResult(validateMessagesBody(body))))
+    const record: DoorRecord = { ...who, model: validated.model }
+    return { request, principal, record, rawBody, validated }
   })
 
-  const messages: MessagesHandler = Effect.gen(function*() {
-    const { facts, principal, rawBody, request, validated } = yield* readRequest
+  const messages: DoorProgram = Effect.gen(function*() {
+    const { principal, rawBody, record, request, validated } = yield* readRequest
     const requestId = yield* currentRequestId
     const planner = principal.group.platform === "openai" ? planOpenAI : planAnthropic
     const session = sessionOf(principal.key.id, request.headers, validated.body)
-    const { answer, plan } = yield* admit({
+    const turn = yield* admit({
       requestId,
       principal,
       policy: messagesPolicy(validated),
       session,
-      facts,
       plan: ({ budget, metricModel }) =>
-        planner({ requestId, principal, request: validated, rawBody, metricModel, budget, facts, clientHeaders: request.headers, session })
-    })
-    if (!validated.stream) return yield* plan.json(answer._tag === "Answered" ? answer.answer : yield* answer.resume)
-    if (answer._tag === "Answered") return sse(plan.stream(answer.answer))
-    // Waiting for a slot inside the stream: `ping` events meanwhile, an `error` event if the wait fails.
-    return sse(waitingStream({
-      model: validated.model,
-      requestId,
-      keepAliveMillis: settings.scheduling.keepAliveMillis,
-      prepare: answer.resume,
-      stream: plan.stream,
-      drainDeadline: lifecycle.drainDeadline,
-      keepAlive: PING_FRAME,
-      failed: (code, message) => errorFrame(code, message)
-    }))
+        planner({ requestId, principal, request: validated, rawBody, metricModel, budget, clientHeaders: request.headers, session }),
+      render: (plan, answer) => {
+        if (!validated.stream) return Effect.flatMap(answerOfTurn(answer), plan.json)
+        if (answer._tag === "Answered") return Effect.succeed(mapRendered(plan.stream(answer.answer), sse))
+        // Waiting for a slot inside the stream: `ping` events meanwhile, an `error` event if the wait fails.
+        return Effect.succeed(mapRendered(
+          waitingStream({
+            model: validated.model,
+            requestId,
+            keepAliveMillis: settings.scheduling.keepAliveMillis,
+            prepare: answer.resume,
+            stream: plan.stream,
+            drainDeadline: lifecycle.drainDeadline,
+            keepAlive: PING_FRAME,
+            failed: (code, message) => errorFrame(code, message)
+          }),
+          sse
+        ))
+      }
+    }).pipe(Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...record, turn: failed.facts } })))
+    return { response: turn.answer, record: { ...record, turn: turn.facts } }
   })
 
   /**
    * An Anthropic group asks its upstream (not billed, no slot of the key's: it is no turn); an
    * OpenAI group counts here with the o200k tokenizer.
    */
-  const countTokens: MessagesHandler = Effect.gen(function*() {
-    const { facts, principal, rawBody, request, validated } = yield* readRequest
-    if (principal.group.platform === "openai") return json({ input_tokens: yield* countMessagesTokens(validated.body) })
+  const countTokens: DoorProgram = Effect.gen(function*() {
+    const { principal, rawBody, record, request, validated } = yield* readRequest
+    if (principal.group.platform === "openai") {
+      const tokens = yield* countMessagesTokens(validated.body)
+      return { response: json({ input_tokens: tokens }), record }
+    }
     const headers = anthropicPassthroughHeaders(request.headers)
-    const step = yield* call({
+    const answer = yield* call({
       requestId: yield* currentRequestId,
       principal,
       model: validated.model,
@@ -111,10 +117,14 @@ export const makeMessagesHandlers = Effect.gen(function*() {
           headers
         }
       },
-      facts
-    }, false)
-    const { text } = yield* answerJson(yield* answerOf(step))
-    return rawJson(text)
+      span: yield* currentRequestSpan
+    }, false).pipe(
+      Effect.flatMap(answerOf),
+      Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...record, turn: callFacts(failed.attempts) } }))
+    )
+    const counted = { ...record, turn: callFacts(answer.attempts) }
+    const { text } = yield* refusedWith(counted)(answerJson(answer))
+    return { response: rawJson(text), record: counted }
   })
 
   return { messages, countTokens } as const

@@ -4,20 +4,20 @@
  * (response.ts, stream.ts). The upstream's prompt cache is named by the session when the client's
  * request names none, so a long Claude Code session reads its prefix from the cache.
  */
-import { Clock, Effect, Result } from "effect"
+import { Effect, Result, type Stream } from "effect"
 import { Settings } from "../../config/AppConfig.js"
 import { InvalidRequest } from "../../domain/errors.js"
 import { eventData } from "../../domain/sse.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { Quota } from "../../services/quota/Quota.js"
 import { promptCacheKeyFor } from "../../services/scheduler/session.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { messagesToResponses } from "../../translate/messages/request.js"
 import { responseToMessage } from "../../translate/messages/response.js"
 import { MessagesStreamTranslator } from "../../translate/messages/stream.js"
 import { json as jsonReply } from "../kit/reply.js"
-import { answerJson, estimatedUsage, settlementFor } from "../responses/openaiPath.js"
+import { answerJson, estimatedUsage } from "../responses/openaiPath.js"
+import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import { relaySse } from "../responses/sseRelay.js"
 import type { Answer } from "../../core/upstreamCall.js"
 import type { MessagesPlan, MessagesPlanner } from "./anthropicPlan.js"
@@ -25,7 +25,6 @@ import { messagesTexts, roughMessagesTokens } from "./policy.js"
 import { budgetHalt, deltaChars } from "../kit/budget.js"
 
 export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
-  const quota = yield* Quota
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
   const plan: MessagesPlanner = (input) =>
@@ -40,8 +39,6 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
       if (body["prompt_cache_key"] === undefined && input.session !== undefined) {
         body["prompt_cache_key"] = promptCacheKeyFor(input.session)
       }
-      const started = yield* Clock.currentTimeMillis
-      const settlement = settlementFor(quota, { ...input, model: request.model }, started)
 
       const build = (account: Account): UpstreamRequest => ({
         path: "/responses",
@@ -53,17 +50,16 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
       const json = (answer: Answer) =>
         Effect.map(answerJson(answer), ({ body: response }) => {
           const { message, usage } = responseToMessage(response, { model: request.model })
-          settlement.arm(() => usage)
-          return jsonReply(message)
+          return { answer: jsonReply(message), usage: reported(usage) }
         })
 
-      const stream = (answer: Answer) => {
+      const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
         const translator = new MessagesStreamTranslator({ model: request.model })
         let sentChars = 0
-        settlement.arm(() =>
+        const usage = meteredAtEnd(() =>
           translator.usage() ?? estimatedUsage(principal.group.name, messagesTexts(request.body), translator.outputText())
         )
-        return relaySse(answer.response.body, {
+        const frames = relaySse(answer.response.body, {
           frames: (frames, out) => {
             for (const frame of frames) {
               const event = eventData(frame.data)
@@ -79,9 +75,10 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
           },
           halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => sentChars)
         }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+        return { answer: frames, usage }
       }
 
-      const messagesPlan: MessagesPlan = { build, json, stream, settle: settlement.settle }
+      const messagesPlan: MessagesPlan = { build, json, stream }
       return messagesPlan
     })
   return plan

@@ -12,7 +12,6 @@ import { type Account, upstreamModel } from "../../domain/model.js"
 import { json as jsonReply } from "../kit/reply.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { Quota } from "../../services/quota/Quota.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { toolNameMap } from "../../translate/names.js"
 import { responsesToMessages } from "../../translate/request.js"
@@ -20,7 +19,9 @@ import { messageToResponse } from "../../translate/response.js"
 import { finishStream, initialStreamState, stepStream, streamUsage } from "../../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../../translate/types.js"
 import { eventData } from "../../domain/sse.js"
-import { answerJson, type PathPlan, type Planner, settlementFor } from "./openaiPath.js"
+import { answerJson, type PathPlan, type Planner } from "./openaiPath.js"
+import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
+import type { Stream } from "effect"
 import { relay } from "./sseRelay.js"
 import { budgetHalt, deltaChars } from "../kit/budget.js"
 import { roughInputTokens } from "./policy.js"
@@ -28,7 +29,6 @@ import type { Collector } from "../kit/eventOut.js"
 import type { Answer } from "../../core/upstreamCall.js"
 
 export const makeMessagesPlanner = Effect.gen(function*() {
-  const quota = yield* Quota
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
   const plan: Planner = (input) => Effect.gen(function*() {
@@ -47,7 +47,6 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       stream: request.stream,
       headers
     })
-    const settlement = settlementFor(quota, { ...input, model: request.model }, now)
     const ctx = {
       responseId: newId("resp"),
       model: request.model,
@@ -61,15 +60,13 @@ export const makeMessagesPlanner = Effect.gen(function*() {
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body }) => {
         const { response, usage } = messageToResponse(body as unknown as AnthropicMessage, ctx)
-        settlement.arm(() => usage)
-        return jsonReply(response)
+        return { answer: jsonReply(response), usage: reported(usage) }
       })
 
-    const stream = <O>(answer: Answer, collector: () => Collector<O>) => {
+    const stream = <O>(answer: Answer, collector: () => Collector<O>): Rendered<Stream.Stream<O>> => {
       let state = initialStreamState(ctx)
       let sentChars = 0
-      settlement.arm(() => streamUsage(state))
-      return relay(answer.response.body, {
+      const events = relay(answer.response.body, {
         frames: (frames, out) => {
           for (const frame of frames) {
             const event = eventData(frame.data)
@@ -88,13 +85,13 @@ export const makeMessagesPlanner = Effect.gen(function*() {
         },
         halt: budgetHalt(input.budget, () => roughInputTokens(request.body), () => sentChars)
       }, collector, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+      return { answer: events, usage: meteredAtEnd(() => streamUsage(state)) }
     }
 
     const pathPlan: PathPlan = {
       build: build(anthropicForwardedHeaders(input.clientHeaders)),
       json,
-      stream,
-      settle: settlement.settle
+      stream
     }
     return pathPlan
   })

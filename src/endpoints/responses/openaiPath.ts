@@ -12,17 +12,15 @@ import { type Account, type Principal, upstreamModel } from "../../domain/model.
 import { fromResponsesUsage, parseUpstreamJson } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import { json as jsonReply, rawJson } from "../kit/reply.js"
-import { taggedCounters, upstreamLatency, usageEstimated } from "../../observability/metrics.js"
-import type { RequestFacts } from "../../observability/requestFacts.js"
+import { taggedCounters, usageEstimated } from "../../observability/metrics.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { promptCacheKeyFor } from "../../services/scheduler/session.js"
-import { Quota, type QuotaShape } from "../../services/quota/Quota.js"
 import { readText, type UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { moderationTexts, roughInputTokens, stripImageCalls } from "./policy.js"
 import { budgetHalt } from "../kit/budget.js"
-import { settleUsage } from "./settle.js"
+import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import { relay } from "./sseRelay.js"
 import type { Collector } from "../kit/eventOut.js"
 import { countTokens } from "./tokenEstimate.js"
@@ -42,8 +40,6 @@ export interface PathInput {
   readonly metricModel: string
   /** How far a stream may run on what the key may still spend (core/admittedTurn.ts); undefined: unbounded. */
   readonly budget: Budget | undefined
-  /** The request's facts: the settlement writes its tokens and cost there. */
-  readonly facts: RequestFacts
   /** The client's headers, for those that go upstream (src/domain/forwardHeaders.ts). */
   readonly clientHeaders: ClientHeaders
   /** The sticky-session id (services/scheduler/session.ts), which also names the upstream's prompt cache. */
@@ -80,17 +76,18 @@ const buildRequest = (input: PathInput, headers: ForwardedHeaders | undefined) =
 }
 
 /**
- * How one request is served, split at the upstream call so the handler decides when and where the
- * call runs (at once, or inside an SSE response that is waiting for a slot).
+ * How one request is served, split at the upstream call so the door decides when and where the
+ * call runs (at once, or inside an SSE response that is waiting for a slot). Each renderer returns
+ * its rendering with how to read what it used (the core settles that).
  */
 export interface PathPlan extends RoutePlan {
   /** A non-stream answer as the client's JSON response. */
-  readonly json: (answer: Answer) => Effect.Effect<HttpServerResponse.HttpServerResponse, UpstreamFailed>
+  readonly json: (answer: Answer) => Effect.Effect<Rendered<HttpServerResponse.HttpServerResponse>, UpstreamFailed>
   /**
    * A stream answer's events, collected for the door's wire (SSE bytes over HTTP, one message per
    * event on a WebSocket): never fails, always ends with a terminal event.
    */
-  readonly stream: <O>(answer: Answer, collector: () => Collector<O>) => Stream.Stream<O>
+  readonly stream: <O>(answer: Answer, collector: () => Collector<O>) => Rendered<Stream.Stream<O>>
 }
 
 /** How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts. */
@@ -108,65 +105,6 @@ export const answerJson = (answer: Answer): Effect.Effect<{ readonly text: strin
         onSuccess: (body) => Effect.succeed({ text, body }),
         onFailure: (why) => Effect.fail(new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
       }))
-
-/** Who a settlement is for and where it is noted, whatever the door. */
-export interface SettlementInput {
-  readonly requestId: string
-  readonly principal: Principal
-  /** The model the client asked for (priced by that name). */
-  readonly model: string
-  readonly metricModel: string
-  readonly facts: RequestFacts
-}
-
-/**
- * A plan's settlement for `input`, recorded through `quota` once the answer is over; `started`
- * (epoch millis, from the Clock) is when the request was planned.
- */
-export const settlementFor = (quota: QuotaShape, input: SettlementInput, started: number) =>
-  makeSettlement(
-    (usage, estimated, now) =>
-      settleUsage(quota, {
-        requestId: input.requestId,
-        principal: input.principal,
-        model: input.model,
-        usage,
-        estimated,
-        at: new Date(now)
-      }, input.metricModel, input.facts),
-    started
-  )
-
-/**
- * A plan's settlement: armed by whichever answer was rendered with how to read its usage then
- * (a stream's usage is known only once it ended), run once.
- */
-export const makeSettlement = (
-  settleWith: (usage: TokenUsage, estimated: boolean, now: number) => Effect.Effect<void>,
-  started: number
-) => {
-  let usage: (() => TokenUsage | Effect.Effect<TokenUsage>) | undefined
-  return {
-    /**
-     * `read` gives the usage the upstream reported or, as an Effect, an estimate of it when the
-     * upstream never said (counting tokens): settled and stored as estimated.
-     */
-    arm: (read: () => TokenUsage | Effect.Effect<TokenUsage>) => {
-      usage = read
-    },
-    settle: Effect.suspend(() => {
-      const armed = usage
-      if (armed === undefined) return Effect.void
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const read = armed()
-        return Effect.andThen(
-          Metric.update(upstreamLatency, now - started),
-          Effect.isEffect(read) ? Effect.flatMap(read, (u) => settleWith(u, true, now)) : settleWith(read, false, now)
-        )
-      })
-    })
-  }
-}
 
 const estimatedCounter = taggedCounters(usageEstimated, ["group"])
 
@@ -196,35 +134,34 @@ const UNFINISHED: StreamEnding = {
 }
 
 export const makeOpenAIPlanner = Effect.gen(function*() {
-  const quota = yield* Quota
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
   const plan: Planner = (input) => Effect.gen(function*() {
     const clock = yield* Clock.Clock
     const { principal, request } = input
     const stripImages = !principal.group.allowImageGeneration
-    const settlement = settlementFor(quota, { ...input, model: request.model }, clock.currentTimeMillisUnsafe())
 
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body, text }) => {
-        const usage = fromResponsesUsage(body["usage"])
-        settlement.arm(() => usage)
+        const usage = reported(fromResponsesUsage(body["usage"]))
         // Re-serialise only when something must change: the model name, or image items this
         // group may not receive.
         const stripped = stripImages && stripImageCalls(body)
         if (stripped || body["model"] !== request.model) {
           body["model"] = request.model
-          return jsonReply(body)
+          return { answer: jsonReply(body), usage }
         }
-        return rawJson(text)
+        return { answer: rawJson(text), usage }
       })
 
-    const stream = <O>(answer: Answer, collector: () => Collector<O>) => {
+    const stream = <O>(answer: Answer, collector: () => Collector<O>): Rendered<Stream.Stream<O>> => {
       const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })
       // Billed as the upstream reported it; a stream cut before that is billed for its input and
       // the output sent, in tokens (counted only then, never for a stream that completed).
-      settlement.arm(() => state.reportedUsage() ?? estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar()))
-      return relay(answer.response.body, {
+      const usage = meteredAtEnd(() =>
+        state.reportedUsage() ?? estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar())
+      )
+      const events = relay(answer.response.body, {
         frames: (frames, out) => {
           for (const frame of frames) state.onFrame(frame, out)
         },
@@ -232,13 +169,13 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
         finish: (early, out) => state.finish(early ?? UNFINISHED, clock.currentTimeMillisUnsafe(), out),
         halt: budgetHalt(input.budget, () => roughInputTokens(request.body), () => state.outputCharsSoFar())
       }, collector, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+      return { answer: events, usage }
     }
 
     const pathPlan: PathPlan = {
       build: buildRequest(input, openaiForwardedHeaders(input.clientHeaders)),
       json,
-      stream,
-      settle: settlement.settle
+      stream
     }
     return pathPlan
   })

@@ -4,17 +4,18 @@
  * the session, and the core does the rest. The transport encodes the answer.
  */
 import { Effect } from "effect"
-import { makeAdmitTurn } from "../../core/admittedTurn.js"
+import { makeAdmitTurn, type TurnAnswer } from "../../core/admittedTurn.js"
+import type { Rendered } from "../../core/settlement.js"
+import type { GatewayError } from "../../domain/errors.js"
 import type { ClientHeaders } from "../../domain/forwardHeaders.js"
 import type { Principal } from "../../domain/model.js"
-import type { RequestFacts } from "../../observability/requestFacts.js"
 import { sessionOf } from "../../services/scheduler/session.js"
 import { makeMessagesPlanner } from "./messagesPath.js"
-import { makeOpenAIPlanner } from "./openaiPath.js"
+import { makeOpenAIPlanner, type PathPlan } from "./openaiPath.js"
 import { moderationTexts, roughInputTokens, wantsImageGeneration } from "./policy.js"
 import type { ResponsesRequest } from "./validate.js"
 
-export interface ResponsesTurnInput {
+export interface ResponsesTurnInput<A> {
   readonly requestId: string
   readonly principal: Principal
   readonly request: ResponsesRequest
@@ -23,7 +24,8 @@ export interface ResponsesTurnInput {
   /** What followed `/responses` in the path (e.g. `/compact`). */
   readonly subpath: string
   readonly clientHeaders: ClientHeaders
-  readonly facts: RequestFacts
+  /** The transport's encoding of the answer (core/admittedTurn.ts `render`). */
+  readonly render: (plan: PathPlan, answer: TurnAnswer) => Effect.Effect<Rendered<A>, GatewayError>
 }
 
 /** Admits a Responses turn; its services resolved once. */
@@ -31,7 +33,7 @@ export const makeResponsesTurn = Effect.gen(function*() {
   const admit = yield* makeAdmitTurn
   const planOpenAI = yield* makeOpenAIPlanner
   const planMessages = yield* makeMessagesPlanner
-  return (input: ResponsesTurnInput) => {
+  return <A>(input: ResponsesTurnInput<A>) => {
     const { principal, request } = input
     const planner = principal.group.platform === "openai" ? planOpenAI : planMessages
     const session = sessionOf(principal.key.id, input.clientHeaders, request.body)
@@ -46,8 +48,19 @@ export const makeResponsesTurn = Effect.gen(function*() {
         roughInputTokens: () => roughInputTokens(request.body)
       },
       session,
-      facts: input.facts,
-      plan: ({ budget, metricModel }) => planner({ ...input, metricModel, budget, session })
+      plan: ({ budget, metricModel }) =>
+        planner({
+          requestId: input.requestId,
+          principal,
+          request,
+          rawBody: input.rawBody,
+          subpath: input.subpath,
+          clientHeaders: input.clientHeaders,
+          metricModel,
+          budget,
+          session
+        }),
+      render: input.render
     })
   }
 })

@@ -14,6 +14,7 @@ import type { GatewayError } from "../../domain/errors.js"
 import { newId } from "../../domain/ids.js"
 import { encodeEvent, keepAliveComment } from "../../domain/sse.js"
 import { SHUTTING_DOWN } from "./sseRelay.js"
+import type { Metered, Rendered } from "../../core/settlement.js"
 
 /** A Responses stream that failed before it produced anything: `response.created`, then `response.failed`. */
 export const failedResponseFrames = (model: string, code: string, message: string, nowMillis: number): string => {
@@ -47,8 +48,8 @@ export interface WaitingStreamOptions<A> {
   readonly keepAliveMillis: number
   /** Waits for the slot(s) and calls upstream. */
   readonly prepare: Effect.Effect<A, GatewayError>
-  /** The answer's frames, once prepared. */
-  readonly stream: (value: A) => Stream.Stream<Uint8Array>
+  /** The answer's frames, once prepared, and how to read what they used. */
+  readonly stream: (value: A) => Rendered<Stream.Stream<Uint8Array>>
   /** Completes when running streams must end (shutdown). */
   readonly drainDeadline: Effect.Effect<void>
   /**
@@ -62,7 +63,12 @@ export interface WaitingStreamOptions<A> {
 const encoder = new TextEncoder()
 const bytes = (text: string) => encoder.encode(text)
 
-export const waitingStream = <A>(options: WaitingStreamOptions<A>): Stream.Stream<Uint8Array> => {
+/**
+ * The waiting response; what it used is what its answer's frames used, none if the wait failed
+ * (its answer is rendered only once the wait is over).
+ */
+export const waitingStream = <A>(options: WaitingStreamOptions<A>): Rendered<Stream.Stream<Uint8Array>> => {
+  let usage: Effect.Effect<Metered | undefined> = Effect.undefined
   const prepared: Effect.Effect<Outcome<A>> = Effect.exit(options.prepare).pipe(
     Effect.flatMap((exit): Effect.Effect<Outcome<A>> => {
       if (Exit.isSuccess(exit)) return Effect.succeed({ _tag: "Ready", value: exit.value })
@@ -82,7 +88,7 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): Stream.Strea
   // The wait runs in a fiber of the stream's own scope: however the stream ends (answer, shutdown,
   // the client left), closing that scope interrupts the wait, which gives back what it holds
   // before the request's scope closes.
-  return Stream.unwrap(Effect.gen(function*() {
+  const frames = Stream.unwrap(Effect.gen(function*() {
     const outcome = yield* Deferred.make<Outcome<A>>()
     yield* Effect.forkScoped(Effect.flatMap(prepared, (o) => Deferred.succeed(outcome, o)))
     const keepAlive = bytes(options.keepAlive ?? keepAliveComment)
@@ -91,10 +97,13 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): Stream.Strea
       Stream.succeed(keepAlive),
       Stream.fromSchedule(Schedule.spaced(options.keepAliveMillis)).pipe(Stream.as(keepAlive))
     ).pipe(Stream.interruptWhen(Deferred.await(outcome)))
-    const answer = Stream.unwrap(Effect.flatMap(Deferred.await(outcome), (o) =>
-      o._tag === "Ready"
-        ? Effect.succeed(options.stream(o.value))
-        : Effect.map(Clock.currentTimeMillis, (now) => Stream.succeed(bytes(failed(o.code, o.message, now))))))
+    const answer = Stream.unwrap(Effect.flatMap(Deferred.await(outcome), (o) => {
+      if (o._tag === "Failed") return Effect.map(Clock.currentTimeMillis, (now) => Stream.succeed(bytes(failed(o.code, o.message, now))))
+      const rendered = options.stream(o.value)
+      usage = rendered.usage
+      return Effect.succeed(rendered.answer)
+    }))
     return Stream.concat(keepAlives, answer)
   }))
+  return { answer: frames, usage: Effect.suspend(() => usage) }
 }

@@ -78,7 +78,7 @@ export const make = (inner: QuotaShape, journal: SettlementJournal["Service"], o
         }
         written.push(s.requestId)
         const { cost } = outcome.success
-        // Counted now: settle.ts could not, the cost was not known when the request ended.
+        // Counted now: core/settlement.ts could not, the cost was not known when the request ended.
         if (cost > 0) yield* Metric.update(costByGroup(s.principal.group.name), cost)
       }
       if (written.length > 0) {
@@ -142,7 +142,7 @@ export const make = (inner: QuotaShape, journal: SettlementJournal["Service"], o
                   Effect.annotateLogs({ ...settlementLog(s), error: storeError.message, journal: journal.location })
                 )
               ),
-              // The journal failing too is the original failure's to report (settle.ts logs it).
+              // The journal failing too is the original failure's to report (core/settlement.ts logs it).
               Effect.catch((journalError: JournalError) =>
                 Effect.andThen(
                   Effect.logError("settlement journal: could not write", journalError).pipe(Effect.annotateLogs(settlementLog(s))),

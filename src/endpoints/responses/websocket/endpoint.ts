@@ -11,16 +11,15 @@
  */
 import { IncomingMessage } from "node:http"
 import { Socket } from "node:net"
-import { Effect, type Scope } from "effect"
+import { Effect } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../../../config/AppConfig.js"
 import { type Envelope, methodNotAllowed, RouteRefused } from "../../../domain/envelope.js"
-import type { GatewayError } from "../../../domain/errors.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { Lifecycle } from "../../../services/lifecycle/Lifecycle.js"
-import { requestFacts } from "../../../observability/requestFacts.js"
 import { authenticate } from "../../kit/auth.js"
+import { type DoorProgram, recordFor, Refused, refusedWith } from "../../kit/door.js"
 import { pathOf } from "../../kit/request.js"
 import { responsesSubpath } from "../subpath.js"
 import { serveConnection } from "./connection.js"
@@ -102,28 +101,25 @@ export const makeResponsesWebSocket = (options: { readonly tracing: boolean }) =
       perUser: settings.websocketMaxConnectionsPerUser
     })
 
-    const handler: Effect.Effect<
-      HttpServerResponse.HttpServerResponse,
-      GatewayError | RouteRefused,
-      HttpServerRequest.HttpServerRequest | Scope.Scope
-    > = Effect.gen(function*() {
+    const handler: DoorProgram = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       if (!isWebSocketUpgrade(request.headers)) {
-        return yield* new RouteRefused({ envelope: methodNotAllowed(request.method, pathOf(request.url), ["POST"]) })
+        return yield* new Refused({
+          error: new RouteRefused({ envelope: methodNotAllowed(request.method, pathOf(request.url), ["POST"]) }),
+          record: undefined
+        })
       }
-      const principal = yield* authenticate(keys, request, { allowExpired: false })
+      const principal = yield* refusedWith(undefined)(authenticate(keys, request, { allowExpired: false }))
       // The connection's own line (101, or the refusal) names the transport, the key and its group.
-      const facts = yield* requestFacts
-      facts.door = "responses_ws"
-      facts.keyId = principal.key.id
-      facts.group = principal.group.name
-      if (principal.group.websocket === false) return yield* websocketRefused
+      const record = recordFor("responses_ws", principal)
+      const refused = (error: RouteRefused) => new Refused({ error, record })
+      if (principal.group.websocket === false) return yield* refused(websocketRefused)
       // Each turn would be refused for it: the handshake is, as an HTTP request would be.
-      yield* Effect.fromResult(responsesSubpath(pathOf(request.url)))
+      yield* refusedWith(record)(Effect.fromResult(responsesSubpath(pathOf(request.url))))
       const problem = handshakeProblem(request.headers)
-      if (problem !== undefined) return yield* new RouteRefused({ envelope: handshakeRefused(problem) })
+      if (problem !== undefined) return yield* refused(new RouteRefused({ envelope: handshakeRefused(problem) }))
       // Held in the request's Scope: given back when the connection has ended.
-      yield* holdConnection(principal)
+      yield* refusedWith(record)(holdConnection(principal))
       const socket = yield* Effect.orDie(request.upgrade)
       yield* serveConnection(socket, {
         runTurn: turns(request),
@@ -138,7 +134,7 @@ export const makeResponsesWebSocket = (options: { readonly tracing: boolean }) =
         queueLimit: QUEUE_LIMIT,
         shutdown: lifecycle.shutdownBegun
       }).pipe(Effect.scoped, Effect.catch(() => Effect.void))
-      return HttpServerResponse.empty({ status: 101 })
+      return { response: HttpServerResponse.empty({ status: 101 }), record }
     })
     return handler
   })

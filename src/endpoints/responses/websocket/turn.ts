@@ -17,9 +17,10 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../../domain/jsonDepth.js"
 import { AccessLog } from "../../../observability/accessLog.js"
 import { countRequest } from "../../../observability/metrics.js"
 import { endRequestSpan } from "../../../observability/tracing.js"
-import { newRequestFacts } from "../../../observability/requestFacts.js"
+import { answerOfTurn } from "../../../core/admittedTurn.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { authenticate } from "../../kit/auth.js"
+import { type DoorRecord, factsOf, recordHeaders, recordFor, Refused, refusedWith } from "../../kit/door.js"
 import { eventData } from "../../kit/eventOut.js"
 import { pathOf, requestContext } from "../../kit/request.js"
 import { makeResponsesTurn } from "../responsesTurn.js"
@@ -98,17 +99,16 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
     return (body, progress) =>
       Effect.gen(function*() {
         const id = newRequestId()
-        const facts = newRequestFacts()
-        facts.door = "responses_ws"
         const clock = yield* Clock.Clock
         const started = clock.currentTimeMillisUnsafe()
         let status = 200
         let code = "ok"
+        // What the turn came to, as its program returned it (success or refusal).
+        let record: DoorRecord | undefined
         // Tracing: a server span per turn, a child of the connection's (the turn's steps are its children).
         const span = options.tracing
           ? yield* Effect.makeSpan(TURN_SPAN, { kind: "server", attributes: { "http.route": "/v1/responses", "url.path": path } })
           : undefined
-        facts.span = span
 
         // The turn's line, once its scope closes (its events sent, or the client gone before its
         // terminal event: a client that leaves after it, with the upstream's stream still open, had its answer).
@@ -118,52 +118,57 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
               status = 499
               code = "client_closed_request"
             }
-            if (span !== undefined) endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())
-            return Effect.andThen(
-              countRequest("responses", status, code),
-              accessLog.record({
-                requestId: id,
-                method: "POST",
-                path,
-                status,
-                code,
-                durationMs: clock.currentTimeMillisUnsafe() - started,
-                facts
-              })
-            )
+            const facts = record === undefined ? Effect.undefined : factsOf(record)
+            return Effect.flatMap(facts, (facts) => {
+              if (span !== undefined) endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())
+              return Effect.andThen(
+                countRequest("responses", status, code),
+                accessLog.record({
+                  requestId: id,
+                  method: "POST",
+                  path,
+                  status,
+                  code,
+                  durationMs: clock.currentTimeMillisUnsafe() - started,
+                  facts
+                })
+              )
+            })
           }))
 
         const run = Effect.gen(function*() {
-          const principal = yield* authenticate(keys, handshake, { allowExpired: false })
-          facts.keyId = principal.key.id
-          facts.group = principal.group.name
-          const subpath = yield* Effect.fromResult(responsesSubpath(path))
-          if (nestsDeeperThan(body, MAX_JSON_DEPTH)) return yield* tooDeep
-          // What goes upstream: the expanded body, serialised once; as large as an HTTP body may be.
-          const rawBody = JSON.stringify(body)
-          if (Buffer.byteLength(rawBody) > settings.maxBodyBytes) {
-            return yield* new RequestTooLarge({ limitBytes: settings.maxBodyBytes })
-          }
-          const validated = yield* Effect.fromResult(validateResponsesBody(body))
-          facts.model = validated.model
-          const { answer, plan } = yield* responsesTurn({
+          const principal = yield* refusedWith(undefined)(authenticate(keys, handshake, { allowExpired: false }))
+          const who = recordFor("responses_ws", principal)
+          const { rawBody, subpath, validated } = yield* refusedWith(who)(Effect.gen(function*() {
+            const subpath = yield* Effect.fromResult(responsesSubpath(path))
+            if (nestsDeeperThan(body, MAX_JSON_DEPTH)) return yield* tooDeep
+            // What goes upstream: the expanded body, serialised once; as large as an HTTP body may be.
+            const rawBody = JSON.stringify(body)
+            if (Buffer.byteLength(rawBody) > settings.maxBodyBytes) {
+              return yield* new RequestTooLarge({ limitBytes: settings.maxBodyBytes })
+            }
+            const validated = yield* Effect.fromResult(validateResponsesBody(body))
+            return { rawBody, subpath, validated }
+          }))
+          const modelled = { ...who, model: validated.model }
+          const turn = yield* responsesTurn({
             requestId: id,
             principal,
             request: validated,
             rawBody,
             subpath,
             clientHeaders: headers,
-            facts
-          })
-          const ready = answer._tag === "Answered" ? answer.answer : yield* answer.resume
-          return plan.stream(ready, eventData)
+            render: (plan, answer) => Effect.map(answerOfTurn(answer), (ready) => plan.stream(ready, eventData))
+          }).pipe(Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...modelled, turn: failed.facts } })))
+          record = { ...modelled, turn: turn.facts }
+          return turn.answer
         })
 
-        const refused = (envelope: Envelope): TurnOutcome => {
+        const refused = (envelope: Envelope, headers: Readonly<Record<string, string>> | undefined): TurnOutcome => {
           status = envelope.status
           code = envelope.code
-          const headers = refusalHeaders(envelope, facts.headers)
-          return { _tag: "Refused", envelope: headers === undefined ? envelope : { ...envelope, headers } }
+          const told = refusalHeaders(envelope, headers)
+          return { _tag: "Refused", envelope: told === undefined ? envelope : { ...envelope, headers: told } }
         }
 
         const outcome = run.pipe(
@@ -171,11 +176,15 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
           Effect.catchCause((cause) => {
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
             const failure = Cause.findErrorOption(cause)
-            if (Option.isSome(failure)) return Effect.succeed(refused(envelopeOf(failure.value)))
-            return Effect.as(Effect.logError("unhandled defect", cause), refused(internalError(id)))
+            if (Option.isSome(failure)) {
+              record = failure.value.record
+              const error = failure.value.error
+              return Effect.succeed(refused(error._tag === "RouteRefused" ? error.envelope : envelopeOf(error), recordHeaders(record)))
+            }
+            return Effect.as(Effect.logError("unhandled defect", cause), refused(internalError(id), undefined))
           })
         )
-        const withRequest = requestContext(id, facts)
+        const withRequest = requestContext(id, span)
         const inContext = Effect.updateContext(outcome, (context: Context.Context<Scope.Scope>) => withRequest(context))
         return yield* (span === undefined ? inContext : Effect.withParentSpan(inContext, span))
       })
