@@ -10,7 +10,7 @@
  * No HTTP request is read here: what a door knows of its transport (headers to forward, the
  * session) is already in its input.
  */
-import { Clock, Effect, Exit, Metric, Scope } from "effect"
+import { Clock, Effect, Metric, Scope } from "effect"
 import { AppConfig, Settings } from "../config/AppConfig.js"
 import { type GatewayError, type InvalidRequest, ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import { type Account, offersModel, type Principal } from "../domain/model.js"
@@ -186,49 +186,47 @@ export const makeAdmitTurn = Effect.gen(function*() {
             }, metricModel, attempts.at(-1)?.account)
           ))
 
+      // The door's rendering of the answer, once it has one: what it used is settled after the
+      // answer. Registered before the call takes its slots, so it runs after they are given back
+      // (a scope's finalizers run last added first) and a slow store never holds a slot; then the
+      // per-minute limits learn the tokens the turn really took (none when nothing was rendered).
+      let rendered: Rendered<unknown> | undefined
+      yield* afterAnswer(
+        traced(span, "gateway.settlement", Effect.suspend(() => rendered === undefined ? Effect.undefined : rendered.usage)).pipe(
+          Effect.flatMap((metered) => metered === undefined ? Effect.undefined : settle(metered)),
+          Effect.flatMap((recorded) => {
+            settled = recorded
+            return limits.settle(recorded === undefined ? 0 : recorded.inputTokens + recorded.outputTokens)
+          })
+        )
+      )
+
       const turn = Effect.gen(function*() {
         const plan = yield* input.plan({ metricModel, budget })
-        // What the call takes (the key's slot, the account's, the upstream connection) lives in a
-        // scope of its own within the request's: closed once the answer is over, before the
-        // settlement, so a slow store never holds a slot.
-        const callScope = yield* Scope.fork(yield* Effect.scope)
-        const inCall = <X, E>(effect: Effect.Effect<X, E, Scope.Scope>) => Effect.provideService(effect, Scope.Scope, callScope)
         const callInput: CallInput = { requestId, principal, model: policy.model, session: input.session, build: plan.build, span }
-        const keySlot = yield* inCall(traced(span, "gateway.key_slot", scheduler.acquireKeySlot(principal)))
-        const calling = (mayWait: boolean) => Effect.mapError(inCall(call(callInput, mayWait)), callFailed)
+        // Slots taken from here on belong to the request's scope: given back when its answer ends, however.
+        const keySlot = yield* traced(span, "gateway.key_slot", scheduler.acquireKeySlot(principal))
+        const calling = (mayWait: boolean) => Effect.mapError(call(callInput, mayWait), callFailed)
         const resumed = (resume: Effect.Effect<Answer, CallFailed>) => Effect.map(Effect.mapError(resume, callFailed), noted)
 
         let answer: TurnAnswer
         if (policy.stream && keySlot._tag === "Queued") {
-          // The wait runs inside the answer (the door keeps its client informed), in the call's scope.
-          answer = { _tag: "Waiting", resume: Effect.flatMap(inCall(keySlot.wait), () => Effect.flatMap(calling(false), (step) => resumed(answerOf(step)))) }
+          // The wait runs inside the answer (the door keeps its client informed), in the request's scope.
+          const scope = yield* Effect.scope
+          const resume = Effect.flatMap(keySlot.wait, () => Effect.flatMap(calling(false), (step) => resumed(answerOf(step))))
+          answer = { _tag: "Waiting", resume: Effect.provideService(resume, Scope.Scope, scope) }
         } else {
-          if (keySlot._tag === "Queued") yield* inCall(keySlot.wait)
+          if (keySlot._tag === "Queued") yield* keySlot.wait
           const step = yield* calling(policy.stream)
           answer = step._tag === "Answered"
             ? { _tag: "Answered", answer: noted(step.answer) }
             : { _tag: "Waiting", resume: resumed(step.resume) }
         }
-        const rendered = yield* input.render(plan, answer)
-        // Once the client has the answer (or left): the call's scope closed, then what the answer
-        // used is settled and the per-minute limits learn the tokens it really took. Exactly once.
-        yield* afterAnswer(
-          Scope.close(callScope, Exit.void).pipe(
-            Effect.andThen(traced(span, "gateway.settlement", Effect.flatMap(rendered.usage, (metered) =>
-              metered === undefined ? Effect.undefined : settle(metered)))),
-            Effect.flatMap((recorded) => {
-              settled = recorded
-              return limits.settle(recorded === undefined ? 0 : recorded.inputTokens + recorded.outputTokens)
-            })
-          )
-        )
-        return { answer: rendered.answer, facts }
+        const rendering = yield* input.render(plan, answer)
+        rendered = rendering
+        return { answer: rendering.answer, facts }
       })
-      // A turn that failed used no tokens: its limits are settled at once.
-      return yield* turn.pipe(
-        Effect.onError(() => limits.settle(0)),
-        Effect.mapError((error) => new TurnFailed({ error, facts }))
-      )
+      return yield* Effect.mapError(turn, (error) => new TurnFailed({ error, facts }))
     })
   return admit
 })
