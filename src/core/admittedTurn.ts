@@ -191,14 +191,14 @@ export const makeAdmitTurn = Effect.gen(function*() {
       // (a scope's finalizers run last added first) and a slow store never holds a slot; then the
       // per-minute limits learn the tokens the turn really took (none when nothing was rendered).
       let rendered: Rendered<unknown> | undefined
+      const settlement = Effect.suspend(() => rendered === undefined ? Effect.undefined : rendered.usage).pipe(
+        Effect.flatMap((metered) => metered === undefined ? Effect.undefined : settle(metered))
+      )
       yield* afterAnswer(
-        traced(span, "gateway.settlement", Effect.suspend(() => rendered === undefined ? Effect.undefined : rendered.usage)).pipe(
-          Effect.flatMap((metered) => metered === undefined ? Effect.undefined : settle(metered)),
-          Effect.flatMap((recorded) => {
-            settled = recorded
-            return limits.settle(recorded === undefined ? 0 : recorded.inputTokens + recorded.outputTokens)
-          })
-        )
+        Effect.flatMap(traced(span, "gateway.settlement", settlement), (recorded) => {
+          settled = recorded
+          return limits.settle(recorded === undefined ? 0 : recorded.inputTokens + recorded.outputTokens)
+        })
       )
 
       const turn = Effect.gen(function*() {

@@ -7,7 +7,7 @@
 import { Data, Effect, type Scope } from "effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import type { TurnFacts } from "../../core/turnFacts.js"
+import type { TurnFacts, TurnFailed } from "../../core/turnFacts.js"
 import type { RouteRefused } from "../../domain/envelope.js"
 import type { GatewayError } from "../../domain/errors.js"
 import type { Principal } from "../../domain/model.js"
@@ -44,6 +44,10 @@ export class Refused extends Data.TaggedError("Refused")<{
 }> {}
 
 export type DoorProgram = Effect.Effect<Served, Refused, HttpServerRequest.HttpServerRequest | Scope.Scope>
+
+/** A turn the core failed, as the door's refusal: its record with what the turn came to. */
+export const turnRefused = (record: DoorRecord) => (failed: TurnFailed): Refused =>
+  new Refused({ error: failed.error, record: { ...record, turn: failed.facts } })
 
 /** Fails `effect` as the door's refusal with `record`. */
 export const refusedWith = (record: DoorRecord | undefined) => <A, R>(effect: Effect.Effect<A, GatewayError | RouteRefused, R>) =>

@@ -17,7 +17,7 @@ import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { sessionOf } from "../../services/scheduler/session.js"
 import { authenticate } from "../kit/auth.js"
 import { parseJson, readBodyText } from "../kit/body.js"
-import { type DoorProgram, type DoorRecord, Refused, recordFor, refusedWith } from "../kit/door.js"
+import { type DoorProgram, type DoorRecord, Refused, recordFor, refusedWith, turnRefused } from "../kit/door.js"
 import { json, rawJson, sse } from "../kit/reply.js"
 import { requestId as currentRequestId } from "../kit/request.js"
 import { answerJson } from "../responses/openaiPath.js"
@@ -88,7 +88,7 @@ export const makeMessagesHandlers = Effect.gen(function*() {
           sse
         ))
       }
-    }).pipe(Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...record, turn: failed.facts } })))
+    }).pipe(Effect.mapError(turnRefused(record)))
     return { response: turn.answer, record: { ...record, turn: turn.facts } }
   })
 

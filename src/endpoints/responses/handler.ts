@@ -14,7 +14,7 @@ import { answerOfTurn } from "../../core/admittedTurn.js"
 import { mapRendered } from "../../core/settlement.js"
 import { authenticate } from "../kit/auth.js"
 import { parseJson, readBodyText } from "../kit/body.js"
-import { type DoorProgram, Refused, recordFor, refusedWith } from "../kit/door.js"
+import { type DoorProgram, recordFor, refusedWith, turnRefused } from "../kit/door.js"
 import { sseBytes } from "../kit/eventOut.js"
 import { sse } from "../kit/reply.js"
 import { pathOf, requestId as currentRequestId } from "../kit/request.js"
@@ -69,7 +69,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
           sse
         ))
       }
-    }).pipe(Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...record, turn: failed.facts } })))
+    }).pipe(Effect.mapError(turnRefused(record)))
     return { response: turn.answer, record: { ...record, turn: turn.facts } }
   })
   return handler

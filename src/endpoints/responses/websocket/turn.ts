@@ -20,7 +20,7 @@ import { endRequestSpan } from "../../../observability/tracing.js"
 import { answerOfTurn } from "../../../core/admittedTurn.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { authenticate } from "../../kit/auth.js"
-import { type DoorRecord, factsOf, recordHeaders, recordFor, Refused, refusedWith } from "../../kit/door.js"
+import { type DoorRecord, factsOf, recordHeaders, recordFor, refusedWith, turnRefused } from "../../kit/door.js"
 import { eventData } from "../../kit/eventOut.js"
 import { pathOf, requestContext } from "../../kit/request.js"
 import { makeResponsesTurn } from "../responsesTurn.js"
@@ -103,7 +103,7 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
         const started = clock.currentTimeMillisUnsafe()
         let status = 200
         let code = "ok"
-        // What the turn came to, as its program returned it (success or refusal).
+        // The turn's record, as its program returned it with its events or its refusal.
         let record: DoorRecord | undefined
         // Tracing: a server span per turn, a child of the connection's (the turn's steps are its children).
         const span = options.tracing
@@ -159,9 +159,8 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
             subpath,
             clientHeaders: headers,
             render: (plan, answer) => Effect.map(answerOfTurn(answer), (ready) => plan.stream(ready, eventData))
-          }).pipe(Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...modelled, turn: failed.facts } })))
-          record = { ...modelled, turn: turn.facts }
-          return turn.answer
+          }).pipe(Effect.mapError(turnRefused(modelled)))
+          return { events: turn.answer, record: { ...modelled, turn: turn.facts } }
         })
 
         const refused = (envelope: Envelope, headers: Readonly<Record<string, string>> | undefined): TurnOutcome => {
@@ -172,7 +171,10 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
         }
 
         const outcome = run.pipe(
-          Effect.map((events): TurnOutcome => ({ _tag: "Events", events })),
+          Effect.map((served): TurnOutcome => {
+            record = served.record
+            return { _tag: "Events", events: served.events }
+          }),
           Effect.catchCause((cause) => {
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
             const failure = Cause.findErrorOption(cause)
