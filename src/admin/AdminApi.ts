@@ -217,7 +217,7 @@ export const AccountView = Schema.Struct({
   taken_out_upstream_message: Schema.NullOr(Schema.String),
   base_url: Schema.String,
   model_mapping: Schema.NullOr(Schema.Record(Schema.String, Schema.String)),
-  /** Input tokens this account served since the gateway process started (not stored: usage rows do not name the account). */
+  /** Input tokens this account answered for, all time, every gateway's (the usage rollups by account). */
   input_tokens: Schema.Int,
   /** Of those, the ones the provider read from its prompt cache. */
   cache_read_tokens: Schema.Int,

@@ -161,15 +161,24 @@ const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
     const scheduler = yield* Scheduler
+    /** The accounts' health with what each answered for, all time, from the store's rollups. */
+    const viewed = Effect.zipWith(
+      scheduler.health,
+      admin.usage({ by: "account", from: "0000-01-01", to: "9999-12-31" }),
+      (all, rows) => {
+        const usage = new Map(rows.map((r) => [r.bucket, r]))
+        return all.map((h) => accountView(h, usage.get(h.account.name)))
+      }
+    )
     const one = (name: string) =>
-      Effect.flatMap(scheduler.health, (all) => {
-        const found = all.find((h) => h.account.name === name)
+      Effect.flatMap(viewed, (all) => {
+        const found = all.find((a) => a.name === name)
         return found === undefined
           ? Effect.fail(new AdminNotFound({ message: `no account named '${name}'`, code: "account_not_found" }))
-          : Effect.succeed(accountView(found))
+          : Effect.succeed(found)
       })
     return handlers
-      .handle("list", () => Effect.map(scheduler.health, (all) => all.map(accountView)))
+      .handle("list", () => viewed)
       .handle("create", ({ payload }) =>
         Effect.andThen(
           admin.createAccount({

@@ -11,7 +11,6 @@ import type { SubscriptionRow } from "../store/admin/subscriptions.js"
 import type { UsageRow } from "../store/admin/usage.js"
 import type { UserRow } from "../store/admin/users.js"
 import type { AccountHealth } from "../services/scheduler/Scheduler.js"
-import { accountCacheTally } from "../observability/metrics.js"
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms))
@@ -93,16 +92,18 @@ const accountHealthView = (h: AccountHealth) => ({
 })
 
 /**
- * An account as the operator sees it, with the input tokens it settled in this process (usage
- * events do not record the account, so these start at zero with the gateway).
+ * An account as the operator sees it, with the input tokens it answered for (`usage`: its row of
+ * the usage by account, every gateway's, all time; none when it answered nothing) and how many of
+ * them the provider read from its prompt cache.
  */
-export const accountView = (h: AccountHealth) => {
-  const cache = accountCacheTally(h.account.name)
+export const accountView = (h: AccountHealth, usage: UsageRow | undefined) => {
+  const inputTokens = usage?.input_tokens ?? 0
+  const cacheReadTokens = usage?.cache_read_tokens ?? 0
   return {
     ...accountHealthView(h),
-    input_tokens: cache.inputTokens,
-    cache_read_tokens: cache.cacheReadTokens,
-    cache_hit_ratio: cacheHitRatio(cache.inputTokens, cache.cacheReadTokens)
+    input_tokens: inputTokens,
+    cache_read_tokens: cacheReadTokens,
+    cache_hit_ratio: cacheHitRatio(inputTokens, cacheReadTokens)
   }
 }
 

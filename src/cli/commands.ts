@@ -268,7 +268,7 @@ const users = Command.make("users").pipe(
 const usage = Command.make("usage", {
   ...common,
   key: Flag.String("key").pipe(Flag.withDescription("that key's /v1/usage report"), Flag.optional),
-  by: Flag.Literals("by", UsageDimension.literals).pipe(Flag.withDescription("totals per key, user, group, model or day over the range"), Flag.optional),
+  by: Flag.Literals("by", UsageDimension.literals).pipe(Flag.withDescription("totals per key, user, group, model, upstream account or day over the range"), Flag.optional),
   startDate: dayOption("start-date"),
   endDate: dayOption("end-date"),
   open: Flag.Boolean("open").pipe(Flag.withDescription("requests not (yet) settled"), Flag.withDefault(false))

@@ -171,10 +171,11 @@ export const makeAdmitTurn = Effect.gen(function*() {
       }
       const started = yield* Clock.currentTimeMillis
 
-      /** Records what the rendering used (the account that answered labels its cache split). */
+      /** Records what the rendering used, for the account that answered (its prompt-cache figures). */
       const settle = (metered: Metered) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.andThen(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const account = attempts.at(-1)?.account
+          return Effect.andThen(
             Metric.update(upstreamLatency, now - started),
             settleUsage(quota, {
               requestId,
@@ -182,9 +183,11 @@ export const makeAdmitTurn = Effect.gen(function*() {
               model: policy.model,
               usage: metered.usage,
               estimated: metered.estimated,
+              ...(account === undefined ? {} : { account }),
               at: new Date(now)
-            }, metricModel, attempts.at(-1)?.account)
-          ))
+            }, metricModel)
+          )
+        })
 
       // The door's rendering of the answer, once it has one: what it used is settled after the
       // answer. Registered before the call takes its slots, so it runs after they are given back

@@ -5,8 +5,8 @@
  * cannot take is journaled instead and its cost is counted when it is written; its tokens are
  * counted now, they were served.
  * The input tokens are also counted as read from the provider's prompt cache or not, per account
- * (the account that answered) and per key, whatever the store does: the upstream served them
- * either way.
+ * (`settlement.account`, the account that answered) and per key, whatever the store does: the
+ * upstream served them either way.
  */
 import { Effect, Metric } from "effect"
 import type { TokenUsage } from "../domain/usage.js"
@@ -63,9 +63,7 @@ export const settleUsage = (
   quota: QuotaShape,
   settlement: Settlement,
   /** The label for `modelgate_tokens_total` and `modelgate_unpriced_requests_total` (bounded: `metricModel` in core/admittedTurn.ts). */
-  metricModel: string = settlement.model,
-  /** The account that answered: it labels the cache split. */
-  account?: string
+  metricModel: string = settlement.model
 ): Effect.Effect<Settled> => {
   const { principal, usage } = settlement
   const tokens = (costMicros: number | undefined): Settled => ({
@@ -74,7 +72,7 @@ export const settleUsage = (
     costMicros
   })
   // An estimate (a stream cut before the upstream reported usage) knows nothing of the cache.
-  const cacheSplit = settlement.estimated === true ? Effect.void : countInputTokens(account, principal.key.id, usage)
+  const cacheSplit = settlement.estimated === true ? Effect.void : countInputTokens(settlement.account, principal.key.id, usage)
   const charged = quota.settle(settlement).pipe(
     Effect.flatMap(({ cost, journaled, priceFallback }) => {
       if (journaled === true) return Effect.as(Metric.update(tokensByModel(metricModel), usage.inputTokens + usage.outputTokens), tokens(undefined))

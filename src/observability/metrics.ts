@@ -121,21 +121,8 @@ export const inputTokensByKey = Metric.counter("modelgate_key_input_tokens_total
   incremental: true
 })
 
-/** An account's input tokens settled by this process since it started: what the dashboard's cache-hit ratio is. */
-export interface CacheTally {
-  readonly inputTokens: number
-  readonly cacheReadTokens: number
-}
-
 const accountInput = taggedCounters(inputTokensByAccount, ["account", "cache"])
 const keyInput = taggedCounters(inputTokensByKey, ["key", "cache"])
-// The same figures as the account counters, kept where a synchronous view can read them (the
-// admin API's account rows): usage events in the store do not record the account.
-const tallies = new Map<string, { inputTokens: number; cacheReadTokens: number }>()
-
-/** The input tokens `account` settled in this process so far (zeros for one that settled none). */
-export const accountCacheTally = (account: string): CacheTally => tallies.get(account) ?? { inputTokens: 0, cacheReadTokens: 0 }
-
 /**
  * Counts a settled usage's input tokens as read from the prompt cache or not, per account (when
  * one answered) and per key. `usage.inputTokens` includes the cached reads (domain/usage.ts).
@@ -147,12 +134,6 @@ export const countInputTokens = (account: string | undefined, keyId: string, usa
     const key = keyLabel(keyId)
     const byKey = Effect.andThen(Metric.update(keyInput(key, "read"), read), Metric.update(keyInput(key, "uncached"), uncached))
     if (account === undefined) return byKey
-    const tally = tallies.get(account)
-    if (tally === undefined) tallies.set(account, { inputTokens: read + uncached, cacheReadTokens: read })
-    else {
-      tally.inputTokens += read + uncached
-      tally.cacheReadTokens += read
-    }
     return Effect.andThen(
       byKey,
       Effect.andThen(Metric.update(accountInput(account, "read"), read), Metric.update(accountInput(account, "uncached"), uncached))

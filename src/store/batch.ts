@@ -141,7 +141,8 @@ const EVENT_COLUMNS = [
   "cost_micros",
   "charged_to",
   "estimated",
-  "price_fallback"
+  "price_fallback",
+  "account"
 ]
 
 const insertOpen = inserter("usage_open", OPEN_COLUMNS, "ON CONFLICT (request_id) DO NOTHING")
@@ -161,6 +162,7 @@ export const eventSteps = (batch: Batch): Array<Step> => {
       const u = s.usage
       params.push(s.requestId, key.id, user.name, group.name, s.model, dayOf(s.at), s.at.getTime())
       params.push(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheCreationTokens, u.reasoningTokens, cost, group.billing, s.estimated === true ? 1 : 0, priceFallback === true ? 1 : 0)
+      params.push(s.account ?? null)
     }
     steps.push({
       rows: "fresh",
@@ -175,6 +177,8 @@ interface DailyTotals {
   keyId: string
   day: string
   model: string
+  /** The account that answered ('' when none is known). */
+  account: string
   requests: number
   input: number
   output: number
@@ -188,6 +192,7 @@ const DAILY_COLUMNS = [
   "key_id",
   "day",
   "model",
+  "account",
   "requests",
   "input_tokens",
   "output_tokens",
@@ -195,7 +200,7 @@ const DAILY_COLUMNS = [
   "cache_creation_tokens",
   "cost_micros"
 ]
-const DAILY_MERGE = `ON CONFLICT (key_id, day, model) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
+const DAILY_MERGE = `ON CONFLICT (key_id, day, model, account) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
         input_tokens = usage_daily.input_tokens + excluded.input_tokens,
         output_tokens = usage_daily.output_tokens + excluded.output_tokens,
         cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
@@ -245,9 +250,10 @@ export const totalSteps = (batch: Batch, fresh: ReadonlySet<string>, now: number
     }
     sum(keys, key.id, cost)
     const day = dayOf(s.at)
-    const id = `${key.id}\u0000${day}\u0000${s.model}`
+    const account = s.account ?? ""
+    const id = `${key.id}\u0000${day}\u0000${s.model}\u0000${account}`
     const t = daily.get(id) ??
-      { keyId: key.id, day, model: s.model, requests: 0, input: 0, output: 0, cacheRead: 0, cacheCreation: 0, cost: 0 }
+      { keyId: key.id, day, model: s.model, account, requests: 0, input: 0, output: 0, cacheRead: 0, cacheCreation: 0, cost: 0 }
     t.requests += 1
     t.input += s.usage.inputTokens
     t.output += s.usage.outputTokens
@@ -271,7 +277,7 @@ export const totalSteps = (batch: Batch, fresh: ReadonlySet<string>, now: number
   for (const part of chunks(byKey(daily).map(([, t]) => t))) {
     const params: Array<Param> = []
     for (const t of part) {
-      params.push(t.keyId, t.day, t.model, t.requests, t.input, t.output, t.cacheRead, t.cacheCreation, t.cost)
+      params.push(t.keyId, t.day, t.model, t.account, t.requests, t.input, t.output, t.cacheRead, t.cacheCreation, t.cost)
     }
     steps.push({ text: insertDaily(part.length), params })
   }

@@ -224,6 +224,37 @@ const groupWebsocket: Migration = {
   statements: [`ALTER TABLE groups ADD COLUMN websocket INTEGER NOT NULL DEFAULT 1`]
 }
 
+// The upstream account that answered, on each usage event and as a dimension of the daily rollups,
+// so the prompt-cache figures per account outlive the process and add up across gateways. Events
+// and rollups from before have none ('' in the rollups). The rollup's key grows by a column: the
+// table is rebuilt (no portable way to change a primary key in place).
+const usageAccount: Migration = {
+  version: 10,
+  name: "usage_events.account, usage_daily.account",
+  statements: [
+    `ALTER TABLE usage_events ADD COLUMN account TEXT`,
+    `CREATE TABLE usage_daily_next (
+      key_id TEXT NOT NULL,
+      day TEXT NOT NULL,
+      model TEXT NOT NULL,
+      account TEXT NOT NULL,
+      requests BIGINT NOT NULL,
+      input_tokens BIGINT NOT NULL,
+      output_tokens BIGINT NOT NULL,
+      cache_read_tokens BIGINT NOT NULL,
+      cache_creation_tokens BIGINT NOT NULL,
+      cost_micros BIGINT NOT NULL,
+      PRIMARY KEY (key_id, day, model, account)
+    )`,
+    `INSERT INTO usage_daily_next (key_id, day, model, account, requests, input_tokens, output_tokens,
+        cache_read_tokens, cache_creation_tokens, cost_micros)
+      SELECT key_id, day, model, '', requests, input_tokens, output_tokens, cache_read_tokens,
+        cache_creation_tokens, cost_micros FROM usage_daily`,
+    `DROP TABLE usage_daily`,
+    `ALTER TABLE usage_daily_next RENAME TO usage_daily`
+  ]
+}
+
 export const migrations: ReadonlyArray<Migration> = [
   initial,
   estimatedUsage,
@@ -233,5 +264,6 @@ export const migrations: ReadonlyArray<Migration> = [
   operatorAccounts,
   minuteLimits,
   priceFallback,
-  groupWebsocket
+  groupWebsocket,
+  usageAccount
 ]

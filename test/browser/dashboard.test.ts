@@ -147,8 +147,15 @@ if (existsSync(CHROMIUM)) {
       await expect.poll(() => accounts.textContent()).toContain("sim-an")
       expect(await accounts.locator("th").nth(5).textContent()).toBe("Cache hit")
       const anRow = accounts.locator("tr", { hasText: "sim-an" }).locator("td").nth(5)
-      // The account served only this key's two requests in this gateway process.
+      // The account served only this key's two requests (the store's figures, by account).
       expect(await anRow.textContent()).toBe(`${percent(keyRatio)} of ${keyRow?.input_tokens} tokens`)
+      const byAccount = await admin(`/admin/usage?by=account&start_date=${today}&end_date=${today}`) as {
+        rows: Array<{ bucket: string; input_tokens: number; cache_read_tokens: number }>
+      }
+      expect(byAccount.rows.find((r) => r.bucket === "sim-an")).toMatchObject({
+        input_tokens: keyRow?.input_tokens,
+        cache_read_tokens: keyRow?.cache_read_tokens
+      })
       await page.close()
     })
 

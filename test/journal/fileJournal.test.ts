@@ -52,7 +52,8 @@ describe("a journal line", () => {
         fc.option(fc.integer({ min: 1, max: 1e9 }), { nil: undefined }),
         fc.option(fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }), { nil: undefined }),
         fc.constantFrom<"balance" | "subscription">("balance", "subscription"),
-        (n, estimated, quotaMicros, expiresAt, billing) => {
+        fc.option(fc.string(), { nil: undefined }),
+        (n, estimated, quotaMicros, expiresAt, billing, account) => {
           const base = testPrincipal({ billing, quotaMicros })
           const s = settlement(n, {
             principal: {
@@ -61,7 +62,8 @@ describe("a journal line", () => {
               user: { ...base.user, disabled: n % 2 === 0 },
               group: { ...base.group, models: n % 2 === 0 ? ["a", "b"] : undefined, rateMultiplier: 1.5, websocket: false }
             },
-            ...(estimated === undefined ? {} : { estimated })
+            ...(estimated === undefined ? {} : { estimated }),
+            ...(account === undefined ? {} : { account })
           })
           const back = decodeLine(encodeLine(s))
           expect(Result.isSuccess(back) ? back.success : back.failure).toEqual(s)

@@ -16,6 +16,8 @@ import { Quota, type Settlement } from "../../src/services/quota/Quota.js"
 import { sqlClientLayer } from "../../src/store/client.js"
 import { migrate } from "../../src/store/migrate.js"
 import { migrations } from "../../src/store/migrations.js"
+import { usageBreakdown } from "../../src/store/admin/usage.js"
+import { dayOf } from "../../src/domain/usageReport.js"
 import { Store } from "../../src/store/Store.js"
 import { type Backend, dataOf, openStore, type StoreServices, type TestDatabase } from "./harness.js"
 
@@ -258,6 +260,52 @@ export const storeSuite = (makeBackend: () => Backend) => {
       const rt = open(db)
       await principal(rt, "sk-store-alice-paid")
       expect(await one(rt, "SELECT websocket FROM groups WHERE name = 'older'")).toBe(1)
+    })
+
+    it("daily rollups written before migration 10 keep their totals, under no account", async () => {
+      const db = await fresh()
+      await Effect.runPromise(
+        Effect.gen(function*() {
+          yield* migrate(migrations.filter((m) => m.version < 10))
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`INSERT INTO usage_daily (key_id, day, model, requests, input_tokens, output_tokens, cache_read_tokens,
+            cache_creation_tokens, cost_micros) VALUES ('alice-paid', '2026-01-01', 'gpt-5.4', 3, 300, 30, 100, 0, 77)`
+        }).pipe(Effect.provide(sqlClientLayer(db.target)))
+      )
+      const rt = open(db)
+      const p = await principal(rt, "sk-store-alice-paid")
+      expect(await one(rt, "SELECT requests FROM usage_daily WHERE key_id = 'alice-paid' AND account = ''")).toBe(3)
+      // New usage of the same key, day and model lands beside it, under its account.
+      await settle(rt, { ...settlement("r-after-10", p, "gpt-5.4", usage({ inputTokens: 10 })), account: "acct-a", at: new Date("2026-01-01T12:00:00Z") })
+      expect(await one(rt, "SELECT COUNT(*) FROM usage_daily WHERE key_id = 'alice-paid' AND day = '2026-01-01'")).toBe(2)
+      expect(await one(rt, "SELECT SUM(requests) FROM usage_daily WHERE key_id = 'alice-paid' AND day = '2026-01-01'")).toBe(4)
+    })
+
+    it("records the account that answered: on the usage event, and as a dimension of the operators' usage", async () => {
+      const rt = open(await fresh())
+      const p = await principal(rt, "sk-store-alice-paid")
+      const cached = usage({ inputTokens: 1000, cacheReadTokens: 800, outputTokens: 10 })
+      await settle(rt, { ...settlement("r-acct-1", p, "gpt-5.4", cached), account: "acct-a" })
+      await settle(rt, { ...settlement("r-acct-2", p, "gpt-5.4", usage({ inputTokens: 500, outputTokens: 10 })), account: "acct-a" })
+      await settle(rt, { ...settlement("r-acct-3", p, "gpt-5.4", cached), account: "acct-b" })
+      await settle(rt, settlement("r-acct-none", p, "gpt-5.4", usage({ inputTokens: 7 })))
+      const events = await query<{ request_id: string; account: string | null }>(
+        rt,
+        "SELECT request_id, account FROM usage_events WHERE request_id LIKE 'r-acct-%' ORDER BY request_id"
+      )
+      expect(events).toEqual([
+        { request_id: "r-acct-1", account: "acct-a" },
+        { request_id: "r-acct-2", account: "acct-a" },
+        { request_id: "r-acct-3", account: "acct-b" },
+        { request_id: "r-acct-none", account: null }
+      ])
+      const today = dayOf(new Date())
+      const rows = await run(rt, usageBreakdown({ by: "account", from: today, to: today }))
+      expect(rows.map((r) => [r.bucket, r.requests, r.input_tokens, r.cache_read_tokens])).toEqual([
+        ["", 1, 7, 0],
+        ["acct-a", 2, 1500, 800],
+        ["acct-b", 1, 1000, 800]
+      ])
     })
 
     it("applies balance_usd only while the balance is untouched", async () => {

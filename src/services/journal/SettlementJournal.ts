@@ -25,6 +25,7 @@ export interface Settlement {
   readonly model: string
   readonly usage: TokenUsage
   readonly estimated?: boolean
+  readonly account?: string
   readonly at: Date
 }
 

@@ -55,6 +55,7 @@ const SettlementRecord = Schema.Struct({
   model: Schema.String,
   at: Count,
   estimated: Schema.optional(Schema.Boolean),
+  account: Schema.optional(Schema.String),
   usage: Schema.Struct({
     inputTokens: Count,
     outputTokens: Count,
@@ -75,6 +76,7 @@ export const encodeLine = (s: Settlement): string =>
     model: s.model,
     at: s.at.getTime(),
     estimated: s.estimated,
+    account: s.account,
     usage: s.usage,
     principal: {
       key: { ...s.principal.key, expiresAt: s.principal.key.expiresAt?.getTime() },
@@ -138,7 +140,8 @@ export const decodeLine = (line: string): Result.Result<Settlement, string> => {
         model: r.model,
         usage: r.usage,
         at: new Date(r.at),
-        ...(r.estimated === undefined ? {} : { estimated: r.estimated })
+        ...(r.estimated === undefined ? {} : { estimated: r.estimated }),
+        ...(r.account === undefined ? {} : { account: r.account })
       }
     }
   })

@@ -21,6 +21,8 @@ export interface Settlement {
    * reported by the upstream. Stored with the usage event; absent means reported.
    */
   readonly estimated?: boolean
+  /** The upstream account that answered: its prompt-cache figures are kept per account. */
+  readonly account?: string
   readonly at: Date
 }
 

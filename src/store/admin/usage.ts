@@ -1,6 +1,7 @@
 /**
  * Usage for operators, from the daily rollups (never a scan of usage_events): totals per key,
- * user, group, model or day over a day range, and the requests still marked open.
+ * user, group, model, upstream account or day over a day range, and the requests still marked open.
+ * Usage settled before accounts were recorded has the account ''.
  */
 import { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
@@ -9,7 +10,7 @@ import { dayOf } from "../../domain/usageReport.js"
 import { Totals } from "../report.js"
 import { DbInt, decodeRows, orStoreError } from "../rows.js"
 
-export const UsageDimension = Schema.Literals(["key", "user", "group", "model", "day"])
+export const UsageDimension = Schema.Literals(["key", "user", "group", "model", "account", "day"])
 export type UsageDimension = typeof UsageDimension.Type
 
 const COLUMN: Record<UsageDimension, string> = {
@@ -17,6 +18,7 @@ const COLUMN: Record<UsageDimension, string> = {
   user: "k.user_name",
   group: "k.group_name",
   model: "d.model",
+  account: "d.account",
   day: "d.day"
 }
 
