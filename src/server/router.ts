@@ -141,8 +141,22 @@ const decodes = (path: string): boolean => {
   }
 }
 
-/** The door a request is for, if any: what the router would route it to among `doors`. */
-export const doorFor = (doors: Doors, method: string, path: string): DoorProgram | undefined => {
+/**
+ * A path as the router's matcher (FindMyWay, with effect's defaults) reads it: letter case, a
+ * repeated slash and a trailing slash make no difference.
+ */
+const asMatched = (path: string): string => {
+  let matched = path.toLowerCase()
+  if (matched.includes("//")) matched = matched.replace(/\/{2,}/g, "/")
+  return matched.length > 1 && matched.endsWith("/") ? matched.slice(0, -1) : matched
+}
+
+/**
+ * The door a request is for, if any: the one the router would route it to among `doors`
+ * (test/server/doorDispatch.test.ts holds the two to agreeing).
+ */
+export const doorFor = (doors: Doors, method: string, raw: string): DoorProgram | undefined => {
+  const path = asMatched(raw)
   if (method === "POST") {
     if (path === MESSAGES_PATHS[0]) return doors.messages
     if (path === MESSAGES_PATHS[1]) return doors.countTokens
