@@ -30,7 +30,7 @@ import { makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoin
 import { AccessLog } from "../observability/accessLog.js"
 import { countRequest } from "../observability/metrics.js"
 import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
-import { doorFor, type Doors, makeDoors, makeRouterWith, MESSAGES_PATHS, refusal, routeName } from "./router.js"
+import { doorFor, type Doors, isMessagesRoute, makeDoors, makeRouterWith, refusal, routeName } from "./router.js"
 import { watchWriteStall } from "./writeStall.js"
 
 /** The route as a span names it: one name for the responses aliases, none for unknown paths. */
@@ -40,7 +40,7 @@ const routeTemplate = (path: string): string => {
     ? "/v1/responses"
     : name === "ui"
     ? "/ui"
-    : name === "unknown" || (name === "messages" && !(MESSAGES_PATHS as ReadonlyArray<string>).includes(path))
+    : name === "unknown" || (name === "messages" && !isMessagesRoute(path))
     ? "unknown"
     : path
 }

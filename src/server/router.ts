@@ -52,8 +52,23 @@ export const MESSAGES_PATHS = ["/v1/messages", "/v1/messages/count_tokens"] as c
 
 const isMessagesPath = (path: string): boolean => path === MESSAGES_PATHS[0] || path.startsWith("/v1/messages/")
 
-export const routeName = (path: string): RouteName =>
-  getRoutes.get(path) ??
+/** Whether a path is one of the Messages door's routes (not merely under `/v1/messages/`). */
+export const isMessagesRoute = (path: string): boolean => (MESSAGES_PATHS as ReadonlyArray<string>).includes(asMatched(path))
+
+/**
+ * A path as the router's matcher (FindMyWay, with effect's defaults) reads it: letter case, a
+ * repeated slash and a trailing slash make no difference.
+ */
+const asMatched = (path: string): string => {
+  let matched = path.toLowerCase()
+  if (matched.includes("//")) matched = matched.replace(/\/{2,}/g, "/")
+  return matched.length > 1 && matched.endsWith("/") ? matched.slice(0, -1) : matched
+}
+
+/** The route a path is served by, as the router matches it (`asMatched`). */
+export const routeName = (raw: string): RouteName => {
+  const path = asMatched(raw)
+  return getRoutes.get(path) ??
     (isResponsesPath(path)
       ? "responses"
       : isMessagesPath(path)
@@ -61,6 +76,7 @@ export const routeName = (path: string): RouteName =>
       : path === "/ui" || path.startsWith("/ui/")
       ? "ui"
       : "unknown")
+}
 
 /**
  * What a request no route took is told: 405 on a known path (with the method it takes), else 404;
@@ -74,7 +90,7 @@ export const refusal = (method: string, path: string): Envelope => {
     const subpath = responsesSubpath(path)
     if (Result.isFailure(subpath)) return envelopeOf(subpath.failure)
   }
-  if (name === "messages" && !(MESSAGES_PATHS as ReadonlyArray<string>).includes(path)) return routeNotFound(method, path)
+  if (name === "messages" && !isMessagesRoute(path)) return routeNotFound(method, path)
   return methodNotAllowed(method, path, [name === "responses" || name === "messages" ? "POST" : "GET"])
 }
 
@@ -139,16 +155,6 @@ const decodes = (path: string): boolean => {
   } catch {
     return false
   }
-}
-
-/**
- * A path as the router's matcher (FindMyWay, with effect's defaults) reads it: letter case, a
- * repeated slash and a trailing slash make no difference.
- */
-const asMatched = (path: string): string => {
-  let matched = path.toLowerCase()
-  if (matched.includes("//")) matched = matched.replace(/\/{2,}/g, "/")
-  return matched.length > 1 && matched.endsWith("/") ? matched.slice(0, -1) : matched
 }
 
 /**

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest"
 import { AppConfig, Settings } from "../../src/config/AppConfig.js"
 import type { DoorProgram } from "../../src/endpoints/kit/door.js"
 import { servicesLayer } from "../../src/layers.js"
-import { type Doors, doorFor, makeRouterWith } from "../../src/server/router.js"
+import { type Doors, doorFor, makeRouterWith, routeName } from "../../src/server/router.js"
 import { fakeUpstreamConfig, fakeUpstreamEnv, testData } from "../support/gateway.js"
 
 /** A door that answers with its own name. */
@@ -94,5 +94,15 @@ describe("the app's door dispatch and the router", () => {
       return found
     })).pipe(Effect.provide(layer)))
     expect(disagreements).toEqual([])
+  })
+
+  it("names a door's requests by that door (metrics label, and the Messages door's error shape)", () => {
+    const door: Record<string, string> = { responses: "responses", messages: "messages", count_tokens: "messages" }
+    const misnamed = PATHS.flatMap((path) => {
+      const name = names.get(doorFor(doors, "POST", path))
+      const expected = name === undefined ? undefined : door[name]
+      return expected === undefined || routeName(path) === expected ? [] : [`${path}: ${routeName(path)}, not ${expected}`]
+    })
+    expect(misnamed).toEqual([])
   })
 })
