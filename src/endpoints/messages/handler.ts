@@ -8,8 +8,7 @@
 import { Effect } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { Settings } from "../../config/AppConfig.js"
-import { answerOfTurn, makeAdmitTurn } from "../../core/admittedTurn.js"
-import { mapRendered } from "../../core/settlement.js"
+import { makeAdmitTurn } from "../../core/admittedTurn.js"
 import { anthropicPassthroughHeaders } from "../../domain/forwardHeaders.js"
 import { upstreamModel } from "../../domain/model.js"
 import { KeyRepo } from "../../services/keyRepo/KeyRepo.js"
@@ -18,11 +17,11 @@ import { sessionOf } from "../../services/scheduler/session.js"
 import { authenticate } from "../kit/auth.js"
 import { parseJson, readBodyText } from "../kit/body.js"
 import { type DoorProgram, type DoorRecord, Refused, recordFor, refusedWith, turnRefused } from "../kit/door.js"
-import { json, rawJson, sse } from "../kit/reply.js"
+import { json, rawJson } from "../kit/reply.js"
 import { requestId as currentRequestId } from "../kit/request.js"
 import { answerJson } from "../responses/openaiPath.js"
 import { answerOf, makeUpstreamCaller } from "../../core/upstreamCall.js"
-import { waitingStream } from "../responses/waitingStream.js"
+import { renderHttp } from "../responses/waitingStream.js"
 import { makeAnthropicPlanner } from "./anthropicPlan.js"
 import { errorFrame, PING_FRAME } from "./events.js"
 import { countMessagesTokens } from "./localCount.js"
@@ -70,24 +69,21 @@ export const makeMessagesHandlers = Effect.gen(function*() {
       session,
       plan: ({ budget, metricModel }) =>
         planner({ requestId, principal, request: validated, rawBody, metricModel, budget, clientHeaders: request.headers, session }),
-      render: (plan, answer) => {
-        if (!validated.stream) return Effect.flatMap(answerOfTurn(answer), plan.json)
-        if (answer._tag === "Answered") return Effect.succeed(mapRendered(plan.stream(answer.answer), sse))
-        // Waiting for a slot inside the stream: `ping` events meanwhile, an `error` event if the wait fails.
-        return Effect.succeed(mapRendered(
-          waitingStream({
+      render: (plan, answer) =>
+        renderHttp({
+          stream: validated.stream,
+          json: plan.json,
+          frames: plan.stream,
+          // Waiting for a slot inside the stream: `ping` events meanwhile, an `error` event if the wait fails.
+          waiting: {
             model: validated.model,
             requestId,
             keepAliveMillis: settings.scheduling.keepAliveMillis,
-            prepare: answer.resume,
-            stream: plan.stream,
             drainDeadline: lifecycle.drainDeadline,
             keepAlive: PING_FRAME,
             failed: (code, message) => errorFrame(code, message)
-          }),
-          sse
-        ))
-      }
+          }
+        })(answer)
     }).pipe(Effect.mapError(turnRefused(record)))
     return { response: turn.answer, record: { ...record, turn: turn.facts } }
   })

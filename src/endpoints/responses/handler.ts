@@ -10,20 +10,17 @@
 import { Effect } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { Settings } from "../../config/AppConfig.js"
-import { answerOfTurn } from "../../core/admittedTurn.js"
-import { mapRendered } from "../../core/settlement.js"
 import { authenticate } from "../kit/auth.js"
 import { parseJson, readBodyText } from "../kit/body.js"
 import { type DoorProgram, recordFor, refusedWith, turnRefused } from "../kit/door.js"
 import { sseBytes } from "../kit/eventOut.js"
-import { sse } from "../kit/reply.js"
 import { pathOf, requestId as currentRequestId } from "../kit/request.js"
 import { KeyRepo } from "../../services/keyRepo/KeyRepo.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { responsesSubpath } from "./subpath.js"
 import { makeResponsesTurn } from "./responsesTurn.js"
 import { validateResponsesBody } from "./validate.js"
-import { waitingStream } from "./waitingStream.js"
+import { renderHttp } from "./waitingStream.js"
 
 /**
  * The door, with its services resolved once when the gateway is built: a request pays for its
@@ -54,21 +51,18 @@ export const makeResponsesHandler = Effect.gen(function*() {
       rawBody,
       subpath,
       clientHeaders: request.headers,
-      render: (plan, answer) => {
-        if (!validated.stream) return Effect.flatMap(answerOfTurn(answer), plan.json)
-        if (answer._tag === "Answered") return Effect.succeed(mapRendered(plan.stream(answer.answer, sseBytes), sse))
-        return Effect.succeed(mapRendered(
-          waitingStream({
+      render: (plan, answer) =>
+        renderHttp({
+          stream: validated.stream,
+          json: plan.json,
+          frames: (ready) => plan.stream(ready, sseBytes),
+          waiting: {
             model: validated.model,
             requestId,
             keepAliveMillis: settings.scheduling.keepAliveMillis,
-            prepare: answer.resume,
-            stream: (ready) => plan.stream(ready, sseBytes),
             drainDeadline: lifecycle.drainDeadline
-          }),
-          sse
-        ))
-      }
+          }
+        })(answer)
     }).pipe(Effect.mapError(turnRefused(record)))
     return { response: turn.answer, record: { ...record, turn: turn.facts } }
   })

@@ -14,7 +14,11 @@ import type { GatewayError } from "../../domain/errors.js"
 import { newId } from "../../domain/ids.js"
 import { encodeEvent, keepAliveComment } from "../../domain/sse.js"
 import { SHUTTING_DOWN } from "./sseRelay.js"
-import type { Metered, Rendered } from "../../core/settlement.js"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { answerOfTurn, type TurnAnswer } from "../../core/admittedTurn.js"
+import { mapRendered, type Metered, type Rendered } from "../../core/settlement.js"
+import type { Answer } from "../../core/upstreamCall.js"
+import { sse } from "../kit/reply.js"
 
 /** A Responses stream that failed before it produced anything: `response.created`, then `response.failed`. */
 export const failedResponseFrames = (model: string, code: string, message: string, nowMillis: number): string => {
@@ -106,4 +110,27 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): Rendered<Str
     return Stream.concat(keepAlives, answer)
   }))
   return { answer: frames, usage: Effect.suspend(() => usage) }
+}
+
+/** How an HTTP door renders a turn's answer (core/admittedTurn.ts `render`). */
+export interface HttpRendering {
+  readonly stream: boolean
+  /** A non-stream answer as the client's JSON response. */
+  readonly json: (answer: Answer) => Effect.Effect<Rendered<HttpServerResponse.HttpServerResponse>, GatewayError>
+  /** A stream answer's SSE frames. */
+  readonly frames: (answer: Answer) => Rendered<Stream.Stream<Uint8Array>>
+  /** What a stream that must wait for its slot says meanwhile, and if the wait fails. */
+  readonly waiting: Omit<WaitingStreamOptions<Answer>, "prepare" | "stream">
+}
+
+/**
+ * A turn's answer over HTTP: JSON, SSE at once, or (a stream whose slot was not free) an SSE
+ * response that waits inside for it.
+ */
+export const renderHttp = (rendering: HttpRendering) =>
+(answer: TurnAnswer): Effect.Effect<Rendered<HttpServerResponse.HttpServerResponse>, GatewayError> => {
+  if (!rendering.stream) return Effect.flatMap(answerOfTurn(answer), rendering.json)
+  if (answer._tag === "Answered") return Effect.succeed(mapRendered(rendering.frames(answer.answer), sse))
+  const waited = waitingStream({ ...rendering.waiting, prepare: answer.resume, stream: rendering.frames })
+  return Effect.succeed(mapRendered(waited, sse))
 }
