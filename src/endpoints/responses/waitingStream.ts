@@ -6,7 +6,8 @@
  * `response.failed` pair, never a bare cut.
  *
  * Only the waiting path builds this; a request whose slot is free at once never does. Slots stay
- * owned by the request's scope, so they are given back however it ends.
+ * owned by the request's scope, so they are given back however it ends. `renderHttp` is how both
+ * HTTP doors render a turn's answer: JSON, SSE, or this.
  */
 import { Cause, Clock, Deferred, Effect, Exit, Option, Schedule, Stream } from "effect"
 import { envelopeOf } from "../../domain/envelope.js"
