@@ -25,7 +25,7 @@ import type { UpstreamRequest } from "../services/upstream/Upstream.js"
 import { afterAnswer } from "./afterAnswer.js"
 import { moderate } from "./moderate.js"
 import { type Metered, type Rendered, settleUsage } from "./settlement.js"
-import { type Attempt, type Settled, type TurnFacts, TurnFailed } from "./turnFacts.js"
+import { type Attempt, type Settled, type TurnFacts, TurnFailed, unsettled } from "./turnFacts.js"
 import { type Answer, answerOf, type CallFailed, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
 
 /** What admission reads of a request, whatever wire format it came in. */
@@ -100,7 +100,7 @@ const listsModels = (principal: Principal): boolean =>
   principal.group.models !== undefined && principal.group.models.length > 0
 
 /** The facts of a turn refused before it was admitted: no headers, no attempts. */
-const NOT_ADMITTED: TurnFacts = { headers: {}, outcome: Effect.succeed({ attempts: [], settled: undefined }) }
+const NOT_ADMITTED = unsettled([])
 
 /** The core, with its services resolved once when the gateway is built. */
 export const makeAdmitTurn = Effect.gen(function*() {

@@ -3,7 +3,7 @@
  * request's span read them): the upstream attempts with their accounts, statuses and latencies,
  * the rate-limit headers of its admission, and what its settlement recorded.
  */
-import { Data, type Effect } from "effect"
+import { Data, Effect } from "effect"
 import type { GatewayError } from "../domain/errors.js"
 
 /** One upstream attempt: the account tried, its answer's HTTP status (0: none came), the time to it. */
@@ -29,8 +29,6 @@ export interface TurnOutcome {
   readonly settled: Settled | undefined
 }
 
-export const noOutcome: TurnOutcome = { attempts: [], settled: undefined }
-
 /** What the core tells a door about a turn besides its answer (or its error). */
 export interface TurnFacts {
   /** `x-ratelimit-*` of the limits the turn was admitted under: every answer to it carries them. */
@@ -38,6 +36,15 @@ export interface TurnFacts {
   /** Read once the request is over (its settlement done): what the turn came to. */
   readonly outcome: Effect.Effect<TurnOutcome>
 }
+
+/**
+ * The facts of a call that settles nothing and is under no limits: a turn refused before it was
+ * admitted (no attempts), or an upstream call outside a turn (count_tokens).
+ */
+export const unsettled = (attempts: ReadonlyArray<Attempt>): TurnFacts => ({
+  headers: {},
+  outcome: Effect.succeed({ attempts, settled: undefined })
+})
 
 /** A turn the core refused or whose call failed: the error for the client, and what the turn came to. */
 export class TurnFailed extends Data.TaggedError("TurnFailed")<{

@@ -209,7 +209,8 @@ export const makeUpstreamCaller = Effect.gen(function*() {
           Effect.flatMap(noted(sent.status), (at): Effect.Effect<Answer, UpstreamFailed> => {
             if (sent.status >= 200 && sent.status < 300) {
               const succeeded = (answer: Answer) => Effect.as(scheduler.report(account, SUCCESS, input.session), answer)
-              const attempts = state.attempts.slice()
+              // The call's own list: no attempt follows an answer.
+              const attempts = state.attempts
               if (request.stream) return succeeded({ account, response: sent, attempts })
               // A JSON answer is read here, so that one that is not JSON (an HTML error page, a cut
               // body) fails this attempt and moves on to the next account, like a 5xx.
@@ -313,7 +314,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
         resume: Effect.map(waitThenSend, answered).pipe(
           Effect.catch(failed(false)),
           Effect.flatMap((step) => step._tag === "Answered" ? Effect.succeed(step.answer) : Effect.mapError(step.resume, (f) => f.error)),
-          Effect.mapError((error) => new CallFailed({ error, attempts: state.attempts.slice() })),
+          Effect.mapError((error) => new CallFailed({ error, attempts: state.attempts })),
           Effect.provideService(Scope.Scope, scope)
         )
       }))
@@ -325,7 +326,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     const state: CallState = { tried: new Set(), attempts: [] }
     return Effect.mapError(
       attemptFrom(input, state, 0, undefined, mayWait),
-      (error) => new CallFailed({ error, attempts: state.attempts.slice() })
+      (error) => new CallFailed({ error, attempts: state.attempts })
     )
   }
   return call

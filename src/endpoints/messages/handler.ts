@@ -28,14 +28,8 @@ import { countMessagesTokens } from "./localCount.js"
 import { makeOpenAIMessagesPlanner } from "./openaiPlan.js"
 import { messagesPolicy } from "./policy.js"
 import { validateMessagesBody } from "./validate.js"
-import type { Attempt, TurnFacts } from "../../core/turnFacts.js"
+import { unsettled } from "../../core/turnFacts.js"
 import { currentRequestSpan } from "../../observability/tracing.js"
-
-/** A call outside a turn (count_tokens): its attempts, no limits, nothing settled. */
-const callFacts = (attempts: ReadonlyArray<Attempt>): TurnFacts => ({
-  headers: {},
-  outcome: Effect.succeed({ attempts, settled: undefined })
-})
 
 export const makeMessagesHandlers = Effect.gen(function*() {
   const settings = yield* Settings
@@ -116,9 +110,9 @@ export const makeMessagesHandlers = Effect.gen(function*() {
       span: yield* currentRequestSpan
     }, false).pipe(
       Effect.flatMap(answerOf),
-      Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...record, turn: callFacts(failed.attempts) } }))
+      Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...record, turn: unsettled(failed.attempts) } }))
     )
-    const counted = { ...record, turn: callFacts(answer.attempts) }
+    const counted = { ...record, turn: unsettled(answer.attempts) }
     const { text } = yield* refusedWith(counted)(answerJson(answer))
     return { response: rawJson(text), record: counted }
   })
