@@ -28,6 +28,7 @@ import { type DoorRecord, factsOf, recordHeaders, type Refused as DoorRefused, t
 import { pathOf, requestContext } from "../endpoints/kit/request.js"
 import { makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
 import { AccessLog } from "../observability/accessLog.js"
+import { Lifecycle } from "../services/lifecycle/Lifecycle.js"
 import { countRequest } from "../observability/metrics.js"
 import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
 import { doorFor, type Doors, isMessagesRoute, makeDoors, makeRouterWith, refusal, routeName } from "./router.js"
@@ -103,6 +104,7 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
     responsesUpgrade: Effect.interruptible(upgrade)
   }
   const accessLog = yield* AccessLog
+  const lifecycle = yield* Lifecycle
   const stallMillis = (yield* Settings).streamWriteTimeoutMillis
 
   const app: GatewayApp = Effect.withFiber((fiber) => {
@@ -118,6 +120,7 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
     let code = "ok"
     let answeredAt: number | undefined
     let stalled = false
+    let cutByDrain = false
     // What the door returned of the request (with its answer or its refusal): none for other routes.
     let record: DoorRecord | undefined
 
@@ -133,6 +136,8 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
           } else if (interrupted(exit)) {
             status = 499
             code = "client_closed_request"
+          } else if (cutByDrain && code === "ok") {
+            code = "server_shutting_down"
           }
           const facts = record === undefined ? Effect.undefined : factsOf(record)
           return Effect.flatMap(facts, (facts) => {
@@ -160,11 +165,18 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
       // Once a request is admitted under its per-minute limits, every answer says where they stand.
       const headers = recordHeaders(record)
       const answer = headers === undefined ? identified : HttpServerResponse.setHeaders(identified, headers)
-      if (answer.body._tag === "Stream") watchWriteStall(request, stallMillis, () => void (stalled = true))
+      const streamed = answer.body._tag === "Stream"
+      if (streamed) watchWriteStall(request, stallMillis, () => void (stalled = true))
       // First to run when the scope closes (added last): the client's wait ends here, before the
-      // settlement that follows the answer.
+      // settlement that follows the answer. A stream still running at the drain deadline was cut by it.
       return Effect.as(
-        Scope.addFinalizer(scope, Effect.sync(() => void (answeredAt = clock.currentTimeMillisUnsafe()))),
+        Scope.addFinalizer(scope, Effect.sync(() => {
+          answeredAt = clock.currentTimeMillisUnsafe()
+          if (streamed && lifecycle.pastDrainDeadline()) {
+            cutByDrain = true
+            lifecycle.noteStreamCut()
+          }
+        })),
         answer
       )
     }

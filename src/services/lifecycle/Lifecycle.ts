@@ -16,6 +16,10 @@ export interface LifecycleShape {
   readonly shutdownBegun: Effect.Effect<void>
   /** Starts the drain clock (idempotent). */
   readonly beginShutdown: (drainSeconds: number) => Effect.Effect<void>
+  /** Notes a stream that was still running at the drain deadline, and so was cut. */
+  readonly noteStreamCut: () => void
+  /** How many streams the drain deadline cut. */
+  readonly streamsCut: () => number
 }
 
 /**
@@ -63,8 +67,11 @@ export class DrainSignal {
 /** A Lifecycle whose drain deadline is `signal`; beginShutdown fires it after the drain time. */
 export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
   let started = false
+  let cut = 0
   const begun = new DrainSignal()
   return {
+    noteStreamCut: () => void cut++,
+    streamsCut: () => cut,
     shutdownBegun: begun.await,
     drainDeadline: signal.await,
     pastDrainDeadline: () => signal.isFired,
@@ -83,8 +90,22 @@ export const lifecycleOf = (signal: DrainSignal): LifecycleShape => {
   }
 }
 
+/**
+ * Once everything above it is released (the server closed, the store and the journal flushed), a
+ * gateway that was shut down says so in one line, with the streams the deadline cut.
+ */
+const stoppedLine = (lifecycle: LifecycleShape) =>
+  Effect.suspend(() =>
+    lifecycle.shuttingDown()
+      ? Effect.logInfo("modelgate stopped").pipe(Effect.annotateLogs({ streams_cut: lifecycle.streamsCut() }))
+      : Effect.void
+  )
+
 export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("modelgate/Lifecycle") {
-  static readonly layer = Layer.sync(Lifecycle, () => lifecycleOf(new DrainSignal()))
+  static readonly layer = Layer.effect(
+    Lifecycle,
+    Effect.tap(Effect.sync(() => lifecycleOf(new DrainSignal())), (lifecycle) => Effect.addFinalizer(() => stoppedLine(lifecycle)))
+  )
   /**
    * For tests: the drain deadline is `signal` (fire it by hand to end running streams now);
    * `beginShutdown`'s drain time runs on the Clock, so TestClock can pass it too.
