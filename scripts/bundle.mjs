@@ -185,6 +185,8 @@ const hasEsbuild = () => {
 export const freshBundle = (name) => {
   const bundle = join(outDir, `${name}.mjs`)
   const built = mtime(bundle)
+  // A production tree (scripts/release/assemble.sh) has the bundles and no src/ to rebuild them from.
+  if (mtime(join(root, "src")) < 0) return built < 0 ? undefined : bundle
   if (built < 0 || inputs.some((input) => newest(join(root, input)) > built)) {
     if (!hasEsbuild()) return undefined
     const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], { stdio: "inherit" })
