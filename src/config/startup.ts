@@ -111,6 +111,10 @@ export const startupFailureText = (cause: Cause.Cause<unknown>, env: Readonly<Re
   if (e instanceof EnvironmentError) return block("modelgate did not start: the environment has problems", e.problems)
   if (e instanceof ConfigError) return `modelgate did not start: ${e.message}`
   if (e instanceof Config.ConfigError) return block("modelgate did not start", configErrorLines(e, env))
+  // The settlement journal (services/journal): its message names the path and the setting to change.
+  if (typeof e === "object" && e !== null && "_tag" in e && e._tag === "JournalError" && "message" in e) {
+    return `modelgate did not start: ${String(e.message)}`
+  }
   if (e instanceof StoreError) return `modelgate did not start: the database: ${e.message}${causeMessage(e.cause)}`
   if (typeof e === "object" && e !== null && "_tag" in e && e._tag === "ServeError") {
     const os = systemError(e)

@@ -15,7 +15,7 @@
  * - On open, a line that does not decode (torn by a crash mid-write, edited by hand) is moved to
  *   `<path>.rejected` and logged, never dropped in silence and never guessed at.
  *
- * One process per file: two gateways must not share a journal path.
+ * One process per file (lock.ts): a second process on the same path refuses to start.
  */
 import {
   appendFileSync,
@@ -33,6 +33,7 @@ import {
 } from "node:fs"
 import { dirname, extname, join } from "node:path"
 import { Config, Effect, Exit, Latch, Layer, Result, type Scope } from "effect"
+import { lockJournal } from "./lock.js"
 import { decodeLine, encodeLine } from "./record.js"
 import { JournalError, reportDepth, type Settlement, SettlementJournal, type SettlementJournalShape } from "./SettlementJournal.js"
 
@@ -95,6 +96,7 @@ const load = (path: string) => {
 export const make = (path: string): Effect.Effect<SettlementJournalShape, JournalError, Scope.Scope> =>
   Effect.gen(function*() {
     const dir = dirname(path)
+    yield* lockJournal(path)
     const loaded = yield* Effect.try({ try: () => load(path), catch: failed(`cannot read the settlement journal ${path}`) })
     const pending = loaded.entries
     let fd: number | undefined
