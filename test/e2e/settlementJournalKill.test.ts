@@ -7,9 +7,10 @@
  * store timeouts here), so until then they lived only in memory. Now each is journaled once the
  * store timeout has passed without the store's confirmation.
  *
- * Judged by order: the gateway is killed once the journal holds every answered request, or four
- * store timeouts after the last answer, whichever comes first, with the store still held. A new
- * gateway, the store back, then writes each of them exactly once.
+ * Judged by order: the gateway is killed once the journal holds every answered request, or six
+ * store timeouts after the last answer, whichever comes first, with the store still held (the
+ * writer alone would hold the later ones for about twelve). A new gateway, the store back, then
+ * writes each of them exactly once.
  *
  * PostgreSQL is skipped with a warning when unreachable (DATABASE_TEST_URL), unless
  * MODELGATE_REQUIRE_SERVICES=1, where that fails.
@@ -30,7 +31,7 @@ import { PG_URL, postgresBackend, postgresReachable, requireServices } from "../
 const KEY = "sk-journal-kill-0001"
 const STORE_TIMEOUT_MS = 500
 /** How long after the last answer the gateway is killed at the latest. */
-const KILL_AFTER_MS = 4 * STORE_TIMEOUT_MS
+const KILL_AFTER_MS = 6 * STORE_TIMEOUT_MS
 const REQUESTS = 3
 
 const config = {
