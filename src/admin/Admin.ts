@@ -6,7 +6,7 @@
  * settlements already accepted (`LiveStore`).
  */
 import { Context, Effect, Layer } from "effect"
-import type { SqlClient } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import type { AdminConflict, AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
 import type { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
@@ -19,6 +19,7 @@ import * as Prices from "../store/admin/prices.js"
 import * as Subs from "../store/admin/subscriptions.js"
 import { usageBreakdown, type UsageQuery, type UsageRow } from "../store/admin/usage.js"
 import * as Users from "../store/admin/users.js"
+import { storeTimeoutFor, withinStoreTimeout } from "../store/statementDeadline.js"
 import { changeBalanceWithinRange } from "./balanceCap.js"
 import { LiveStore } from "./LiveStore.js"
 
@@ -66,8 +67,11 @@ const make = (actor: Actor) =>
   Effect.gen(function*() {
     const ctx = yield* Effect.context<SqlClient.SqlClient>()
     const live = yield* LiveStore
+    // The settlements in flight and the operation wait on the store one after the other: bounded
+    // as one, a stalled database answers 503 within the store timeout, not one per wait.
+    const bounded = withinStoreTimeout(yield* storeTimeoutFor(Context.get(ctx, SqlClient.SqlClient)))
     // Reads include every settlement accepted so far (spend, last use, usage rows).
-    const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.andThen(live.flush, Effect.provide(effect, ctx))
+    const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => bounded(Effect.andThen(live.flush, Effect.provide(effect, ctx)))
     // Caches are dropped once a change is committed; a failed change changed nothing.
     const change = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.tap(read(effect), () => live.forget)
@@ -100,12 +104,13 @@ const make = (actor: Actor) =>
       deletePrice: (model) => change(Prices.deletePrice(actor, model)),
       usage: (query) => read(usageBreakdown(query)),
       audit: (query) => read(listAudit(query)),
-      record: (action, target, detail) => Effect.provide(recordAudit(actor, action, target, detail), ctx).pipe(storeErrorsBut("recording the change failed"))
+      record: (action, target, detail) =>
+        bounded(Effect.provide(recordAudit(actor, action, target, detail), ctx)).pipe(storeErrorsBut("recording the change failed"))
     } satisfies AdminShape
   })
 
 export class Admin extends Context.Service<Admin, AdminShape>()("modelgate/Admin") {
   /** Over the SQL store; `actor` is what the audit trail records as the author ("admin-api", "cli"). */
-  static readonly layer = (actor: Actor): Layer.Layer<Admin, never, SqlClient.SqlClient | LiveStore> =>
+  static readonly layer = (actor: Actor): Layer.Layer<Admin, StoreError, SqlClient.SqlClient | LiveStore> =>
     Layer.effect(Admin, make(actor))
 }

@@ -13,6 +13,10 @@
  *
  * Streams are bounded only in getting their connection: a long export may rightly take long.
  * Migrations are exempt (Unbounded): an index built on a large table may take minutes.
+ *
+ * Work that waits on the store in more than one step (the admin API: the settlements in flight,
+ * then its transaction) is bounded as a whole by `withinStoreTimeout`: bounded one by one, its
+ * waits would add up.
  */
 import { Context, Effect, Fiber, Layer, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
@@ -20,6 +24,8 @@ import * as Client from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
 import { ConnectionError, SqlError, UnknownError } from "effect/sql/SqlError"
 import type * as Statement from "effect/sql/Statement"
+import { storeTimeoutConfig } from "../config/storeTimeout.js"
+import { StoreError } from "../domain/errors.js"
 
 /** Provided as true around work that may rightly take long (migrations): no bound on its statements. */
 export const Unbounded = Context.Reference<boolean>("modelgate/store/Unbounded", { defaultValue: () => false })
@@ -130,3 +136,35 @@ export const boundedPgClient = (
     })
   ).pipe(Layer.provide(Reactivity.layer))
 }
+
+/**
+ * The bound for `sql`'s work as a whole: STORE_TIMEOUT_MS on PostgreSQL, where its statements are
+ * bounded by it too; 0 (none) on SQLite, whose statements run to their end in this process.
+ */
+export const storeTimeoutFor = (sql: Client.SqlClient): Effect.Effect<number, StoreError> =>
+  sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+    ? Effect.mapError(storeTimeoutConfig, (cause) => new StoreError({ message: "cannot read STORE_TIMEOUT_MS", cause }))
+    : Effect.succeed(0)
+
+/**
+ * `effect`, or a StoreError (503 `store_unavailable`) once `millis` have passed (no bound when 0
+ * or less). The answer does not wait for `effect` to stop: it is interrupted in the background,
+ * where its ROLLBACK waits on the stalled database in turn. Interrupted before its COMMIT, a change
+ * is rolled back, not applied after its caller was told it failed.
+ */
+export const withinStoreTimeout = (millis: number) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+  millis <= 0
+    ? effect
+    : Effect.flatMap(Effect.forkDetach(effect), (fiber) =>
+      Fiber.join(fiber).pipe(
+        Effect.timeoutOrElse({
+          duration: millis,
+          orElse: () =>
+            Effect.andThen(
+              Effect.forkDetach(Fiber.interrupt(fiber)),
+              Effect.fail(new StoreError({ message: `the store did not answer within ${millis} ms`, cause: noAnswer(millis, "query") }))
+            )
+        }),
+        Effect.onInterrupt(() => Fiber.interrupt(fiber))
+      ))

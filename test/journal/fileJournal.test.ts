@@ -1,12 +1,12 @@
 /**
  * The settlement journal's file (services/journal/file.ts): what was appended survives the process
  * (a new journal on the same path holds it), what the store has is forgotten, a line torn by a
- * crash or edited into nonsense is set aside rather than lost or guessed at, and a journal that
- * never had anything leaves no file.
+ * crash or edited into nonsense is set aside rather than lost or guessed at, a journal that
+ * never had anything leaves no file, and what it writes only its owner can read.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { Effect, Exit, Result, Scope } from "effect"
 import fc from "fast-check"
 import { afterAll, describe, expect, it } from "vitest"
@@ -128,6 +128,35 @@ describe("the journal file", () => {
     expect(pending).toEqual(["req-1", "req-2", "req-3"])
     expect(readFileSync(`${path}.rejected`, "utf8")).toBe(`{"not":"a settlement"}\n${torn}\n`)
     expect(await pendingIds(path)).toEqual(["req-1", "req-2", "req-3"])
+  })
+
+  it("is readable by its owner only (0600), as is its .rejected file, under the usual umask (022); one found wider is narrowed", async () => {
+    const modeOf = (p: string) => statSync(p).mode & 0o777
+    const umask = process.umask(0o022)
+    try {
+      const path = freshPath()
+      await withJournal(path, (j) => j.append(settlement(1)))
+      expect(modeOf(path)).toBe(0o600)
+      // Rewritten (the store took some): still the owner's only.
+      await withJournal(path, (j) => Effect.andThen(j.append(settlement(2)), j.remove(["req-1"])))
+      expect(modeOf(path)).toBe(0o600)
+
+      // A journal with a line that does not decode, made world-readable by hand.
+      writeFileSync(path, `${readFileSync(path, "utf8")}{"not":"a settlement"}\n`)
+      chmodSync(path, 0o644)
+      await withJournal(path, (j) => j.append(settlement(3)))
+      expect(modeOf(`${path}.rejected`)).toBe(0o600)
+      expect(modeOf(path)).toBe(0o600)
+
+      // Wider, with nothing to set aside: narrowed at the first append.
+      const other = freshPath()
+      mkdirSync(dirname(other), { recursive: true })
+      writeFileSync(other, `${encodeLine(settlement(4))}\n`, { mode: 0o644 })
+      await withJournal(other, (j) => j.append(settlement(5)))
+      expect(modeOf(other)).toBe(0o600)
+    } finally {
+      process.umask(umask)
+    }
   })
 
   it("holds, after any run of appends, removals and restarts, exactly what was appended and not removed, oldest first", async () => {

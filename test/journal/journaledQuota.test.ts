@@ -7,13 +7,14 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Exit, Layer, ManagedRuntime, Option, References, Scope } from "effect"
+import { Effect, Exit, Layer, ManagedRuntime, Metric, Option, References, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import { StoreError } from "../../src/domain/errors.js"
 import type { Principal } from "../../src/domain/model.js"
 import { sha256Hex } from "../../src/config/resolve.js"
+import { costMicrosTotal } from "../../src/observability/metrics.js"
 import * as JournalFile from "../../src/services/journal/file.js"
 import { SettlementJournal } from "../../src/services/journal/SettlementJournal.js"
 import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
@@ -90,6 +91,60 @@ describe("a settlement the store refuses", () => {
       // Written: a live settle of the same request is a repeat.
       const again = await rt.runPromise(Effect.flatMap(Quota, (q) => q.settle(settlements[0]!)))
       expect(again).toEqual(notCharged)
+    } finally {
+      await rt.dispose()
+    }
+  })
+})
+
+describe("a settlement the store has not confirmed within the store timeout", () => {
+  it("is journaled while the store still holds it; committed after all, it is charged and counted once", async () => {
+    let held = true
+    const waiting: Array<() => void> = []
+    const written = new Map<string, Settlement>()
+    // A store that answers only once `held` is lifted (a stalled database), keyed by request id.
+    const inner = Layer.succeed(Quota, Quota.of({
+      check: () => Effect.undefined,
+      settle: (s) =>
+        Effect.andThen(
+          Effect.callback<void>((resume) => {
+            if (held) waiting.push(() => resume(Effect.void))
+            else resume(Effect.void)
+          }),
+          Effect.sync((): Charged => {
+            if (written.has(s.requestId)) return notCharged
+            written.set(s.requestId, s)
+            return { cost: 7, priceFallback: false }
+          })
+        ),
+      snapshot: () => Effect.die("not used"),
+      track: () => Effect.void
+    }))
+    const rt = ManagedRuntime.make(
+      QuotaJournaled.layer({ settleTimeoutMillis: 50, retryMillis: 10, maxRetryMillis: 40 }).pipe(
+        Layer.provide(inner),
+        Layer.provideMerge(SettlementJournal.layerTest()),
+        Layer.provideMerge(quiet)
+      )
+    )
+    const counted = () =>
+      Effect.runSync(Metric.value(Metric.withAttributes(costMicrosTotal, { group: "late-commit" }))).count
+    try {
+      const s = settlementOf("late-1", testPrincipal({ group: "late-commit" }))
+      const charged = await rt.runPromise(Effect.flatMap(Quota, (q) => q.settle(s)))
+      // Answered while the store still holds it: from the journal.
+      expect(charged.journaled).toBe(true)
+      expect(held).toBe(true)
+      const depth = () => rt.runSync(Effect.map(SettlementJournal, (j) => j.depth()))
+      expect(depth()).toBe(1)
+      expect(written.size).toBe(0)
+
+      // The store answers: the first settle commits, the replay is a repeat; the journal empties.
+      held = false
+      for (const resume of waiting.splice(0)) resume()
+      await waitFor(() => depth() === 0)
+      expect([...written.keys()]).toEqual(["late-1"])
+      expect(counted()).toBe(7)
     } finally {
       await rt.dispose()
     }

@@ -10,6 +10,7 @@ import { adminOn, gatewayLayer } from "../../src/layers.js"
 import { GatewayServer } from "../../src/server/GatewayServer.js"
 import * as SchedulerInProcess from "../../src/services/scheduler/inProcess.js"
 import { sqlServices } from "../../src/store/Database.js"
+import type { StoreOptions } from "../../src/store/Store.js"
 import type { DatabaseTarget } from "../../src/store/target.js"
 import { testData } from "./gateway.js"
 
@@ -36,8 +37,10 @@ export interface GatewayWithAdmin {
   readonly close: () => Promise<void>
 }
 
-export const startWithAdmin = async (db: { readonly target: DatabaseTarget }): Promise<GatewayWithAdmin> => {
-  const sql = sqlServices(db.target, { reportOrphans: false })
+export const startWithAdmin = async (
+  db: { readonly target: DatabaseTarget; readonly store?: Partial<StoreOptions> }
+): Promise<GatewayWithAdmin> => {
+  const sql = sqlServices(db.target, { reportOrphans: false, ...db.store })
   // The admin server reads the gateway's Scheduler (account health), as in npm start.
   const layer = AdminServer.layer({ port: 0, host: "127.0.0.1", token: Redacted.make(ADMIN_TOKEN) }).pipe(
     Layer.provide(adminOn(sql.store, LiveStore.layer)),

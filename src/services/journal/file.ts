@@ -12,6 +12,9 @@
  *   append queued while a rewrite runs lands in the new file. They happen only while the store is
  *   away or just back, and each is one write and one fsync.
  * - The file is created by the first append: a gateway whose store never failed leaves none.
+ * - The journal, its temporary file and `.rejected` are readable by their owner only (0600): a line
+ *   names a key's hash, its user and what they spent. One found wider (made by hand, or before
+ *   this rule) is narrowed when it is opened.
  * - On open, a line that does not decode (torn by a crash mid-write, edited by hand) is moved to
  *   `<path>.rejected` and logged, never dropped in silence and never guessed at.
  *
@@ -21,6 +24,7 @@ import {
   appendFileSync,
   closeSync,
   existsSync,
+  fchmodSync,
   fstatSync,
   fsyncSync,
   ftruncateSync,
@@ -59,6 +63,22 @@ const fsyncDirectory = (dir: string) => {
     // Some platforms refuse fsync on a directory; the data itself is fsynced.
   } finally {
     if (fd !== undefined) closeSync(fd)
+  }
+}
+
+/** Owner only: read and write. */
+const PRIVATE = 0o600
+
+/**
+ * Narrows `fd`'s file to owner-only, should it be wider (a file created by hand, or by an older
+ * gateway). A file another user owns cannot be narrowed by this one; it is left as it is.
+ */
+const narrow = (fd: number) => {
+  if ((fstatSync(fd).mode & 0o077) === 0) return
+  try {
+    fchmodSync(fd, PRIVATE)
+  } catch {
+    // Not ours to change: the file stays usable, as its owner made it.
   }
 }
 
@@ -106,7 +126,8 @@ export const make = (path: string): Effect.Effect<SettlementJournalShape, Journa
       if (fd !== undefined) return fd
       mkdirSync(dir, { recursive: true })
       const created = !existsSync(path)
-      const opened = openSync(path, "a")
+      const opened = openSync(path, "a", PRIVATE)
+      narrow(opened)
       if (created) fsyncDirectory(dir)
       fd = opened
       // What a failed write is cut back to: the file as it is, whatever happened before.
@@ -129,8 +150,10 @@ export const make = (path: string): Effect.Effect<SettlementJournalShape, Journa
         return
       }
       const tmp = `${path}.tmp`
-      const tmpFd = openSync(tmp, "w")
+      const tmpFd = openSync(tmp, "w", PRIVATE)
       try {
+        // Renamed over the journal: its mode becomes the journal's.
+        narrow(tmpFd)
         writeAll(tmpFd, [...pending.values()].map((e) => `${e.line}\n`).join(""))
         fsyncSync(tmpFd)
       } finally {
@@ -145,9 +168,10 @@ export const make = (path: string): Effect.Effect<SettlementJournalShape, Journa
       const aside = `${path}.rejected`
       yield* Effect.try({
         try: () => {
-          appendFileSync(aside, loaded.rejected.map((l) => `${l}\n`).join(""))
+          appendFileSync(aside, loaded.rejected.map((l) => `${l}\n`).join(""), { mode: PRIVATE })
           const f = openSync(aside, "r")
           try {
+            narrow(f)
             fsyncSync(f)
           } finally {
             closeSync(f)

@@ -1,27 +1,37 @@
 /**
  * A Quota whose settlements are not lost while its store is away: a settlement the store refuses
- * (StoreError: unreachable, timed out, shut down) goes to the SettlementJournal instead, and is
- * answered `journaled`. A fiber replays the journal into the store: at once on start (a journal
- * left by an earlier process), and whenever something is pending, retrying with a backoff while
- * the store still refuses.
+ * (StoreError: unreachable, timed out, shut down), or has not confirmed within `settleTimeoutMillis`,
+ * goes to the SettlementJournal instead, and is answered `journaled`. A stalled store refuses only
+ * after its writer has tried a batch several times, with batches queued behind it: until then the
+ * settlement would live only in memory, and a crash would lose it. A fiber replays the journal into
+ * the store: at once on start (a journal left by an earlier process), and whenever something is
+ * pending, retrying with a backoff while the store still refuses.
  *
  * Exactly once: a replayed settlement goes through the inner Quota's `settle`, idempotent per
  * request id (the store's usage_events key). A settlement the store has already (committed, then
  * the process stopped before the journal forgot it; a replay racing a live settle) is a repeat the
- * store ignores and the journal forgets like any other. A settlement is forgotten only after the
- * store has answered for it, so a crash mid-replay loses nothing.
+ * store ignores and the journal forgets like any other. So is a settlement journaled because the
+ * store was slow, which the store may still commit: it is left to finish, and its cost is counted
+ * if it does. A settlement is forgotten only after the store has answered for it, so a crash
+ * mid-replay loses nothing.
  *
  * Eligibility, reports and tracking are the inner Quota's. A journaled cost is not counted in the
  * eligibility figures until it is replayed: while the store is away those figures are cached ones.
  * The replay charges at the store's prices when it runs, with the principal (group rate, billing)
  * the request had.
  */
-import { Duration, Effect, Layer, Metric, Option, Result } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Metric, Option, Result } from "effect"
+import type { StoreError } from "../../domain/errors.js"
 import { costMicrosTotal, settlementsReplayed, taggedCounters } from "../../observability/metrics.js"
 import { type JournalError, type Settlement as JournalSettlement, SettlementJournal } from "../journal/SettlementJournal.js"
 import { type Charged, Quota, type QuotaShape, type Settlement } from "./Quota.js"
 
 export interface JournaledOptions {
+  /**
+   * How long a settlement waits for the store to confirm it before it is journaled (STORE_TIMEOUT_MS
+   * in the SQL store's wiring); 0 or less, or absent: until the store answers.
+   */
+  readonly settleTimeoutMillis?: number
   /** The first wait before trying again when the store refused a replay (default 500 ms). */
   readonly retryMillis?: number
   /** The longest wait between tries (default 5 s): how long a store that is back may wait for the journal. */
@@ -57,6 +67,7 @@ export const make = (inner: QuotaShape, journal: SettlementJournal["Service"], o
     const retryMillis = options.retryMillis ?? 500
     const maxRetryMillis = Math.max(retryMillis, options.maxRetryMillis ?? 5_000)
     const batch = Math.max(1, options.batch ?? 256)
+    const settleTimeoutMillis = options.settleTimeoutMillis ?? 0
 
     /**
      * One round: the oldest pending settlements to the store, concurrently (its writer groups them
@@ -130,28 +141,60 @@ export const make = (inner: QuotaShape, journal: SettlementJournal["Service"], o
       Effect.forkScoped
     )
 
-    return Quota.of({
-      ...inner,
-      settle: (s) =>
-        inner.settle(s).pipe(
-          Effect.catchTag("StoreError", (storeError) =>
-            journal.append(s).pipe(
-              Effect.as(journaledCharge),
-              Effect.tap(() =>
-                Effect.logInfo("settlement journaled: the store refused it; it is written when the store takes it").pipe(
-                  Effect.annotateLogs({ ...settlementLog(s), error: storeError.message, journal: journal.location })
-                )
-              ),
-              // The journal failing too is the original failure's to report (core/settlement.ts logs it).
-              Effect.catch((journalError: JournalError) =>
-                Effect.andThen(
-                  Effect.logError("settlement journal: could not write", journalError).pipe(Effect.annotateLogs(settlementLog(s))),
-                  Effect.fail(storeError)
-                )
-              )
-            )
+    /** `s` in the journal; should the journal fail too, `otherwise` (core/settlement.ts logs its failure). */
+    const toJournal = <E>(s: Settlement, reason: string, otherwise: Effect.Effect<Charged, E>): Effect.Effect<Charged, E> =>
+      journal.append(s).pipe(
+        Effect.as(journaledCharge),
+        Effect.tap(() =>
+          Effect.logInfo("settlement journaled; it is written when the store takes it").pipe(
+            Effect.annotateLogs({ ...settlementLog(s), reason, journal: journal.location })
+          )
+        ),
+        Effect.catch((journalError: JournalError) =>
+          Effect.andThen(
+            Effect.logError("settlement journal: could not write", journalError).pipe(Effect.annotateLogs(settlementLog(s))),
+            otherwise
           )
         )
+      )
+    const refused = (s: Settlement) => (storeError: StoreError) => toJournal(s, storeError.message, Effect.fail(storeError))
+
+    /**
+     * The store's answer, or the journal once `settleTimeoutMillis` have passed without one. The
+     * store's settle goes on in a fiber of its own: should it commit after all, its cost is counted
+     * here (the journal's replay of it is then a repeat, charged and counted nothing); should the
+     * journal fail, the store's answer is still awaited.
+     */
+    const settleWithin = (s: Settlement, millis: number): Effect.Effect<Charged, StoreError> => {
+      const count = (cost: number) => (cost > 0 ? Metric.update(costByGroup(s.principal.group.name), cost) : Effect.void)
+      let journaled = false
+      let committedCost = 0
+      const stored = inner.settle(s).pipe(
+        Effect.tap(({ cost }) => {
+          if (journaled) return count(cost)
+          committedCost = cost
+          return Effect.void
+        })
+      )
+      return Effect.flatMap(Effect.forkDetach(stored), (fiber) =>
+        Effect.flatMap(Effect.timeoutOption(Fiber.await(fiber), millis), (answer) => {
+          if (Option.isSome(answer)) {
+            const exit = answer.value
+            return Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.catchTag(exit, "StoreError", refused(s))
+          }
+          const awaited = Effect.catchTag(Fiber.join(fiber), "StoreError", refused(s))
+          return Effect.tap(toJournal(s, `the store did not confirm it within ${millis} ms`, awaited), (charged) => {
+            if (charged.journaled !== true) return Effect.void
+            journaled = true
+            // Committed while the journal was being written: counted now.
+            return count(committedCost)
+          })
+        }))
+    }
+
+    return Quota.of({
+      ...inner,
+      settle: (s) => settleTimeoutMillis > 0 ? settleWithin(s, settleTimeoutMillis) : inner.settle(s).pipe(Effect.catchTag("StoreError", refused(s)))
     })
   })
 
