@@ -157,6 +157,13 @@ export const testSchedulerOptions = (options: SchedulerTestOptions = {}): Schedu
   scheduling: { ...defaultSchedulingSettings, ...options.scheduling }
 })
 
+/** The group has no accounts at all: the operator's to fix, so the client is told not to retry. */
+export const noAccountsConfigured = (): NoAvailableAccount =>
+  new NoAvailableAccount({
+    message: "No upstream account is configured for this API key's group; the gateway's operator must add one",
+    noneConfigured: true
+  })
+
 /**
  * A Scheduler for tests, deterministic and without limits: the first of `accounts` (in their order)
  * that is in the group, on its platform, serves the model and was not tried yet; every slot granted
@@ -170,7 +177,9 @@ const makeTest = (accounts: ReadonlyArray<Account>, maxSwitches: number): Schedu
     accounts: (group) => Effect.succeed(inGroup(group)),
     acquireKeySlot: () => Effect.succeed(granted),
     acquireAccount: (req) => {
-      const account = inGroup(req.group).find((a) => !req.exclude.has(a.name) && accountServes(a, req.model))
+      const all = inGroup(req.group)
+      if (all.length === 0) return Effect.fail(noAccountsConfigured())
+      const account = all.find((a) => !req.exclude.has(a.name) && accountServes(a, req.model))
       return account === undefined
         ? Effect.fail(new NoAvailableAccount({ message: `No available account for model '${req.model}' in this group` }))
         : Effect.succeed({ _tag: "Granted", account, release: Effect.void })
