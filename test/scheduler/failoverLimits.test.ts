@@ -2,7 +2,9 @@
  * What one request may do to a group's accounts, through a real gateway against fake upstreams:
  * - when a second account refuses the same request's credential (401), the request is answered
  *   (`upstream_auth_failed`) and failover stops: one request cools down at most one account, so no
- *   request (a header the upstream reads as a bad credential) can take a whole group offline.
+ *   request (a header the upstream reads as a bad credential) can take a whole group offline;
+ * - one 529 on a group's only account does not refuse the next requests for the overload cooldown
+ *   (30 s by default) without asking: the next request reaches the account and is served.
  */
 import { Effect } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
@@ -88,5 +90,17 @@ describe("a credential refused by a second account on one request", () => {
     upstream.setFault(undefined)
     expect((await ask(g)).status).toBe(200)
     expect(askedSince(from).at(-1)).toBe("c")
+  })
+})
+
+describe("one 529 on a group's only account", () => {
+  it("the next request reaches the account and is served", async () => {
+    const g = await start()
+    upstream.setFaults([{ _tag: "Status", status: 529 }])
+    const from = upstream.requests.length
+    expectEnvelope(await ask(g, SOLO_KEY), { status: 502, type: "upstream_error", code: "upstream_overloaded" })
+    const next = await ask(g, SOLO_KEY)
+    expect(next.status).toBe(200)
+    expect(askedSince(from)).toBe("ss")
   })
 })
