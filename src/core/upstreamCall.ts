@@ -151,7 +151,13 @@ const SUCCESS: UpstreamOutcome = { _tag: "Success" }
 interface CallState {
   readonly tried: Set<string>
   readonly attempts: Array<Attempt>
+  /** The first account that refused this call's credential, if one did (see `defaultFailover`). */
+  refusedBy?: string
 }
+
+/** Whether an attempt on `account` follows another account's refusal of this call's credential. */
+const refusedBefore = (state: CallState, account: Account): boolean =>
+  state.refusedBy !== undefined && state.refusedBy !== account.name
 
 /** The caller, with its services resolved once, so a stream body can run it (it needs nothing). */
 export const makeUpstreamCaller = Effect.gen(function*() {
@@ -224,13 +230,17 @@ export const makeUpstreamCaller = Effect.gen(function*() {
             return Effect.flatMap(readLimited(sent), (body) => {
               const secrets = secretsOf(account)
               const error = upstreamError(sent.status, sent.headers, body, secrets, at)
-              // The error's code tells the scheduler whether a 403 refused the credential or the request.
+              const credentialRefusedBefore = refusedBefore(state, account)
+              if (error.code === UPSTREAM_AUTH_FAILED && state.refusedBy === undefined) state.refusedBy = account.name
+              // The error's code tells the scheduler whether a 403 refused the credential or the
+              // request; a refusal after another account's is the scheduler's to weigh (verdict.ts).
               const outcome: UpstreamOutcome = {
                 _tag: "Failure",
                 status: sent.status,
                 headers: sent.headers,
                 code: error.code,
-                detail: upstreamWords(body, secrets)
+                detail: upstreamWords(body, secrets),
+                credentialRefusedBefore
               }
               return Effect.andThen(scheduler.report(account, outcome, input.session), Effect.fail(error))
             })
@@ -251,7 +261,8 @@ export const makeUpstreamCaller = Effect.gen(function*() {
   ): Effect.Effect<CallStep, CallError, Scope.Scope> => {
     if (!(error instanceof UpstreamFailed)) return Effect.fail(error)
     // The Scheduler's policy decides whether another account is worth it (and how many switches).
-    return Effect.flatMap(scheduler.failover({ status: error.status, code: error.code }, attempt + 1), (decision) => {
+    const failure = { status: error.status, code: error.code, credentialRefusedBefore: refusedBefore(state, account) }
+    return Effect.flatMap(scheduler.failover(failure, attempt + 1), (decision) => {
       const { reason } = decision
       // Not a failure another account could help with: no failover to speak of.
       if (reason === undefined) return Effect.fail(error)

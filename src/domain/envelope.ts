@@ -90,14 +90,17 @@ const envelopes: Mapping = {
     retryAfterSeconds: e.retryAfterSeconds,
     headers: e.headers
   }),
-  NoAvailableAccount: (e) => ({
-    status: 503,
-    type: "api_error",
-    code: "no_available_account",
-    message: e.message,
-    param: null,
-    retryAfterSeconds: e.retryAfterSeconds
-  }),
+  NoAvailableAccount: (e) =>
+    e.noneConfigured === true
+      ? { status: 503, type: "api_error", code: "no_accounts_configured", message: e.message, param: null, noRetry: true }
+      : {
+        status: 503,
+        type: "api_error",
+        code: "no_available_account",
+        message: e.message,
+        param: null,
+        retryAfterSeconds: e.retryAfterSeconds
+      },
   UpstreamFailed: (e) =>
     // The upstream refused the request itself (400, 404, 413, 422...): its status and words are the
     // client's to see, and so is a 403 for what the request asked (not for the account's credential).

@@ -56,10 +56,14 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   headers: Schema.optional(Schema.Record(Schema.String, Schema.String))
 }) {}
 
-/** 503: no upstream account can take the request now. */
+/**
+ * 503: no upstream account can take the request now; or, `noneConfigured`, the group has no
+ * accounts at all: a configuration error no retry can mend.
+ */
 export class NoAvailableAccount extends Schema.TaggedError<NoAvailableAccount>()("NoAvailableAccount", {
   message: Schema.String,
-  retryAfterSeconds: Schema.optional(Schema.Number)
+  retryAfterSeconds: Schema.optional(Schema.Number),
+  noneConfigured: Schema.optional(Schema.Boolean)
 }) {}
 
 /**

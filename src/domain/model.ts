@@ -96,7 +96,7 @@ export const accountServes = (account: Account, model: string): boolean =>
 /**
  * Whether a group serves a model: its configured list decides when it has one; otherwise some
  * account must serve it (an account without a mapping serves any model name). A group with no
- * accounts at all offers everything, and the scheduler then answers 503.
+ * accounts at all offers everything, and the scheduler then answers 503 no_accounts_configured.
  */
 export const offersModel = (group: Group, accounts: ReadonlyArray<Account>, model: string): boolean => {
   if (group.models !== undefined && group.models.length > 0) return group.models.includes(model)

@@ -80,12 +80,13 @@ describe("passthrough over a socket with the openai SDK", () => {
     expect(rest).toEqual(JSON.parse(raw))
     expect(cacheKey).toMatch(/^mg-[\w-]{22}$/)
     expect(String(cacheKey)).not.toContain(KEY)
-    // The same conversation again: the same cache name; the client's own name goes through untouched.
+    // The same conversation again: the same cache name; the client's own name goes namespaced by its
+    // tenant (test/core/tenantCacheKey.test.ts), the rest as it came.
     await postResponses(gw.url, KEY, raw)
     expect((lastUpstreamRequest(upstream).body as Record<string, unknown>)["prompt_cache_key"]).toBe(cacheKey)
     const named = "{\"model\":\"gpt-5.4-mini\",\"input\":\"bytes\",\"prompt_cache_key\":\"mine\"}"
     await postResponses(gw.url, KEY, named)
-    expect(lastUpstreamRequest(upstream).body).toEqual(JSON.parse(named))
+    expect(lastUpstreamRequest(upstream).body).toEqual({ ...JSON.parse(named), prompt_cache_key: expect.stringMatching(/^mgu-[\w-]{22}$/) })
   })
 
   it("responses.stream() + finalResponse() succeed, and every lifecycle event names the requested model", async () => {

@@ -206,12 +206,27 @@ export const schedulerSuite = (make: MakeScheduler) => {
       run(Effect.gen(function*() {
         yield* report("a1", failure(429, { "retry-after": "30" }))
         expect(yield* pickName()).toBe("a2")
-        yield* report("s1", failure(529))
+        yield* report("s1", failure(429, { "retry-after": "60" }))
         const none = yield* Effect.flip(pick({ group: group("solo") }))
         expect(none).toMatchObject({ _tag: "NoAvailableAccount" })
         const retry = (none as NoAvailableAccount).retryAfterSeconds ?? 0
         expect(retry).toBeGreaterThanOrEqual(55)
         expect(retry).toBeLessThanOrEqual(60)
+      })))
+
+    it("a 529 sends traffic to the group's other accounts; with none left, the overloaded account is asked anyway", () =>
+      run(Effect.gen(function*() {
+        yield* report("a1", failure(529))
+        for (let i = 0; i < 3; i++) expect(yield* pickName()).not.toBe("a1")
+        yield* report("a2", failure(429, { "retry-after": "60" }))
+        yield* report("a3", failure(429, { "retry-after": "60" }))
+        expect(yield* pickName()).toBe("a1")
+        // Never one the request already tried.
+        expect(yield* Effect.flip(pick({ exclude: new Set(["a1"]) }))).toMatchObject({ _tag: "NoAvailableAccount" })
+        // A group's only account: the next request reaches it while it cools down.
+        yield* report("s1", failure(529))
+        expect(yield* healthOf("s1")).toMatchObject({ coolingDownReason: "overloaded" })
+        expect(yield* pickName({ group: group("solo") })).toBe("s1")
       })))
 
     it("a 429 burst lifts when its reset says so", () =>

@@ -6,6 +6,7 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { parseResetValue, rateLimitResetMillis } from "../../src/services/scheduler/rateLimitReset.js"
 import { defaultSchedulingSettings } from "../../src/config/scheduling.js"
+import { defaultFailover } from "../../src/services/scheduler/Scheduler.js"
 import { credentialRefused, failoverReason, verdictFor } from "../../src/services/scheduler/verdict.js"
 
 const NOW = Date.parse("2026-06-01T12:00:00Z")
@@ -124,6 +125,15 @@ describe("verdictFor", () => {
     expect(verdict(403, {}, "upstream_auth_failed")).toEqual(strike)
   })
 
+  it("a refusal that follows another account's on the same request is held against nobody", () => {
+    for (const [status, code] of [[401, undefined], [403, "upstream_auth_failed"]] as const) {
+      expect(verdictFor({ status, headers: {}, code, credentialRefusedBefore: true }, policy, NOW)).toEqual({ _tag: "Ignore" })
+    }
+    // Any other failure after a refusal is judged as ever.
+    expect(verdictFor({ status: 529, headers: {}, code: undefined, credentialRefusedBefore: true }, policy, NOW))
+      .toMatchObject({ _tag: "CoolDown", reason: "overloaded" })
+  })
+
   it("a 403 for what the request asked is the request's: nothing against the account", () => {
     for (const code of [undefined, "model_not_found", "upstream_permission_denied", "unsupported_country_region_territory"]) {
       expect(verdict(403, {}, code)).toEqual({ _tag: "Ignore" })
@@ -152,6 +162,18 @@ describe("failoverReason", () => {
     expect(failoverReason(0, "upstream_first_byte_timeout")).toBe("first_byte_timeout")
     expect(failoverReason(0, "upstream_connect_timeout")).toBe("connect_timeout")
     expect(failoverReason(0, "upstream_unreachable")).toBe("connect_error")
+  })
+})
+
+describe("defaultFailover", () => {
+  it("a credential refused by a second account stops the request; the first moves on", () => {
+    expect(defaultFailover({ status: 401, code: "upstream_auth_failed" }, 1, 2)).toEqual({ _tag: "Switch", reason: "auth_failed" })
+    for (const failure of [{ status: 401, code: "upstream_auth_failed" }, { status: 403, code: "upstream_auth_failed" }]) {
+      expect(defaultFailover({ ...failure, credentialRefusedBefore: true }, 2, 2)).toEqual({ _tag: "Stop", reason: undefined })
+    }
+    // Other failures after a refusal still move on.
+    expect(defaultFailover({ status: 529, code: "upstream_overloaded", credentialRefusedBefore: true }, 2, 2))
+      .toEqual({ _tag: "Switch", reason: "overloaded" })
   })
 })
 

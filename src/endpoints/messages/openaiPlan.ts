@@ -21,6 +21,7 @@ import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import { relaySse } from "../responses/sseRelay.js"
 import type { Answer } from "../../core/upstreamCall.js"
 import type { MessagesPlan, MessagesPlanner } from "./anthropicPlan.js"
+import { errorEvent } from "./events.js"
 import { messagesTexts, roughMessagesTokens } from "./policy.js"
 import { budgetHalt, deltaChars } from "../kit/budget.js"
 
@@ -70,7 +71,11 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
           },
           finish: (early, out) => {
             for (const e of translator.finish(early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })) {
-              out.event(e.type, JSON.stringify(e))
+              // The gateway's own early end (budget stop, drain, an event too large) is told as this
+              // door tells it on every group (events.ts: the budget stop is a billing_error), not as
+              // the translation reads an upstream's Responses code.
+              const event = e.type === "error" && early !== undefined ? errorEvent(early.code, early.message) : e
+              out.event(event.type, JSON.stringify(event))
             }
           },
           halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => sentChars)

@@ -1,8 +1,9 @@
 /**
  * Responses-native groups: the request goes to an OpenAI Responses account as the client sent it
- * (re-serialised only when the account maps the model name), and the answer comes back with the
- * requested model name. Streams flow read by read; nothing is buffered whole. The handler runs
- * the upstream call; this file builds its request and renders its answer (a PathPlan).
+ * (re-serialised only when the account maps the model name or the body must change: rewrittenBody
+ * below), and the answer comes back with the requested model name. Streams flow read by read;
+ * nothing is buffered whole. The handler runs the upstream call; this file builds its request and
+ * renders its answer (a PathPlan).
  */
 import { Clock, Effect, Metric, Result, type Stream } from "effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -15,7 +16,7 @@ import { json as jsonReply, rawJson } from "../kit/reply.js"
 import { taggedCounters, usageEstimated } from "../../observability/metrics.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { promptCacheKeyFor } from "../../services/scheduler/session.js"
+import { promptCacheKeyFor, tenantCacheKey } from "../../services/scheduler/session.js"
 import { readText, type UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { moderationTexts, roughInputTokens, stripImageCalls } from "./policy.js"
@@ -55,20 +56,39 @@ const withCacheKey = (rawBody: string, key: string): string => {
   return `${rawBody.slice(0, open + 1)}"prompt_cache_key":${JSON.stringify(key)},${rawBody.slice(open + 1)}`
 }
 
+/**
+ * The client's body as the upstream must see it, when that is not the client's bytes: its own
+ * `prompt_cache_key` namespaced by its tenant (tenantCacheKey: two tenants on one account never
+ * share a cache), and a `previous_response_id: null` left out (read as absent; validate.ts refuses
+ * any other value). Undefined when neither is there: the client's bytes go as they are.
+ */
+const rewrittenBody = (input: PathInput): Record<string, unknown> | undefined => {
+  const body = input.request.body
+  const clientKey = body["prompt_cache_key"]
+  const ownKey = typeof clientKey === "string"
+  if (!ownKey && !Object.hasOwn(body, "previous_response_id")) return undefined
+  const { previous_response_id: _absent, ...rest } = body
+  return ownKey ? { ...rest, prompt_cache_key: tenantCacheKey(input.principal.user.name, clientKey) } : rest
+}
+
 const buildRequest = (input: PathInput, headers: ForwardedHeaders | undefined) => {
+  const rewritten = rewrittenBody(input)
   // The upstream's prompt cache named by the session when the client named none: the same across
   // a session's turns, different across sessions (promptCacheKeyFor: a keyed hash, no client text).
   const cacheKey = input.request.body["prompt_cache_key"] === undefined && input.session !== undefined
     ? promptCacheKeyFor(input.session)
     : undefined
-  const asSent = cacheKey === undefined ? input.rawBody : withCacheKey(input.rawBody, cacheKey)
+  const withKey = (body: Record<string, unknown>) => cacheKey === undefined ? body : { prompt_cache_key: cacheKey, ...body }
+  const asSent = rewritten !== undefined
+    ? JSON.stringify(withKey(rewritten))
+    : cacheKey === undefined
+    ? input.rawBody
+    : withCacheKey(input.rawBody, cacheKey)
   return (account: Account): UpstreamRequest => {
     const model = upstreamModel(account, input.request.model)
     return {
       path: `/responses${input.subpath}`,
-      body: model === input.request.model
-        ? asSent
-        : JSON.stringify(cacheKey === undefined ? { ...input.request.body, model } : { prompt_cache_key: cacheKey, ...input.request.body, model }),
+      body: model === input.request.model ? asSent : JSON.stringify({ ...withKey(rewritten ?? input.request.body), model }),
       stream: input.request.stream,
       headers
     }

@@ -300,8 +300,11 @@ const Text = Schema.Struct({
   verbosity: maybe(Schema.String)
 })
 
-/** A previous_response_id HTTP can live with: null, or blank. Anything else is refused. */
-const NoPreviousResponse = Schema.NullOr(Schema.String.check(Schema.makeFilter((s: string) => s.trim() === "")))
+/**
+ * The only previous_response_id HTTP can live with: null, read as absent (the upstream never sees
+ * it: openaiPath.ts leaves it out). Any string, blank included, names a response HTTP does not keep.
+ */
+const NoPreviousResponse = Schema.Null
 
 /**
  * The fields of a Responses create body the gateway reads. Strict, in the order of the checks:

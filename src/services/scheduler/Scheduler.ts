@@ -7,7 +7,14 @@
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { SettingsShape } from "../../config/AppConfig.js"
 import { defaultSchedulingSettings, type SchedulingSettings } from "../../config/scheduling.js"
-import { NoAvailableAccount, type RateLimited, type StoreError, upstreamDeniedRequest, upstreamFailsOver } from "../../domain/errors.js"
+import {
+  NoAvailableAccount,
+  type RateLimited,
+  type StoreError,
+  UPSTREAM_AUTH_FAILED,
+  upstreamDeniedRequest,
+  upstreamFailsOver
+} from "../../domain/errors.js"
 import { type Account, accountServes, type Group, type Principal } from "../../domain/model.js"
 import type { PoolStats } from "./store.js"
 
@@ -46,6 +53,8 @@ export type UpstreamOutcome =
     readonly code: string | undefined
     /** The upstream's own words (credentials redacted), kept with a take-out for the operator. */
     readonly detail?: string | undefined
+    /** An earlier attempt of the same request, on another account, had its credential refused. */
+    readonly credentialRefusedBefore?: boolean | undefined
   }
 
 /** A failed upstream attempt, as the failover decision reads it. */
@@ -54,6 +63,8 @@ export interface AttemptFailure {
   readonly status: number
   /** Our code for the failure (`upstream_first_byte_timeout`, `upstream_error`...), if any. */
   readonly code: string | undefined
+  /** An earlier attempt of the same request, on another account, had its credential refused. */
+  readonly credentialRefusedBefore?: boolean | undefined
 }
 
 /**
@@ -157,6 +168,13 @@ export const testSchedulerOptions = (options: SchedulerTestOptions = {}): Schedu
   scheduling: { ...defaultSchedulingSettings, ...options.scheduling }
 })
 
+/** The group has no accounts at all: the operator's to fix, so the client is told not to retry. */
+export const noAccountsConfigured = (): NoAvailableAccount =>
+  new NoAvailableAccount({
+    message: "No upstream account is configured for this API key's group; the gateway's operator must add one",
+    noneConfigured: true
+  })
+
 /**
  * A Scheduler for tests, deterministic and without limits: the first of `accounts` (in their order)
  * that is in the group, on its platform, serves the model and was not tried yet; every slot granted
@@ -170,7 +188,9 @@ const makeTest = (accounts: ReadonlyArray<Account>, maxSwitches: number): Schedu
     accounts: (group) => Effect.succeed(inGroup(group)),
     acquireKeySlot: () => Effect.succeed(granted),
     acquireAccount: (req) => {
-      const account = inGroup(req.group).find((a) => !req.exclude.has(a.name) && accountServes(a, req.model))
+      const all = inGroup(req.group)
+      if (all.length === 0) return Effect.fail(noAccountsConfigured())
+      const account = all.find((a) => !req.exclude.has(a.name) && accountServes(a, req.model))
       return account === undefined
         ? Effect.fail(new NoAvailableAccount({ message: `No available account for model '${req.model}' in this group` }))
         : Effect.succeed({ _tag: "Granted", account, release: Effect.void })
@@ -200,15 +220,23 @@ export const failoverReason = (status: number, code: string | undefined): string
   return "server_error"
 }
 
+/** A refusal of the account's credential: a 401, or a 403 that says so (`upstream_auth_failed`). */
+export const refusedCredential = (failure: AttemptFailure): boolean =>
+  failure.status === 401 || failure.code === UPSTREAM_AUTH_FAILED
+
 /**
  * The default failover policy: 401/402/408/429/5xx, transport failures and a 403 that refused the
  * credential (`upstream_auth_failed`) move on to another account, at most `maxSwitches` times. Any
  * other 403 denied what the request asked: every account would deny it too, and each try would
- * only cost the client time.
+ * only cost the client time. A second account refusing the same request's credential stops it
+ * too: the request is then the likelier cause (something in it the upstream reads as a bad
+ * credential), and one request may cool down at most one account (verdict.ts holds the second
+ * refusal against nobody).
  */
 export const defaultFailover = (failure: AttemptFailure, attempts: number, maxSwitches: number): FailoverDecision => {
   if (!upstreamFailsOver(failure.status)) return { _tag: "Stop", reason: undefined }
   if (upstreamDeniedRequest(failure.status, failure.code ?? "")) return { _tag: "Stop", reason: undefined }
+  if (failure.credentialRefusedBefore === true && refusedCredential(failure)) return { _tag: "Stop", reason: undefined }
   const reason = failoverReason(failure.status, failure.code)
   return attempts >= 1 + Math.max(0, maxSwitches) ? { _tag: "Stop", reason } : { _tag: "Switch", reason }
 }

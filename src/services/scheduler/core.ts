@@ -8,7 +8,16 @@ import { Clock, Effect, Redacted, type Scope } from "effect"
 import type { GatewayData } from "../../config/resolve.js"
 import { NoAvailableAccount, RateLimited, type StoreError } from "../../domain/errors.js"
 import { type Account, accountServes, type Group, type Principal } from "../../domain/model.js"
-import { type AccountHealth, type AccountTicket, defaultFailover, type SchedulerOptions, type SchedulerShape, type SlotTicket, type UpstreamOutcome } from "./Scheduler.js"
+import {
+  type AccountHealth,
+  type AccountTicket,
+  defaultFailover,
+  noAccountsConfigured,
+  type SchedulerOptions,
+  type SchedulerShape,
+  type SlotTicket,
+  type UpstreamOutcome
+} from "./Scheduler.js"
 import { countCooldown } from "./metrics.js"
 import { select } from "./select.js"
 import { accountPool, type Entry, type OnGrant, type SchedulerStore } from "./store.js"
@@ -216,7 +225,9 @@ export const makeScheduler = (
     // Plain flatMaps, not a generator: this runs on every request, and with the in-process store
     // every step is synchronous, so the Effect plumbing is most of its cost.
     acquireAccount: (req) => {
-      const candidates = groupAccounts(req.group).filter((a) => !req.exclude.has(a.name) && accountServes(a, req.model))
+      const inGroup = groupAccounts(req.group)
+      if (inGroup.length === 0) return Effect.fail(noAccountsConfigured())
+      const candidates = inGroup.filter((a) => !req.exclude.has(a.name) && accountServes(a, req.model))
       if (candidates.length === 0) return Effect.fail(noAccount(req.model, undefined))
       type Picked = Effect.Effect<AccountTicket, NoAvailableAccount | RateLimited | StoreError, Scope.Scope>
       return Effect.flatMap(store.view(candidates.map((a) => a.name), req.session), (view): Picked => {

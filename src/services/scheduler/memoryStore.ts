@@ -127,6 +127,7 @@ export const makeMemoryStore = (): SchedulerStore => {
             inUse: pool.inUse,
             waiting: pool.waiting,
             coolUntil: s?.coolUntil ?? 0,
+            coolReason: s?.coolReason,
             disabled: s?.disabled,
             lastUsed: s?.lastUsed ?? 0
           }

@@ -70,19 +70,20 @@ return #KEYS`
  * KEYS: acct, slot, wait per account, then the sticky key when ARGV[2] = 1. ARGV: account count,
  * has sticky. Returns now, then per account cool_until, disabled, last_used, in use, waiting
  * (live entries only), failure count (or the time of an unconfirmed strike: something a success
- * clears), then the sticky account ('' for none). Read-only.
+ * clears), cool_reason, then the sticky account ('' for none). Read-only.
  */
 export const VIEW = `${NOW}
 local n = tonumber(ARGV[1])
 local out = { now }
 for i = 0, n - 1 do
-  local h = redis.call('HMGET', KEYS[i * 3 + 1], 'cool_until', 'disabled', 'last_used', 'fails', 'strike_at')
+  local h = redis.call('HMGET', KEYS[i * 3 + 1], 'cool_until', 'disabled', 'last_used', 'fails', 'strike_at', 'cool_reason')
   out[#out + 1] = h[1] or ''
   out[#out + 1] = h[2] or ''
   out[#out + 1] = h[3] or ''
   out[#out + 1] = redis.call('ZCOUNT', KEYS[i * 3 + 2], '(' .. now, '+inf')
   out[#out + 1] = redis.call('ZCOUNT', KEYS[i * 3 + 3], '(' .. now, '+inf')
   out[#out + 1] = h[4] or h[5] or ''
+  out[#out + 1] = h[6] or ''
 end
 if ARGV[2] == '1' then out[#out + 1] = redis.call('GET', KEYS[n * 3 + 1]) or '' end
 return out`

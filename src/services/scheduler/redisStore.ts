@@ -46,6 +46,9 @@ const scripts = {
 
 const FULL: Entry = { _tag: "Full" }
 
+/** What VIEW returns per account. */
+const VIEW_FIELDS = 7
+
 const asNumber = (u: unknown): number => {
   if (typeof u === "number") return u
   if (typeof u === "string" && u !== "") {
@@ -257,17 +260,18 @@ export const makeRedisStore = (options: RedisStoreOptions): Effect.Effect<Schedu
         return Effect.map(run("account view", scripts.view, keys, [names.length, session === undefined ? 0 : 1]), (raw) => {
           const r = asArray(raw)
           const accounts = names.map((name, i): AccountView => {
-            const at = 1 + i * 6
+            const at = 1 + i * VIEW_FIELDS
             if (asNumber(r[at + 5]) > 0) failing.add(name)
             return {
               coolUntil: asNumber(r[at]),
+              coolReason: asText(r[at + 6]),
               disabled: asText(r[at + 1]),
               lastUsed: asNumber(r[at + 2]),
               inUse: asNumber(r[at + 3]),
               waiting: asNumber(r[at + 4])
             }
           })
-          return { now: asNumber(r[0]), accounts, sticky: session === undefined ? undefined : asText(r[1 + names.length * 6]) }
+          return { now: asNumber(r[0]), accounts, sticky: session === undefined ? undefined : asText(r[1 + names.length * VIEW_FIELDS]) }
         })
       },
 

@@ -145,3 +145,13 @@ export const sessionOf = (
  * across sessions. The session id is already a keyed hash of client text, so nothing leaks.
  */
 export const promptCacheKeyFor = (session: string): string => `mg-${session}`
+
+/**
+ * The `prompt_cache_key` to send upstream for one the client named itself: namespaced by its
+ * tenant (the key's user), so two tenants on one upstream account who pick the same name never
+ * share a cache, while one user's keys still do. A family of its own (`mgu-`), apart from the
+ * session keys above, and the pair is encoded unambiguously: no choice of names makes two
+ * tenants' keys meet.
+ */
+export const tenantCacheKey = (tenant: string, clientKey: string): string =>
+  `mgu-${hash("sha256", JSON.stringify([tenant, clientKey]), "base64url").slice(0, 22)}`

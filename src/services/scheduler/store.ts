@@ -43,6 +43,8 @@ export interface AccountView {
   readonly waiting: number
   /** 0 when not cooling down. */
   readonly coolUntil: number
+  /** Why it cools down (verdict.ts's reason), when it does and the store knows. */
+  readonly coolReason: string | undefined
   /** Set when taken out for an auth failure: the fingerprint of the credentials that failed. */
   readonly disabled: string | undefined
   /** A store-wide counter, higher is more recent; 0 = never. */

@@ -5,7 +5,9 @@
  * - 529 (overloaded): a short, fixed cooldown; the provider is busy, not the account limited;
  * - 401, or a 403 whose body says the credential is bad (`credentialRefused`): a strike, a short
  *   cooldown; a second strike on another request within the confirm window takes the account out
- *   until an operator acts, so one odd answer never takes a working account out;
+ *   until an operator acts, so one odd answer never takes a working account out. A refusal that
+ *   follows another account's for the same request is held against nobody: one request cools down
+ *   at most one account, so no request can take a group offline;
  * - any other 403: the request asked for something this credential may not use (a model, a
  *   feature); the client hears it and the account is not blamed;
  * - 402 (billing): out until an operator acts; retrying the same credentials cannot help;
@@ -39,6 +41,8 @@ export interface FailureFacts {
    * transport failure; `upstream_auth_failed` for an answer that refused the credential.
    */
   readonly code: string | undefined
+  /** An earlier attempt of the same request, on another account, had its credential refused. */
+  readonly credentialRefusedBefore?: boolean | undefined
 }
 
 /** Error codes and types by which OpenAI and Anthropic say the credential itself is no good. */
@@ -88,6 +92,7 @@ export const verdictFor = (facts: FailureFacts, policy: SchedulingSettings, now:
   }
   if (status === 529) return { _tag: "CoolDown", millis: policy.overloadSeconds * 1000, reason: "overloaded" }
   if (status === 401 || (status === 403 && facts.code === UPSTREAM_AUTH_FAILED)) {
+    if (facts.credentialRefusedBefore === true) return IGNORE
     return {
       _tag: "Strike",
       millis: Math.max(0, policy.authCooldownSeconds * 1000),
