@@ -29,3 +29,23 @@ export const redactSecrets = (text: string, secrets: ReadonlyArray<string> = [])
   for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement)
   return out
 }
+
+/** The prefix of the keys the gateway makes (store/admin/keys.ts), and such a key. */
+const GATEWAY_KEY_PREFIX = "sk-mg-"
+const GATEWAY_KEY = /\bsk-mg-[A-Za-z0-9_-]{16,}/g
+
+/**
+ * For text read as it comes, mostly model output (a relayed stream's frames): `secrets` (the
+ * account's credential) and gateway keys replaced, nothing else. The credential shapes of
+ * `redactSecrets` would mangle ordinary answers ("HTTP Basic authentication", `api_key = ...` in
+ * code). Cheap when there is nothing to find, as there almost never is: an `includes` per secret.
+ */
+export const outputRedactor = (secrets: ReadonlyArray<string>): ((text: string) => string) => {
+  const exact = secrets.filter((secret) => secret.length >= 8)
+  return (text) => {
+    let out = text
+    for (const secret of exact) if (out.includes(secret)) out = out.split(secret).join(REDACTED)
+    if (out.includes(GATEWAY_KEY_PREFIX)) out = out.replace(GATEWAY_KEY, REDACTED)
+    return out
+  }
+}

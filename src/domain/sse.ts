@@ -1,6 +1,8 @@
 /**
  * Server-sent events: an incremental decoder (bytes in any split -> whole frames) and the encoder.
- * Frames keep their original text so a proxy can forward what it does not need to touch unchanged.
+ * Frames keep their original text so a proxy can forward what it does not need to touch unchanged,
+ * but only their `event:` and `data:` lines: comments, ids and unknown fields are what an upstream
+ * page says beside the events (an echo of the request's headers among them), never relayed.
  */
 import { StringDecoder } from "node:string_decoder"
 import { Stream } from "effect"
@@ -10,7 +12,10 @@ export interface SseFrame {
   readonly event: string | undefined
   /** The `data:` lines joined with "\n"; "" for comment-only frames. */
   readonly data: string
-  /** The frame as received, ending in a blank line. */
+  /**
+   * The frame as received, ending in a blank line, when it holds only `event:` and `data:` lines;
+   * else rebuilt from those two ("" for a frame without data, such as a comment).
+   */
   readonly text: string
 }
 
@@ -24,14 +29,19 @@ const fieldValue = (text: string, at: number, end: number, name: string): string
   return text.slice(valueAt, end)
 }
 
+/** A frame of only these fields, as SSE text. */
+const frameText = (event: string | undefined, data: string | undefined): string =>
+  data === undefined ? "" : `${event === undefined ? "" : `event: ${event}\n`}data: ${data.replaceAll("\n", "\ndata: ")}\n\n`
+
 /**
- * A frame's `event` and `data` fields (`id`, `retry`, comments and unknown fields are not used
- * here). `text` ends with the blank line that closed it. Lines are read in place, without an
- * object or a copy per line: a stream's frames are most of what the gateway decodes.
+ * A frame's `event` and `data` fields (`id`, `retry`, comments and unknown fields are not used,
+ * and not kept in its text). `text` ends with the blank line that closed it. Lines are read in
+ * place, without an object or a copy per line: a stream's frames are most of what the gateway decodes.
  */
 const parseFrame = (text: string): SseFrame => {
   let event: string | undefined
   let data: string | undefined
+  let other = false
   const stop = text.length - 2
   let at = 0
   while (at < stop) {
@@ -39,10 +49,14 @@ const parseFrame = (text: string): SseFrame => {
     if (end < 0 || end > stop) end = stop
     const value = fieldValue(text, at, end, "data")
     if (value !== undefined) data = data === undefined ? value : `${data}\n${value}`
-    else event = fieldValue(text, at, end, "event") ?? event
+    else {
+      const name = fieldValue(text, at, end, "event")
+      if (name !== undefined) event = name
+      else other = true
+    }
     at = end + 1
   }
-  return { event, data: data ?? "", text }
+  return { event, data: data ?? "", text: other ? frameText(event, data) : text }
 }
 
 /** Whether a frame is only blank lines and spaces (a stray line end, not an event). */
@@ -187,6 +201,13 @@ export const eventData = (data: string): Record<string, unknown> | undefined => 
   } catch {
     return undefined
   }
+}
+
+/** Whether a `content-type` names an event stream (`text/event-stream`, parameters such as a charset allowed). */
+export const isEventStream = (contentType: string | undefined): boolean => {
+  if (contentType === undefined) return false
+  const semicolon = contentType.indexOf(";")
+  return (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase() === "text/event-stream"
 }
 
 /** An SSE comment: ignored by every parser, keeps proxies and idle timers from closing the stream. */
