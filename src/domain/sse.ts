@@ -67,11 +67,23 @@ const isBlank = (text: string): boolean => {
   return text.trim() === ""
 }
 
+/** How much of an open frame's start is kept to read its event name (`event:` line or data's `"type"`). */
+const PENDING_HEAD = 256
+
+/** `text` without the blank lines before a frame, at most PENDING_HEAD characters. */
+const headOf = (text: string): string => {
+  let at = 0
+  while (text.charCodeAt(at) === 10) at++
+  return text.slice(at, at + PENDING_HEAD)
+}
+
 export class SseDecoder {
   /** The text of the frame still open: grows by concatenation (cheap), is searched only when a chunk holds a frame end. */
   private buffer = ""
   /** The buffer's bytes, about (for the event size limit). */
   private bufferBytes = 0
+  /** The start of the frame still open, kept apart so reading it never copies the whole buffer. */
+  private head = ""
   /** The buffer ends with "\n": a chunk that starts with one ends a frame. */
   private endsWithNewline = false
   /** A "\r" at the very end of the last chunk, held: it may be the first half of a "\r\n". */
@@ -88,6 +100,16 @@ export class SseDecoder {
 
   /** `maxEventBytes`: the largest event taken; past it `overflowed` is set and decoding stops. */
   constructor(private readonly maxEventBytes = Infinity) {}
+
+  /** The bytes of the frame still open (about; 0 between frames): what arrived of an event not yet whole. */
+  get pendingBytes(): number {
+    return this.bufferBytes
+  }
+
+  /** The first characters of the frame still open (up to PENDING_HEAD), to tell what event it is. */
+  get pendingHead(): string {
+    return this.head
+  }
 
   private decode(chunk: Uint8Array | undefined): string {
     let text = chunk === undefined ? this.decoder.end() : this.decoder.write(chunk)
@@ -142,6 +164,7 @@ export class SseDecoder {
     const endsFrame = (this.endsWithNewline && text.charCodeAt(0) === 10) || text.includes("\n\n")
     this.endsWithNewline = text.charCodeAt(text.length - 1) === 10
     if (!endsFrame) {
+      if (this.head.length < PENDING_HEAD) this.head = headOf(this.head + text.slice(0, PENDING_HEAD))
       this.buffer += text
       this.bufferBytes += size
       if (this.bufferBytes > this.maxEventBytes) this.overflow()
@@ -160,6 +183,7 @@ export class SseDecoder {
     }
     this.buffer = start === 0 ? buffer : buffer.slice(start)
     this.bufferBytes = this.buffer.length
+    this.head = headOf(this.buffer.slice(0, PENDING_HEAD))
     if (this.bufferBytes > this.maxEventBytes) this.overflow()
     return frames
   }
@@ -168,6 +192,7 @@ export class SseDecoder {
     this.overflowed = true
     this.buffer = ""
     this.bufferBytes = 0
+    this.head = ""
   }
 
   /** A final frame without its blank line still counts (some servers end that way). */
@@ -175,6 +200,8 @@ export class SseDecoder {
     if (this.overflowed) return []
     const rest = (this.buffer + (this.heldCR ? "\r" : "") + this.decode(undefined)).replace(/\r\n?/g, "\n").trim()
     this.buffer = ""
+    this.bufferBytes = 0
+    this.head = ""
     this.heldCR = false
     return rest === "" ? [] : [parseFrame(`${rest}\n\n`)]
   }

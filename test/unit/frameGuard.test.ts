@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest"
 import type { Account } from "../../src/domain/model.js"
 import { SseDecoder } from "../../src/domain/sse.js"
 import { frameGuard } from "../../src/endpoints/kit/frameGuard.js"
+import { openOutputChars } from "../../src/endpoints/kit/budget.js"
 
 const SECRET = "acct-secret-0123456789"
 const account = (platform: "openai" | "anthropic"): Account => ({
@@ -46,5 +47,20 @@ describe("frameGuard", () => {
     const guarded = frameGuard(account("openai"))(frameOf(text))
     expect(guarded.text).not.toContain("abcdefghijkl")
     expect(guarded.data).not.toContain("abcdefghijkl")
+  })
+})
+
+describe("openOutputChars", () => {
+  it.each([
+    ["a Responses delta", "event: response.output_text.delta\ndata: {", 5000],
+    ["an Anthropic delta", "event: content_block_delta\ndata: {", 5000],
+    ["a delta named in its data", `data: {"type":"response.function_call_arguments.delta","delta":"`, 5000],
+    ["a frame not named yet", "data: {\"delta\":\"", 5000],
+    ["a frame whose event line is not whole yet", "event: response.outp", 5000],
+    ["the echo of the request", "event: response.created\ndata: {", 0],
+    ["the echo of the output", "event: response.output_text.done\ndata: {", 0],
+    ["an image", "event: response.image_generation_call.partial_image\ndata: {", 0]
+  ])("%s", (_, head, expected) => {
+    expect(openOutputChars({ pendingBytes: 5000, pendingHead: head })).toBe(expected)
   })
 })

@@ -97,6 +97,18 @@ describe("SseDecoder", () => {
     expect(frames.map((f) => [f.event, f.data, f.text])).toEqual([[undefined, "", ""], ["x", "a\nb", "event: x\ndata: a\ndata: b\n\n"]])
   })
 
+  it("tells the size and the start of the frame still open", () => {
+    const decoder = new SseDecoder()
+    decoder.push(encoder.encode("data: {\"n\":1}\n\n\nevent: response.output_text.delta\ndata: {\"delta\":\""))
+    expect(decoder.pendingHead).toBe("event: response.output_text.delta\ndata: {\"delta\":\"")
+    decoder.push(encoder.encode("x".repeat(1000)))
+    expect(decoder.pendingHead).toHaveLength(256)
+    expect(decoder.pendingHead.startsWith("event: response.output_text.delta\n")).toBe(true)
+    expect(decoder.pendingBytes).toBeGreaterThan(1000)
+    decoder.push(encoder.encode("\"}\n\n"))
+    expect([decoder.pendingBytes, decoder.pendingHead]).toEqual([0, ""])
+  })
+
   it("skips empty frames made of blank lines only", () => {
     expect(decodeAll([encoder.encode("\n\n\n\ndata: x\n\n\n\n")]).map((f) => f.data)).toEqual(["x"])
   })
