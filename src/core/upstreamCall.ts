@@ -21,6 +21,7 @@ import {
 } from "../domain/errors.js"
 import type { Account, Principal } from "../domain/model.js"
 import { redactSecrets } from "../domain/redact.js"
+import { isEventStream } from "../domain/sse.js"
 import { decodeUpstreamError, parseUpstreamJson } from "../domain/upstreamJson.js"
 import { upstreamFirstByte } from "../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../services/scheduler/Scheduler.js"
@@ -32,6 +33,8 @@ import { traced, traceparentOf } from "../observability/tracing.js"
 import type { Attempt } from "./turnFacts.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
+
+const NOT_AN_EVENT_STREAM = "Upstream answered a stream request with something other than text/event-stream"
 
 const retryAfterOf = (headers: Readonly<Record<string, string>>, now: number): number | undefined => {
   const ms = retryAfterMillis(headers, now)
@@ -217,7 +220,12 @@ export const makeUpstreamCaller = Effect.gen(function*() {
               const succeeded = (answer: Answer) => Effect.as(scheduler.report(account, SUCCESS, input.session), answer)
               // The call's own list: no attempt follows an answer.
               const attempts = state.attempts
-              if (request.stream) return succeeded({ account, response: sent, attempts })
+              if (request.stream) {
+                // A stream answer is relayed as it comes: one that is no event stream (an HTML or
+                // JSON page under a 200) fails this attempt like a 5xx, before a byte of it is relayed.
+                if (isEventStream(sent.headers["content-type"])) return succeeded({ account, response: sent, attempts })
+                return failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: NOT_AN_EVENT_STREAM }))
+              }
               // A JSON answer is read here, so that one that is not JSON (an HTML error page, a cut
               // body) fails this attempt and moves on to the next account, like a 5xx.
               return Effect.flatMap(readText(sent), (text) =>

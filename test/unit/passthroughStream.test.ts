@@ -102,11 +102,10 @@ describe("PassthroughStream", () => {
     expect(onFrame(state, frames[0]!)).toBe(frames[0]!.text)
   })
 
-  it("drops data: [DONE] and passes comments", () => {
+  it("drops data: [DONE] and comments (an upstream's words, not events)", () => {
     const state = new PassthroughStream("m")
     expect(onFrame(state, frameOf("data: [DONE]\n\n"))).toBeUndefined()
-    const comment = frameOf(": keep-alive\n\n")
-    expect(onFrame(state, comment)).toBe(comment.text)
+    expect(onFrame(state, frameOf(": keep-alive\n\n"))).toBeUndefined()
   })
 
   it("reads the upstream's usage from the terminal event", () => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import fc from "fast-check"
-import { encodeEvent, keepAliveComment, SseDecoder, sseFrames } from "../../src/domain/sse.js"
+import { encodeEvent, isEventStream, keepAliveComment, SseDecoder, sseFrames } from "../../src/domain/sse.js"
 
 const encoder = new TextEncoder()
 
@@ -92,6 +92,23 @@ describe("SseDecoder", () => {
     expect(frame?.data).toBe("")
   })
 
+  it("keeps only event and data lines in a frame's text: comments, ids and unknown fields are not relayed", () => {
+    const frames = decodeAll([encoder.encode(": secret\n\n: echo\nid: 7\nevent: x\nretry: 1\nfoo: bar\ndata: a\ndata: b\n\n")])
+    expect(frames.map((f) => [f.event, f.data, f.text])).toEqual([[undefined, "", ""], ["x", "a\nb", "event: x\ndata: a\ndata: b\n\n"]])
+  })
+
+  it("tells the size and the start of the frame still open", () => {
+    const decoder = new SseDecoder()
+    decoder.push(encoder.encode("data: {\"n\":1}\n\n\nevent: response.output_text.delta\ndata: {\"delta\":\""))
+    expect(decoder.pendingHead).toBe("event: response.output_text.delta\ndata: {\"delta\":\"")
+    decoder.push(encoder.encode("x".repeat(1000)))
+    expect(decoder.pendingHead).toHaveLength(256)
+    expect(decoder.pendingHead.startsWith("event: response.output_text.delta\n")).toBe(true)
+    expect(decoder.pendingBytes).toBeGreaterThan(1000)
+    decoder.push(encoder.encode("\"}\n\n"))
+    expect([decoder.pendingBytes, decoder.pendingHead]).toEqual([0, ""])
+  })
+
   it("skips empty frames made of blank lines only", () => {
     expect(decodeAll([encoder.encode("\n\n\n\ndata: x\n\n\n\n")]).map((f) => f.data)).toEqual(["x"])
   })
@@ -133,5 +150,19 @@ describe("encodeEvent", () => {
     const text = encodeEvent({ type: "response.output_text.delta", delta: "a\nb" })
     expect(text).toBe("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"a\\nb\"}\n\n")
     expect(text.split("\n")).toHaveLength(4)
+  })
+})
+
+describe("isEventStream", () => {
+  it.each([
+    ["text/event-stream", true],
+    ["text/event-stream; charset=utf-8", true],
+    ["Text/Event-Stream;charset=UTF-8", true],
+    ["text/html", false],
+    ["application/json", false],
+    ["", false],
+    [undefined, false]
+  ])("%s: %s", (contentType, expected) => {
+    expect(isEventStream(contentType)).toBe(expected)
   })
 })

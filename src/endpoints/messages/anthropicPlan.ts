@@ -24,6 +24,7 @@ import type { Answer } from "../../core/upstreamCall.js"
 import { MessagesPassthrough } from "./passthroughStream.js"
 import { messagesTexts, roughMessagesTokens } from "./policy.js"
 import { budgetHalt } from "../kit/budget.js"
+import { frameGuard } from "../kit/frameGuard.js"
 import type { MessagesRequest } from "./validate.js"
 
 export interface MessagesPlanInput {
@@ -93,6 +94,7 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
           return start === undefined ? estimate : Effect.map(estimate, (u) => ({ ...start, outputTokens: u.outputTokens }))
         })
         const frames = relaySse(answer.response.body, {
+          guard: frameGuard(answer.account),
           frames: (frames, out) => {
             for (const frame of frames) state.onFrame(frame, out)
           },

@@ -24,6 +24,7 @@ import type { MessagesPlan, MessagesPlanner } from "./anthropicPlan.js"
 import { errorEvent } from "./events.js"
 import { messagesTexts, roughMessagesTokens } from "./policy.js"
 import { budgetHalt, deltaChars } from "../kit/budget.js"
+import { frameGuard } from "../kit/frameGuard.js"
 
 export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
@@ -61,6 +62,7 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
           translator.usage() ?? estimatedUsage(principal.group.name, messagesTexts(request.body), translator.outputText())
         )
         const frames = relaySse(answer.response.body, {
+          guard: frameGuard(answer.account),
           frames: (frames, out) => {
             for (const frame of frames) {
               const event = eventData(frame.data)

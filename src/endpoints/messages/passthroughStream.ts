@@ -37,7 +37,7 @@ export class MessagesPassthrough {
   constructor(readonly requestedModel: string) {}
 
   onFrame(frame: SseFrame, out: EventOut): void {
-    if (frame.data === "") return out.frame(frame)
+    if (frame.data === "") return // comments and other frames without data: nothing for the client (an upstream's words)
     const type = frame.event ?? TYPE.exec(frame.data)?.[1]
     switch (type) {
       case "content_block_delta":

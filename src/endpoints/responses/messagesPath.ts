@@ -24,6 +24,7 @@ import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import type { Stream } from "effect"
 import { relay } from "./sseRelay.js"
 import { budgetHalt, deltaChars } from "../kit/budget.js"
+import { frameGuard } from "../kit/frameGuard.js"
 import { roughInputTokens } from "./policy.js"
 import type { Collector } from "../kit/eventOut.js"
 import type { Answer } from "../../core/upstreamCall.js"
@@ -67,6 +68,7 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       let state = initialStreamState(ctx)
       let sentChars = 0
       const events = relay(answer.response.body, {
+        guard: frameGuard(answer.account),
         frames: (frames, out) => {
           for (const frame of frames) {
             const event = eventData(frame.data)

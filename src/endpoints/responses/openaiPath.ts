@@ -21,6 +21,7 @@ import { readText, type UpstreamRequest } from "../../services/upstream/Upstream
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { moderationTexts, roughInputTokens, stripImageCalls } from "./policy.js"
 import { budgetHalt } from "../kit/budget.js"
+import { frameGuard } from "../kit/frameGuard.js"
 import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import { relay } from "./sseRelay.js"
 import type { Collector } from "../kit/eventOut.js"
@@ -182,6 +183,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
         state.reportedUsage() ?? estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar())
       )
       const events = relay(answer.response.body, {
+        guard: frameGuard(answer.account),
         frames: (frames, out) => {
           for (const frame of frames) state.onFrame(frame, out)
         },

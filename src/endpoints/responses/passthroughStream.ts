@@ -86,7 +86,7 @@ export class PassthroughStream {
 
   /** Forwards this frame to `out` as it came, rewritten, or not at all. */
   onFrame(frame: SseFrame, out: EventOut): void {
-    if (frame.data === "") return out.frame(frame) // comments and keep-alives pass as they are
+    if (frame.data === "") return // comments and keep-alives: nothing for the client (an upstream's words)
     if (frame.data === "[DONE]") return // not part of the Responses grammar
     if (this.options.stripImageCalls && (this.dropped > 0 || frame.data.includes(IMAGE_ITEM))) {
       return this.rewrite(frame, out)

@@ -6,8 +6,9 @@
  * client: SSE bytes for the HTTP doors, the events' data for a WebSocket turn.
  *
  * The stages, over coarse elements (one per upstream pull, never one per frame or byte):
- * - `mapArray`: decode the pull's reads and rewrite their frames into one step; a step is the last
- *   when the drain deadline has passed or an event grew past the size limit;
+ * - `mapArray`: decode the pull's reads (their frames guarded: kit/frameGuard.ts) and rewrite
+ *   them into one step; a step is the last when the drain deadline has passed, an event grew past
+ *   the size limit or the rewrite's `halt` said so (asked after each read);
  * - `takeUntil`: stop pulling the upstream after the last step;
  * - `concat`: when the upstream ended by itself, flush its unfinished last frame and close;
  * - `catchCause`: when it failed (or the rewrite threw), close with the reason;
@@ -39,13 +40,29 @@ export const SHUTTING_DOWN: EarlyEnd = {
 
 const FORWARD_FAILED: EarlyEnd = { code: "server_error", message: "The gateway failed to forward the stream" }
 
+/** The frame an upstream read left open: what arrived of an event not yet whole. */
+export interface OpenFrame {
+  /** Its bytes so far, about (0 between frames). */
+  readonly pendingBytes: number
+  /** Its first characters (its `event:` line, or the start of its data). */
+  readonly pendingHead: string
+}
+
 export interface FrameRewrite {
+  /**
+   * What every upstream frame passes before `frames` reads it (kit/frameGuard.ts: credentials
+   * redacted); none: frames as decoded.
+   */
+  readonly guard?: ((frame: SseFrame) => SseFrame) | undefined
   /** These upstream frames, rewritten into `out` (synchronous, pure but for the rewrite's own state). */
   readonly frames: (frames: ReadonlyArray<SseFrame>, out: EventOut) => void
   /** The closing events: `early` says why the stream stopped, undefined when the upstream ended it. */
   readonly finish: (early: EarlyEnd | undefined, out: EventOut) => void
-  /** Asked after each upstream read: a reason to end the stream now (its running cost passed the key's limit). */
-  readonly halt?: (() => EarlyEnd | undefined) | undefined
+  /**
+   * Asked after each upstream read, with the frame it left open: a reason to end the stream now
+   * (its running cost, an event still arriving included, passed the key's limit).
+   */
+  readonly halt?: ((open: OpenFrame) => EarlyEnd | undefined) | undefined
 }
 
 /** One upstream pull's element for the client (none when it collected nothing); `last` stops the relay after it. */
@@ -76,10 +93,17 @@ export const relay = <O>(
     /** The relay stopped before the upstream ended (deadline, oversized event): nothing follows. */
     let stopped = false
 
+    const { guard, halt } = rewrite
+    /** Decoded frames as the rewrite may read them (the decoder's own array, guarded in place). */
+    const guarded = (frames: Array<SseFrame>): Array<SseFrame> => {
+      if (guard !== undefined) for (let i = 0; i < frames.length; i++) frames[i] = guard(frames[i]!)
+      return frames
+    }
+
     /** The closing events, after what the upstream still owed (`tail`, when it ended by itself). */
-    const close = (early: EarlyEnd | undefined, tail: ReadonlyArray<SseFrame> = []): Step<O> => {
+    const close = (early: EarlyEnd | undefined, tail: Array<SseFrame> = []): Step<O> => {
       if (pastDrainDeadline()) early = SHUTTING_DOWN
-      if (early === undefined) rewrite.frames(tail, out)
+      if (early === undefined) rewrite.frames(guarded(tail), out)
       rewrite.finish(early, out)
       return { value: out.take(), last: true }
     }
@@ -90,15 +114,19 @@ export const relay = <O>(
         stopped = true
         return close(SHUTTING_DOWN)
       }
-      for (const read of reads) rewrite.frames(decoder.push(read), out)
-      if (decoder.overflowed) {
-        stopped = true
-        return close({ code: "upstream_error", message: `An upstream event is larger than MAX_SSE_EVENT_BYTES (${maxEventBytes} bytes)` })
-      }
-      const halted = rewrite.halt?.()
-      if (halted !== undefined) {
-        stopped = true
-        return close(halted)
+      for (const read of reads) {
+        rewrite.frames(guarded(decoder.push(read)), out)
+        if (decoder.overflowed) {
+          stopped = true
+          return close({ code: "upstream_error", message: `An upstream event is larger than MAX_SSE_EVENT_BYTES (${maxEventBytes} bytes)` })
+        }
+        // Asked per read, the open frame included: one giant event is cut while it arrives, not
+        // relayed whole and counted after.
+        const halted = halt?.(decoder)
+        if (halted !== undefined) {
+          stopped = true
+          return close(halted)
+        }
       }
       return { value: out.take(), last: false }
     }
