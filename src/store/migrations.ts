@@ -255,6 +255,14 @@ const usageAccount: Migration = {
   ]
 }
 
+// An operator's account may keep its key in the database, sealed under MODELGATE_SECRET_KEY
+// (domain/secretBox.ts: versioned, never the key in clear); NULL: the key is named by secret_env.
+const sealedAccountKeys: Migration = {
+  version: 11,
+  name: "accounts.api_key_sealed",
+  statements: [`ALTER TABLE accounts ADD COLUMN api_key_sealed TEXT`]
+}
+
 export const migrations: ReadonlyArray<Migration> = [
   initial,
   estimatedUsage,
@@ -265,5 +273,6 @@ export const migrations: ReadonlyArray<Migration> = [
   minuteLimits,
   priceFallback,
   groupWebsocket,
-  usageAccount
+  usageAccount,
+  sealedAccountKeys
 ]
