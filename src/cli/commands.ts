@@ -304,7 +304,7 @@ const accountsAdd = Command.make("add", {
   name: Argument.String("name"),
   platform: Flag.Literals("platform", ["openai", "anthropic", "antigravity"]).pipe(Flag.withDescription("the provider's API the account speaks")),
   groups: Flag.atLeast(Flag.String("group"), 1).pipe(Flag.withDescription("a group it serves (repeat for more), of the same platform")),
-  kind: Flag.Literals("kind", ["http", "simulator"]).pipe(Flag.withDefault("http")),
+  kind: Flag.Literals("kind", ["http", "simulator"]).pipe(Flag.withDescription("http: a provider's API; simulator: canned answers, no network"), Flag.withDefault("http")),
   baseUrl: Flag.String("base-url").pipe(Flag.withDescription("the provider's API URL (default: the platform's)"), Flag.optional),
   priority: Flag.Int("priority").pipe(Flag.withDescription("lower is tried first"), Flag.withDefault(0)),
   concurrency: positive("concurrency").pipe(Flag.withDescription("requests at once"), Flag.withDefault(10)),

@@ -77,7 +77,8 @@ const initial: Migration = {
       updated_at BIGINT NOT NULL
     )`,
     `CREATE INDEX api_keys_user ON api_keys (user_name)`,
-    // The secret itself is never stored: only the name of the environment variable holding it.
+    // The secret itself is never stored in clear: the name of the environment variable holding it
+    // (an operator's account may keep it sealed instead: sealedAccountKeys below).
     `CREATE TABLE accounts (
       name TEXT PRIMARY KEY,
       platform TEXT NOT NULL,
