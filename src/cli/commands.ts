@@ -273,7 +273,7 @@ const accountChangeReach = "Running gateways pick it up at once with REDIS_URL s
 /**
  * The key of an http account: from --api-key-file, else from stdin (--api-key-stdin, or whatever is
  * piped in). Never a flag's value: argv is visible to every user of the machine (ps) and kept in
- * shell histories. One trailing line break (echo, a file's last line) and surrounding spaces are dropped.
+ * shell histories. Surrounding whitespace (echo's line break, a file's last newline) is dropped.
  */
 const accountKey = (o: { readonly stdin: boolean; readonly file: Option.Option<string> }) =>
   Effect.gen(function*() {
