@@ -3,8 +3,15 @@
  * the implementations as modules of layers, the gateway app and router to mount in your own
  * platform app, and the functions that build a server from layers.
  */
-export { AppConfig, defaultSettings, Settings } from "./config/AppConfig.js"
-export type { AppConfigShape, SettingsShape } from "./config/AppConfig.js"
+export {
+  AccountKeySettings,
+  accountKeySettingsLayer,
+  accountKeySettingsLayerConfig,
+  AppConfig,
+  defaultSettings,
+  Settings
+} from "./config/AppConfig.js"
+export type { AccountKeySettingsShape, AppConfigShape, SettingsShape } from "./config/AppConfig.js"
 export { DEMO_KEY, demoConfig } from "./config/demo.js"
 export { ConfigError, decodeConfig, loadConfigFile, parseConfigText } from "./config/load.js"
 export { sha256Hex } from "./config/resolve.js"

@@ -8,7 +8,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Layer, Option, References, Runtime } from "effect"
 import { AdminServer } from "./admin/AdminServer.js"
 import { adminListenFromEnv } from "./admin/listen.js"
-import { AppConfig, Settings } from "./config/AppConfig.js"
+import { accountKeySettingsLayerConfig, AppConfig, Settings } from "./config/AppConfig.js"
 import { demoConfig } from "./config/demo.js"
 import { checkEnvironment, type LogSettings, StartupFailed, startupFailureText } from "./config/startup.js"
 import type { Platform } from "./domain/config.js"
@@ -91,7 +91,7 @@ const Main = (log: LogSettings) =>
     // The exporter (when OTEL_EXPORTER_OTLP_ENDPOINT is set) is the server's Tracer, and closes after it: pending spans are sent.
     Layer.provide(Tracing.layerFromEnv),
     Layer.provide(productionServices),
-    Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig)),
+    Layer.provide(Layer.mergeAll(AppConfig.layerConfig, Settings.layerConfig, accountKeySettingsLayerConfig)),
     Layer.provide(ProcessLog.layerFor(log.format)),
     Layer.provide(Layer.succeed(References.MinimumLogLevel)(log.level))
   )

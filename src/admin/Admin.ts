@@ -7,6 +7,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { AccountKeySettings } from "../config/AppConfig.js"
 import type { AdminConflict, AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
 import type { StoreError } from "../domain/errors.js"
 import type { Micros } from "../domain/model.js"
@@ -51,9 +52,13 @@ export interface AdminShape {
   readonly deleteKey: (id: string) => Op<void, AdminNotFound | AdminConflict>
   readonly listSubscriptions: (filter: { readonly user?: string | undefined; readonly group?: string | undefined }) => Op<ReadonlyArray<Subs.SubscriptionRow>>
   readonly putSubscription: (user: string, group: string, change: Subs.SubscriptionChange) => Op<Subs.SubscriptionRow, AdminNotFound | AdminInvalid | AdminConflict>
+  /** Every account in the database, disabled ones too; where each key comes from, never the key. */
+  readonly listAccounts: Op<ReadonlyArray<Accounts.AccountRow>>
   readonly createAccount: (account: Accounts.NewAccount) => Op<void, AdminInvalid | AdminConflict>
   readonly updateAccount: (name: string, change: Accounts.AccountChange) => Op<void, AdminNotFound | AdminInvalid | AdminConflict>
   readonly removeAccount: (name: string) => Op<void, AdminNotFound | AdminConflict>
+  /** Stored account keys sealed again under MODELGATE_SECRET_KEY (opened with it or MODELGATE_SECRET_KEY_PREVIOUS). */
+  readonly rotateAccountKeys: Op<Accounts.Rotation, AdminInvalid>
   readonly listPrices: Op<ReadonlyArray<Prices.PriceRow>>
   readonly putPrice: (model: string, price: Prices.NewPrice) => Op<Prices.PriceRow, AdminInvalid | AdminConflict>
   readonly deletePrice: (model: string) => Op<void, AdminNotFound | AdminConflict>
@@ -70,6 +75,8 @@ const make = (actor: Actor) =>
     // The settlements in flight and the operation wait on the store one after the other: bounded
     // as one, a stalled database answers 503 within the store timeout, not one per wait.
     const bounded = withinStoreTimeout(yield* storeTimeoutFor(Context.get(ctx, SqlClient.SqlClient)))
+    // MODELGATE_SECRET_KEY and ADMIN_ACCOUNT_ENV_PREFIX: what an account's key may be stored as.
+    const keySettings = yield* AccountKeySettings
     // Reads include every settlement accepted so far (spend, last use, usage rows).
     const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => bounded(Effect.andThen(live.flush, Effect.provide(effect, ctx)))
     // Caches are dropped once a change is committed; a failed change changed nothing.
@@ -96,9 +103,11 @@ const make = (actor: Actor) =>
       deleteKey: (id) => change(Keys.deleteKey(actor, id)),
       listSubscriptions: (filter) => read(Subs.listSubscriptions(filter)),
       putSubscription: (user, group, c) => change(Subs.putSubscription(actor, user, group, c)),
-      createAccount: (account) => change(Accounts.createAccount(actor, account)),
-      updateAccount: (name, c) => change(Accounts.updateAccount(actor, name, c)),
+      listAccounts: read(Accounts.listAccounts),
+      createAccount: (account) => change(Accounts.createAccount(actor, keySettings, account)),
+      updateAccount: (name, c) => change(Accounts.updateAccount(actor, keySettings, name, c)),
       removeAccount: (name) => change(Accounts.removeAccount(actor, name)),
+      rotateAccountKeys: change(Accounts.rotateAccountKeys(actor, keySettings)),
       listPrices: read(Prices.listPrices),
       putPrice: (model, price) => change(Prices.putPrice(actor, model, price)),
       deletePrice: (model) => change(Prices.deletePrice(actor, model)),

@@ -26,6 +26,7 @@ import { KeyStatus } from "../domain/config.js"
 import { envelopeBody } from "../domain/envelope.js"
 import { StoreError } from "../domain/errors.js"
 import { parseUsd } from "../domain/money.js"
+import { accountKeyProblem } from "../domain/secretBox.js"
 import { parseDay } from "../domain/usageReport.js"
 import { MODEL_NAME } from "../store/admin/prices.js"
 import { UsageDimension } from "../store/admin/usage.js"
@@ -216,6 +217,8 @@ export const AccountView = Schema.Struct({
   /** What the upstream said when it refused the credential (credentials redacted). */
   taken_out_upstream_message: Schema.NullOr(Schema.String),
   base_url: Schema.String,
+  /** Where its key comes from: stored (encrypted in the database), env (an environment variable), null (a simulator). Never the key. */
+  key_source: Schema.NullOr(Schema.Literals(["stored", "env"])),
   model_mapping: Schema.NullOr(Schema.Record(Schema.String, Schema.String)),
   /** Input tokens this account answered for, all time, every gateway's (the usage rollups by account). */
   input_tokens: Schema.Int,
@@ -226,8 +229,10 @@ export const AccountView = Schema.Struct({
 })
 
 const EnvName = Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/)).annotate({
-  description: "the name of an environment variable of the gateway (never the key itself)"
+  description: "the name of an environment variable of the gateway holding the key; only names starting with ADMIN_ACCOUNT_ENV_PREFIX (none by default)"
 })
+/** The account's key itself (domain/secretBox.ts accountKeyProblem); a refusal never repeats it. */
+const ApiKey = Schema.String.check(Schema.makeFilter((s: string) => accountKeyProblem(s) ?? true)).annotate({ description: "the account's key, stored encrypted (AES-256-GCM under MODELGATE_SECRET_KEY); never shown again" })
 const BaseUrl = Schema.String.check(
   Schema.makeFilter((s: string) => /^https?:\/\/[^\s]+$/.test(s) || "must be an http(s) URL")
 ).annotate({ description: "http(s) URL of the provider's API" })
@@ -240,6 +245,7 @@ export const NewAccountPayload = Schema.Struct({
   platform: Platform,
   kind: Schema.Literals(["http", "simulator"]).pipe(withDefault("http")),
   base_url: Schema.optionalKey(BaseUrl),
+  api_key: Schema.optionalKey(ApiKey),
   api_key_env: Schema.optionalKey(EnvName),
   groups: AccountGroups,
   priority: Priority.pipe(withDefault(0)),
@@ -249,6 +255,7 @@ export const NewAccountPayload = Schema.Struct({
 
 export const AccountChangePayload = Schema.Struct({
   base_url: Schema.optionalKey(BaseUrl),
+  api_key: Schema.optionalKey(ApiKey),
   api_key_env: Schema.optionalKey(EnvName),
   groups: Schema.optionalKey(AccountGroups),
   priority: Schema.optionalKey(Priority),
@@ -517,14 +524,17 @@ export const AccountsGroup = HttpApiGroup.make("accounts")
       .annotateMerge(described("Upstream accounts and their health now: in flight, cooling down, taken out.")),
     HttpApiEndpoint.post("create", "/admin/accounts", { payload: NewAccountPayload, success: Created(AccountView), error: ConflictWire })
       .annotateMerge(described(
-        "Adds an upstream account; the scheduler picks from it at once. Its key is named by api_key_env (an environment variable of the gateway), never sent."
+        "Adds an upstream account; the scheduler picks from it at once. An http account's key is given as api_key (stored encrypted under " +
+          "MODELGATE_SECRET_KEY, never shown again), or named by api_key_env (only a variable starting with ADMIN_ACCOUNT_ENV_PREFIX)."
       )),
     HttpApiEndpoint.patch("update", "/admin/accounts/:name", {
       params: NamePath,
       payload: AccountChangePayload,
       success: AccountView,
       error: [NotFoundWire, ConflictWire]
-    }),
+    }).annotateMerge(described(
+      "Changes an account added here. A new api_key or api_key_env replaces its key; a new base_url of an account whose key is stored needs api_key again."
+    )),
     HttpApiEndpoint.delete("remove", "/admin/accounts/:name", {
       params: NamePath,
       success: HttpApiSchema.NoContent,

@@ -157,6 +157,9 @@ const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
         ))
   }))
 
+/** An account key from a payload, wrapped at once so that it prints as <redacted> wherever it goes. */
+const redactedOrUndefined = (key: string | undefined) => (key === undefined ? undefined : Redacted.make(key))
+
 const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
   Effect.gen(function*() {
     const admin = yield* Admin
@@ -186,6 +189,7 @@ const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
             platform: payload.platform,
             kind: payload.kind,
             baseUrl: payload.base_url,
+            apiKey: redactedOrUndefined(payload.api_key),
             apiKeyEnv: payload.api_key_env,
             groups: payload.groups,
             priority: payload.priority,
@@ -198,6 +202,7 @@ const AccountsLive = HttpApiBuilder.group(AdminApi, "accounts", (handlers) =>
         Effect.andThen(
           admin.updateAccount(params.name, {
             baseUrl: payload.base_url,
+            apiKey: redactedOrUndefined(payload.api_key),
             apiKeyEnv: payload.api_key_env,
             groups: payload.groups,
             priority: payload.priority,

@@ -3,6 +3,7 @@
  * Money in USD, instants ISO 8601, database names (user_name) as the API's (user).
  */
 import { usdOf } from "../domain/money.js"
+import type { AccountRow } from "../store/admin/accounts.js"
 import type { AuditRow } from "../store/admin/audit.js"
 import type { GroupRow } from "../store/admin/groups.js"
 import type { IssuedKey, KeyRow } from "../store/admin/keys.js"
@@ -88,6 +89,8 @@ const accountHealthView = (h: AccountHealth) => ({
   taken_out_since: h.takenOut && h.takeOut?.since !== undefined ? h.takeOut.since.toISOString() : null,
   taken_out_upstream_message: h.takenOut ? h.takeOut?.upstreamMessage ?? null : null,
   base_url: h.account.baseUrl,
+  // Where the key comes from, never the key nor its stored form.
+  key_source: h.account.keySource ?? null,
   model_mapping: h.account.modelMapping ?? null
 })
 
@@ -106,6 +109,21 @@ export const accountView = (h: AccountHealth, usage: UsageRow | undefined) => {
     cache_hit_ratio: cacheHitRatio(inputTokens, cacheReadTokens)
   }
 }
+
+/** An account as the database holds it (the CLI's `accounts list`, which has no scheduler to ask for health). */
+export const accountRowView = (a: AccountRow) => ({
+  name: a.name,
+  platform: a.platform,
+  kind: a.kind,
+  groups: a.groups,
+  priority: a.priority,
+  concurrency: a.concurrency,
+  base_url: a.base_url,
+  key_source: a.key_source,
+  model_mapping: a.model_mapping,
+  status: a.status,
+  in_config: a.in_config
+})
 
 export const subscriptionView = (s: SubscriptionRow) => ({
   user: s.user_name,

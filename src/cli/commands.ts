@@ -4,11 +4,12 @@
  * go through the Admin service the admin API uses: validated, audited, and announced to running
  * gateways when REDIS_URL is set. `--json` prints what the admin API would answer.
  */
-import { Clock, Console, Effect, Option, Result } from "effect"
+import { Clock, Console, Effect, Option, Redacted, Result } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
 import { Admin, type AdminShape } from "../admin/Admin.js"
-import { auditView, balanceView, issuedView, keyView, usageRowView, userView } from "../admin/views.js"
+import { accountRowView, auditView, balanceView, issuedView, keyView, usageRowView, userView } from "../admin/views.js"
 import { formatUsd, parseUsd } from "../domain/money.js"
+import { accountKeyProblem } from "../domain/secretBox.js"
 import { parseDay, reportRange, usageReport } from "../domain/usageReport.js"
 import { AdminInvalid, AdminNotFound } from "../domain/adminErrors.js"
 import { StoreError } from "../domain/errors.js"
@@ -17,6 +18,7 @@ import type { IssuedKey, KeyRow } from "../store/admin/keys.js"
 import { principalById } from "../store/queries.js"
 import { loadSnapshot } from "../store/report.js"
 import { onDatabase } from "./database.js"
+import { Stdin } from "./io.js"
 
 /** How every command says a name does not exist (the admin operations' words for a missing target). */
 export const noneNamed = (kind: "user" | "key" | "group", name: string) => `no ${kind} named '${name}'`
@@ -263,6 +265,132 @@ const users = Command.make("users").pipe(
 )
 
 // ---------------------------------------------------------------------------------------------
+// accounts
+
+/** How running gateways learn of an account change: they reload accounts when told, not on a timer. */
+const accountChangeReach = "Running gateways pick it up at once with REDIS_URL set, else at their next start."
+
+/**
+ * The key of an http account: from --api-key-file, else from stdin (--api-key-stdin, or whatever is
+ * piped in). Never a flag's value: argv is visible to every user of the machine (ps) and kept in
+ * shell histories. Surrounding whitespace (echo's line break, a file's last newline) is dropped.
+ */
+const accountKey = (o: { readonly stdin: boolean; readonly file: Option.Option<string> }) =>
+  Effect.gen(function*() {
+    if (o.stdin && Option.isSome(o.file)) return yield* invalid("give the key with --api-key-stdin or --api-key-file, not both")
+    const stdin = yield* Stdin
+    let text: string
+    let from: string
+    if (Option.isSome(o.file)) {
+      text = o.file.value
+      from = "the file given with --api-key-file"
+    } else if (o.stdin || stdin.piped) {
+      text = yield* Effect.tryPromise({ try: () => stdin.read(), catch: (e) => invalid(`reading the key from stdin failed: ${String(e)}`) })
+      from = "stdin"
+    } else {
+      return yield* invalid(
+        "an http account needs its key: pipe it in (`modelgate accounts add … < key.txt`, or --api-key-stdin) or give --api-key-file PATH; never on the command line"
+      )
+    }
+    const key = text.trim()
+    if (key === "") return yield* invalid(`no key on ${from}`)
+    const problem = accountKeyProblem(key)
+    if (problem !== undefined) return yield* invalid(`the key on ${from} ${problem}`)
+    return Redacted.make(key)
+  })
+
+const accountsAdd = Command.make("add", {
+  ...common,
+  name: Argument.String("name"),
+  platform: Flag.Literals("platform", ["openai", "anthropic", "antigravity"]).pipe(Flag.withDescription("the provider's API the account speaks")),
+  groups: Flag.atLeast(Flag.String("group"), 1).pipe(Flag.withDescription("a group it serves (repeat for more), of the same platform")),
+  kind: Flag.Literals("kind", ["http", "simulator"]).pipe(Flag.withDescription("http: a provider's API; simulator: canned answers, no network"), Flag.withDefault("http")),
+  baseUrl: Flag.String("base-url").pipe(Flag.withDescription("the provider's API URL (default: the platform's)"), Flag.optional),
+  priority: Flag.Int("priority").pipe(Flag.withDescription("lower is tried first"), Flag.withDefault(0)),
+  concurrency: positive("concurrency").pipe(Flag.withDescription("requests at once"), Flag.withDefault(10)),
+  apiKeyStdin: Flag.Boolean("api-key-stdin").pipe(Flag.withDescription("read the key from stdin (the default when something is piped in)"), Flag.withDefault(false)),
+  apiKeyFile: Flag.FileText("api-key-file").pipe(Flag.withDescription("read the key from this file"), Flag.optional)
+}, (o) =>
+  Effect.gen(function*() {
+    if (o.kind === "simulator" && (o.apiKeyStdin || Option.isSome(o.apiKeyFile))) return yield* invalid("a simulator account takes no key")
+    const apiKey = o.kind === "http" ? yield* accountKey({ stdin: o.apiKeyStdin, file: o.apiKeyFile }) : undefined
+    return yield* onDatabase(o, Effect.gen(function*() {
+      const admin = yield* Admin
+      yield* admin.createAccount({
+        name: o.name,
+        platform: o.platform,
+        kind: o.kind,
+        baseUrl: Option.getOrUndefined(o.baseUrl),
+        apiKey,
+        groups: o.groups,
+        priority: o.priority,
+        concurrency: o.concurrency
+      })
+      const row = (yield* admin.listAccounts).find((a) => a.name === o.name)
+      if (o.json) return yield* printJson(row === undefined ? null : accountRowView(row))
+      yield* Console.log(
+        `Added account '${o.name}' (${o.platform}, ${o.kind}, groups ${o.groups.join(", ")})${apiKey === undefined ? "" : "; its key is stored encrypted"}. ${accountChangeReach}`
+      )
+    }))
+  })).pipe(Command.withDescription("Add an upstream account; an http account's key is read from stdin or --api-key-file, stored encrypted (MODELGATE_SECRET_KEY)."))
+
+const accountsList = Command.make("list", common, (o) =>
+  onDatabase(o, Effect.flatMap(Admin, (admin) => admin.listAccounts).pipe(
+    Effect.flatMap((rows) =>
+      o.json
+        ? printJson(rows.map(accountRowView))
+        : rows.length === 0
+        ? Console.log("No accounts.")
+        : table([
+          ["NAME", "PLATFORM", "KIND", "KEY", "GROUPS", "PRIORITY", "CONCURRENCY", "BASE_URL", "SOURCE", "STATUS"],
+          ...rows.map((a) => [
+            a.name,
+            a.platform,
+            a.kind,
+            a.key_source ?? "-",
+            a.groups.join(","),
+            String(a.priority),
+            String(a.concurrency),
+            a.base_url,
+            a.in_config ? "config" : "operator",
+            a.status
+          ])
+        ])
+    )
+  ))).pipe(Command.withDescription("List upstream accounts and where each key comes from (stored, env), never the key."))
+
+const accountsDisable = Command.make("disable", { ...common, name: Argument.String("name") }, (o) =>
+  onDatabase(o, Effect.flatMap(Admin, (admin) => admin.removeAccount(o.name)).pipe(
+    Effect.andThen(o.json ? printJson({ disabled: o.name }) : Console.log(`Disabled account '${o.name}'. ${accountChangeReach}`))
+  ))).pipe(Command.withDescription("Take an account added here out of the scheduler for good (the config file's are the file's)."))
+
+const accountsRotateKey = Command.make("rotate-key", common, (o) =>
+  onDatabase(o, Effect.gen(function*() {
+    const rotation = yield* Effect.flatMap(Admin, (admin) => admin.rotateAccountKeys)
+    if (o.json) yield* printJson(rotation)
+    else {
+      yield* Console.log(
+        `Re-encrypted ${rotation.resealed.length} stored account key(s) under MODELGATE_SECRET_KEY; ${rotation.current.length} already were.`
+      )
+      for (const f of rotation.failed) yield* Console.error(`account '${f.name}': its key was left as it was: ${f.reason}`)
+    }
+    if (rotation.failed.length > 0) {
+      return yield* new AdminInvalid({
+        message: `${rotation.failed.length} stored key(s) did not open; set the key they were stored under as MODELGATE_SECRET_KEY_PREVIOUS`,
+        code: "secret_key_mismatch",
+        param: null
+      })
+    }
+  }))).pipe(Command.withDescription(
+    "Re-encrypt every stored account key under MODELGATE_SECRET_KEY, opening them with it or MODELGATE_SECRET_KEY_PREVIOUS (docs/admin.md)."
+  ))
+
+const accounts = Command.make("accounts").pipe(
+  Command.withDescription("Add, list and disable upstream accounts; re-encrypt their stored keys after a MODELGATE_SECRET_KEY change."),
+  Command.withSubcommands([accountsAdd, accountsList, accountsDisable, accountsRotateKey])
+)
+
+// ---------------------------------------------------------------------------------------------
 // usage, audit
 
 const usage = Command.make("usage", {
@@ -331,5 +459,5 @@ const audit = Command.make("audit", {
 
 export const modelgate = Command.make("modelgate").pipe(
   Command.withDescription("modelgate's operator commands, over the database the gateway uses."),
-  Command.withSubcommands([keys, users, usage, audit])
+  Command.withSubcommands([keys, users, accounts, usage, audit])
 )

@@ -14,6 +14,7 @@ import { Config, Console, Effect, Layer, Option, Redacted, Result } from "effect
 import { CliError } from "effect/cli"
 import type { SqlClient } from "effect/sql"
 import { Admin } from "../admin/Admin.js"
+import { accountKeySettingsLayerConfig } from "../config/AppConfig.js"
 import { LiveStore } from "../admin/LiveStore.js"
 import { databaseLayer } from "../store/Database.js"
 import { type DatabaseTarget, DEFAULT_SQLITE_FILE, DEMO_SQLITE_FILE, describeTarget, parseDatabaseUrl, sqliteTarget } from "../store/target.js"
@@ -80,6 +81,11 @@ export const onDatabase = <A, E>(
     })
     return yield* Effect.provide(
       work,
-      Admin.layer("cli").pipe(Layer.provideMerge(databaseLayer(choice.success.target)), Layer.provide(live))
+      Admin.layer("cli").pipe(
+        Layer.provideMerge(databaseLayer(choice.success.target)),
+        Layer.provide(live),
+        // MODELGATE_SECRET_KEY (and _PREVIOUS), ADMIN_ACCOUNT_ENV_PREFIX: as the gateway reads them.
+        Layer.provide(accountKeySettingsLayerConfig)
+      )
     )
   })

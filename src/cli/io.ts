@@ -2,7 +2,7 @@
  * Where the CLI's lines go: an Effect Console over two line writers (stdout and stderr in the
  * process, arrays in tests), so effect/cli's help and the commands' output are captured alike.
  */
-import type { Console } from "effect"
+import { type Console, Context } from "effect"
 
 export type Print = (line: string) => void
 
@@ -11,7 +11,21 @@ export interface CliIo {
   readonly err: Print
   /** Whether `out` is a terminal that shows colours (help is plain text otherwise). */
   readonly colors?: boolean
+  /** Where a command reads a secret from (an account's key); none: nothing is piped. */
+  readonly stdin?: StdinShape
 }
+
+export interface StdinShape {
+  /** Not a terminal: something is piped or redirected in. */
+  readonly piped: boolean
+  /** All of it, to its end. */
+  readonly read: () => Promise<string>
+}
+
+/** The command's stdin, for the commands that take a secret on it (never from argv, which other users of the machine can see). */
+export const Stdin: Context.Reference<StdinShape> = Context.Reference<StdinShape>("modelgate/cli/Stdin", {
+  defaultValue: () => ({ piped: false, read: () => Promise.resolve("") })
+})
 
 const text = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "string" ? a : String(a))).join(" ")
 

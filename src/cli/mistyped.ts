@@ -8,6 +8,10 @@ import { nearest } from "../config/suggest.js"
 
 const childrenOf = (command: Command.Command.Any): ReadonlyArray<Command.Command.Any> => command.subcommands.flatMap((s) => s.commands)
 
+/** `a`, `a and b`, `a, b and c`. */
+const listed = (items: ReadonlyArray<string>, last: "and" | "or") =>
+  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} ${last} ${items[items.length - 1]}`
+
 /**
  * The text for `typed` not being a command under `parent` (the command path, "modelgate" first).
  * `root` is the whole tree, to find groups that do have a command by that name (or one close to it).
@@ -27,8 +31,8 @@ export const unknownCommandText = (root: Command.Command.Any, parent: ReadonlyAr
   // At the top: a group's command typed without its group, or a misspelt group or command.
   const owners = childrenOf(root).filter((group) => childrenOf(group).some((c) => c.name === typed))
   if (owners.length > 0) {
-    const groups = owners.map((g) => `'${g.name}'`).join(" and ")
-    const commands = owners.map((g) => `\`${path} ${g.name} ${typed}\``).join(" or ")
+    const groups = listed(owners.map((g) => `'${g.name}'`), "and")
+    const commands = listed(owners.map((g) => `\`${path} ${g.name} ${typed}\``), "or")
     return `unknown command '${typed}'; it belongs to ${owners.length > 1 ? "groups" : "group"} ${groups}: ${commands}`
   }
   return guess === undefined

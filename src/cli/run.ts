@@ -8,7 +8,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, ConfigProvider, Console, Effect, Exit, Layer, Logger, Option, References } from "effect"
 import { CliError, CliOutput, Command } from "effect/cli"
 import { modelgate } from "./commands.js"
-import { type CliIo, consoleOf } from "./io.js"
+import { type CliIo, consoleOf, Stdin } from "./io.js"
 import { unknownCommandText } from "./mistyped.js"
 
 export type { CliIo } from "./io.js"
@@ -82,6 +82,7 @@ export const runCli = async (
   const exit = await Effect.runPromiseExit(
     cli(args).pipe(
       Effect.provideService(Console.Console, consoleOf(io)),
+      Effect.provideService(Stdin, io.stdin ?? Stdin.defaultValue()),
       Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({ ...env })),
       Effect.provideService(CliOutput.Presenter, presenterFor(formatter)),
       Effect.provideService(CliOutput.Formatter, formatter),

@@ -2,7 +2,8 @@
  * The resolved configuration (groups, users, keys, accounts) and the process settings, as services,
  * so that tests hand in their own and main reads the file/environment once at start.
  */
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted, Result } from "effect"
+import { parseSecretKey, type SecretKey } from "../domain/secretBox.js"
 import type { ConfigError } from "./load.js"
 import { DEMO_KEY, demoConfig } from "./demo.js"
 import { configPathFrom, decodeConfig, loadConfigFile } from "./load.js"
@@ -162,3 +163,60 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("modelg
     })
   )
 }
+
+/**
+ * The keys of upstream accounts an operator adds at run time (admin API, CLI). A Reference whose
+ * default is none of them: a process that was not given MODELGATE_SECRET_KEY refuses to store a
+ * key, and admits no api_key_env through the admin API.
+ */
+export interface AccountKeySettingsShape {
+  /** MODELGATE_SECRET_KEY: seals the keys stored in the database (AES-256-GCM); unset: storing one is refused. */
+  readonly secretKey: SecretKey | undefined
+  /** MODELGATE_SECRET_KEY_PREVIOUS: still opens keys sealed under it, while `modelgate accounts rotate-key` re-seals them. */
+  readonly previousSecretKey: SecretKey | undefined
+  /**
+   * ADMIN_ACCOUNT_ENV_PREFIX: an account added through the admin API may name an environment
+   * variable for its key (api_key_env) only when the name starts with this; unset: never (the admin
+   * token must not be able to send DATABASE_URL or ADMIN_TOKEN to a host of its choosing).
+   */
+  readonly accountEnvPrefix: string | undefined
+}
+
+export const noAccountKeySettings: AccountKeySettingsShape = {
+  secretKey: undefined,
+  previousSecretKey: undefined,
+  accountEnvPrefix: undefined
+}
+
+export const AccountKeySettings: Context.Reference<AccountKeySettingsShape> = Context.Reference<AccountKeySettingsShape>(
+  "modelgate/AccountKeySettings",
+  { defaultValue: () => noAccountKeySettings }
+)
+
+const optionalSetting = (name: string) =>
+  Config.option(Config.String(name)).pipe(Effect.map((v) => Option.getOrUndefined(Option.filter(v, (t) => t.trim() !== ""))))
+
+/** The settings from the environment; a secret key that is not 32 bytes fails with a sentence that never repeats it. */
+export const accountKeySettingsFromEnv: Effect.Effect<AccountKeySettingsShape, Config.ConfigError | Error> = Effect.gen(function*() {
+  const keyOf = Effect.fnUntraced(function*(name: string) {
+    const text = yield* optionalSetting(name)
+    if (text === undefined) return undefined
+    const parsed = parseSecretKey(text, name)
+    if (Result.isFailure(parsed)) return yield* Effect.fail(new Error(parsed.failure))
+    return parsed.success
+  })
+  const secretKey = yield* keyOf("MODELGATE_SECRET_KEY")
+  const previousSecretKey = yield* keyOf("MODELGATE_SECRET_KEY_PREVIOUS")
+  if (previousSecretKey !== undefined && secretKey === undefined) {
+    return yield* Effect.fail(new Error("MODELGATE_SECRET_KEY_PREVIOUS is set without MODELGATE_SECRET_KEY: set the new key as MODELGATE_SECRET_KEY"))
+  }
+  return { secretKey, previousSecretKey, accountEnvPrefix: (yield* optionalSetting("ADMIN_ACCOUNT_ENV_PREFIX"))?.trim() }
+})
+
+export const accountKeySettingsLayer = (settings: Partial<AccountKeySettingsShape>): Layer.Layer<never> =>
+  Layer.succeed(AccountKeySettings, { ...noAccountKeySettings, ...settings })
+
+export const accountKeySettingsLayerConfig: Layer.Layer<never, Config.ConfigError | Error> = Layer.effect(
+  AccountKeySettings,
+  accountKeySettingsFromEnv
+)

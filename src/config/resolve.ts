@@ -145,6 +145,7 @@ export const resolveConfig = (
       kind: a.kind,
       baseUrl: (a.base_url ?? defaultBaseUrl[a.platform]).replace(/\/+$/, ""),
       secret,
+      ...(a.api_key_env === undefined ? {} : { keySource: "env" as const }),
       groups: a.groups,
       priority: a.priority,
       concurrency: a.concurrency,

@@ -6,7 +6,7 @@
  */
 import { Cause, Config, Effect, Layer, LogLevel, Option, Runtime, Schema, SchemaIssue } from "effect"
 import { StoreError } from "../domain/errors.js"
-import { Settings } from "./AppConfig.js"
+import { accountKeySettingsFromEnv, Settings } from "./AppConfig.js"
 import { ConfigError } from "./load.js"
 import { nearest } from "./suggest.js"
 
@@ -48,7 +48,7 @@ const optionalString = (name: string) =>
 
 /**
  * The log settings, after checking every setting read from the environment at start (PORT,
- * ADMIN_PORT and its token, LOG_LEVEL, LOG_FORMAT, the Settings): nothing is opened before they
+ * ADMIN_PORT and its token, LOG_LEVEL, LOG_FORMAT, the Settings, MODELGATE_SECRET_KEY): nothing is opened before they
  * are known to be usable, and all that is wrong is reported at once.
  */
 export const checkEnvironment = (
@@ -81,6 +81,9 @@ export const checkEnvironment = (
     }
     const settings = yield* Effect.result(Effect.scoped(Layer.build(Settings.layerConfig)))
     if (settings._tag === "Failure") problems.push(...configErrorLines(settings.failure, env))
+    // Its failures never repeat a value: MODELGATE_SECRET_KEY is one.
+    const keys = yield* Effect.result(accountKeySettingsFromEnv)
+    if (keys._tag === "Failure") problems.push(keys.failure.message)
     if (problems.length > 0) return yield* new EnvironmentError({ problems })
     return { level: level === "Off" ? "None" : level as LogLevel.LogLevel, format: logFormat ?? "json" }
   })

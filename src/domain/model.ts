@@ -65,6 +65,8 @@ export interface Account {
   readonly kind: "http" | "simulator"
   readonly baseUrl: string
   readonly secret: Redacted.Redacted<string> | undefined
+  /** Where `secret` comes from: an environment variable, or the database (sealed, an operator's account); none for a simulator. */
+  readonly keySource?: "env" | "stored"
   readonly groups: ReadonlyArray<string>
   readonly priority: number
   readonly concurrency: number

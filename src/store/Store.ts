@@ -15,7 +15,7 @@
 import { Cache, Clock, Config, Context, Duration, Effect, Exit, Latch, Layer, Option, Schedule, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { StoreError } from "../domain/errors.js"
-import { AppConfig } from "../config/AppConfig.js"
+import { AccountKeySettings, AppConfig } from "../config/AppConfig.js"
 import type { Account, Micros, Principal } from "../domain/model.js"
 import type { TokenUsage } from "../domain/usage.js"
 import { charge } from "../domain/pricing.js"
@@ -126,7 +126,10 @@ const make = (options: StoreOptions) =>
     const { data } = yield* AppConfig
     const withOperators = (added: ReadonlyArray<Account>): ReadonlyArray<Account> =>
       added.length === 0 ? data.accounts : [...data.accounts, ...added.filter((a) => !data.accounts.some((c) => c.name === a.name))]
-    let accounts = withOperators(yield* operatorAccounts.pipe(orStoreError("loading accounts failed")))
+    // The keys that open an operator's stored account keys, read once: the process's settings.
+    const { previousSecretKey, secretKey } = yield* AccountKeySettings
+    const loadOperatorAccounts = operatorAccounts([secretKey, previousSecretKey].filter((k) => k !== undefined))
+    let accounts = withOperators(yield* loadOperatorAccounts.pipe(orStoreError("loading accounts failed")))
     const withSql = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.provideService(effect, SqlClient.SqlClient, sql)
     // Effect's Cache: the TTL on the fiber's Clock, LRU at the capacity, concurrent misses of a key
@@ -325,7 +328,7 @@ const make = (options: StoreOptions) =>
         Cache.invalidateAll(balances),
         Cache.invalidateAll(subscriptions)
       ], { discard: true }).pipe(
-        Effect.andThen(withSql(Effect.all([priceOverrides, operatorAccounts]))),
+        Effect.andThen(withSql(Effect.all([priceOverrides, loadOperatorAccounts]))),
         Effect.map(([loadedPrices, added]) => {
           prices = loadedPrices
           accounts = withOperators(added)

@@ -77,7 +77,8 @@ const initial: Migration = {
       updated_at BIGINT NOT NULL
     )`,
     `CREATE INDEX api_keys_user ON api_keys (user_name)`,
-    // The secret itself is never stored: only the name of the environment variable holding it.
+    // The secret itself is never stored in clear: the name of the environment variable holding it
+    // (an operator's account may keep it sealed instead: sealedAccountKeys below).
     `CREATE TABLE accounts (
       name TEXT PRIMARY KEY,
       platform TEXT NOT NULL,
@@ -255,6 +256,14 @@ const usageAccount: Migration = {
   ]
 }
 
+// An operator's account may keep its key in the database, sealed under MODELGATE_SECRET_KEY
+// (domain/secretBox.ts: versioned, never the key in clear); NULL: the key is named by secret_env.
+const sealedAccountKeys: Migration = {
+  version: 11,
+  name: "accounts.api_key_sealed",
+  statements: [`ALTER TABLE accounts ADD COLUMN api_key_sealed TEXT`]
+}
+
 export const migrations: ReadonlyArray<Migration> = [
   initial,
   estimatedUsage,
@@ -265,5 +274,6 @@ export const migrations: ReadonlyArray<Migration> = [
   minuteLimits,
   priceFallback,
   groupWebsocket,
-  usageAccount
+  usageAccount,
+  sealedAccountKeys
 ]

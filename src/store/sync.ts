@@ -181,7 +181,8 @@ export const syncConfig = (data: GatewayData, now?: Date) =>
         }
       }
 
-      // accounts: the secret's environment variable name only
+      // accounts: the secret's environment variable name only (a key an operator stored under
+      // the same name is dropped: the file's account is the file's)
       for (const a of data.accounts) {
         yield* sql`INSERT INTO accounts (name, platform, kind, base_url, secret_env, groups, priority, concurrency,
             model_mapping, status, cooldown_until, in_config, updated_at)
@@ -189,7 +190,7 @@ export const syncConfig = (data: GatewayData, now?: Date) =>
             ${a.priority}, ${a.concurrency}, ${a.modelMapping === undefined ? null : JSON.stringify(a.modelMapping)},
             'active', NULL, 1, ${at})
           ON CONFLICT (name) DO UPDATE SET platform = excluded.platform, kind = excluded.kind,
-            base_url = excluded.base_url, secret_env = excluded.secret_env, groups = excluded.groups,
+            base_url = excluded.base_url, secret_env = excluded.secret_env, api_key_sealed = NULL, groups = excluded.groups,
             priority = excluded.priority, concurrency = excluded.concurrency, model_mapping = excluded.model_mapping,
             status = 'active', in_config = 1, updated_at = excluded.updated_at`
       }

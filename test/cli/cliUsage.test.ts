@@ -65,7 +65,8 @@ describe("errors", () => {
     expect(await usage("keys", "craete", "--user", "alice")).toBe("error: unknown command 'craete' in group 'keys'; did you mean `modelgate keys create`?")
     expect(await usage("topup", "alice", "5")).toBe("error: unknown command 'topup'; it belongs to group 'users': `modelgate users topup`")
     expect(await usage("list")).toBe(
-      "error: unknown command 'list'; it belongs to groups 'keys' and 'users': `modelgate keys list` or `modelgate users list`"
+      "error: unknown command 'list'; it belongs to groups 'keys', 'users' and 'accounts': " +
+        "`modelgate keys list`, `modelgate users list` or `modelgate accounts list`"
     )
     expect(await usage("user", "list")).toBe("error: unknown command 'user'; did you mean `modelgate users`?")
     expect(await usage("keys", "frobnicate")).toBe("error: unknown command 'frobnicate' in group 'keys'; `modelgate keys --help` lists its commands")

@@ -29,10 +29,16 @@ export interface Ran {
   readonly stderr: string
 }
 
-/** Runs `args` (after the node binary) to its end; stdout and stderr are pipes, as in `cmd | less`. */
-export const run = (args: ReadonlyArray<string>, options: { cwd: string; env: Record<string, string>; timeoutMs?: number }) =>
+/**
+ * Runs `args` (after the node binary) to its end; stdout and stderr are pipes, as in `cmd | less`;
+ * `input`, when given, is piped in as stdin (`printf … | cmd`), else stdin is /dev/null.
+ */
+export const run = (args: ReadonlyArray<string>, options: { cwd: string; env: Record<string, string>; timeoutMs?: number; input?: string }) =>
   new Promise<Ran>((resolve, reject) => {
-    const child = spawn(NODE, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = options.input === undefined
+      ? spawn(NODE, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+      : spawn(NODE, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
+    if (options.input !== undefined) child.stdin?.end(options.input)
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))

@@ -84,6 +84,17 @@ accounts:
     expect(existsSync(join(dir, "data"))).toBe(false)
   }, 60_000)
 
+  it("a MODELGATE_SECRET_KEY that is not 32 bytes as hex or base64: said without repeating it, before any database is opened", async () => {
+    const ran = await start({ PORT: String(await freePort()), MODELGATE_SECRET_KEY: "correct horse battery staple" })
+    expect(ran.code).toBe(1)
+    expect(ran.stderr.trim()).toBe(
+      "modelgate did not start: the environment has problems: MODELGATE_SECRET_KEY must be 32 random bytes as 64 hex characters " +
+        "or base64, e.g. `openssl rand -hex 32` (the value set has 28 characters)"
+    )
+    expect(ran.stdout).toBe("")
+    expect(existsSync(join(dir, "data"))).toBe(false)
+  }, 60_000)
+
   it("LOG_LEVEL in the wrong case: the level it was meant to be", async () => {
     const ran = await start({ PORT: String(await freePort()), LOG_LEVEL: "info" })
     expect(ran.code).toBe(1)

@@ -4,11 +4,14 @@
  * the next public request seeing the change at once, what the config file owns, usage reports
  * and CSV, and the audit trail.
  */
-import { Effect, Layer, ManagedRuntime, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import { Effect, Layer, ManagedRuntime, Option, Result } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AppConfig } from "../../src/config/AppConfig.js"
+import { type AccountKeySettingsShape, AppConfig } from "../../src/config/AppConfig.js"
 import { sha256Hex } from "../../src/config/resolve.js"
 import type { Principal } from "../../src/domain/model.js"
+import { parseSecretKey } from "../../src/domain/secretBox.js"
 import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
 import { databaseLayer } from "../../src/store/Database.js"
 import * as KeyRepoSql from "../../src/store/keyRepoSql.js"
@@ -20,6 +23,7 @@ import {
   respond,
   startWithAdmin as start
 } from "../support/adminGateway.js"
+import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { type Backend, dataOf, openStore, type TestDatabase } from "./harness.js"
 
 interface Answer {
@@ -72,6 +76,23 @@ const limitsOf = (p: Principal | undefined) =>
     : { key: [p.key.rpmLimit, p.key.tpmLimit], user: [p.user.rpmLimit, p.user.tpmLimit], group: [p.group.rpmLimit, p.group.tpmLimit] }
 
 
+/** What the database holds for an account's key: the variable's name and the sealed key. */
+const storedKey = async (db: TestDatabase, name: string) => {
+  const rt = ManagedRuntime.make(databaseLayer(db.target))
+  try {
+    const rows = await rt.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ secret_env: string | null; api_key_sealed: string | null }>`SELECT secret_env, api_key_sealed FROM accounts WHERE name = ${name}`))
+    return rows[0]
+  } finally {
+    await rt.dispose()
+  }
+}
+
+const secretKey = () => Result.getOrThrow(parseSecretKey(randomBytes(32).toString("hex"), "MODELGATE_SECRET_KEY"))
+
+/** The Authorization header of the upstream's last request. */
+const lastAuthorization = (upstream: FakeUpstream) => upstream.requests.at(-1)?.headers["authorization"]
+
 const expectEnvelope = (a: Answer, status: number, code: string) => {
   expect(a.status).toBe(status)
   expect(a.json?.error?.code).toBe(code)
@@ -93,6 +114,150 @@ export const adminSuite = (makeBackend: () => Backend) => {
   afterAll(async () => {
     for (const r of running) await r.close().catch(() => undefined)
     await backend.cleanup()
+  })
+
+  describe("admin API: account keys", () => {
+    const STORED = "sk-admin-stored-upstream-key-0001"
+    const FROM_ENV = "sk-admin-env-upstream-key-000002"
+    let upstream: FakeUpstream
+    beforeAll(async () => {
+      upstream = await startFakeUpstream()
+    })
+    afterAll(async () => {
+      await upstream.close()
+    })
+    // The gateway's environment: an account key under the prefix the tests allow, and what no account may name.
+    const env = { MG_ADMIN_ACCT_KEY_1: FROM_ENV, DATABASE_URL: "postgres://user:database-password@db.internal/modelgate" }
+    const startWith = async (keys: Partial<AccountKeySettingsShape>) => {
+      const db = await backend.fresh()
+      const r = await start(db, { keys, env })
+      running.push(r)
+      return { ...r, db }
+    }
+    /** The file's account out of rotation, so that the group is served by the one under test. */
+    const servedBy = async (admin: string, gateway: string) => {
+      await call(admin, "POST", "/admin/accounts/sim-oa/take-out")
+      expect(await respond(gateway, "sk-admin-config-key-0001")).toBe(200)
+      return lastAuthorization(upstream)
+    }
+
+    it("api_key is stored encrypted, sent upstream as the account's key, and no read returns it or its stored form", async () => {
+      const { admin, gateway, db } = await startWith({ secretKey: secretKey() })
+      const added = await call(admin, "POST", "/admin/accounts", {
+        name: "stored-oa",
+        platform: "openai",
+        base_url: `${upstream.url}/v1`,
+        api_key: STORED,
+        groups: ["oa"]
+      })
+      expect(added.status).toBe(201)
+      expect(added.json).toMatchObject({ name: "stored-oa", kind: "http", key_source: "stored", health: "ok" })
+
+      const row = await storedKey(db, "stored-oa")
+      expect(row?.secret_env).toBeNull()
+      expect(row?.api_key_sealed).toMatch(/^v1:[0-9a-f]{8}:/)
+      expect(row?.api_key_sealed).not.toContain(STORED)
+
+      expect(await servedBy(admin, gateway)).toBe(`Bearer ${STORED}`)
+
+      const sealedParts = row!.api_key_sealed!.split(":").slice(2)
+      const reads = [
+        added.text,
+        (await call(admin, "GET", "/admin/accounts")).text,
+        (await call(admin, "GET", "/admin/audit")).text,
+        (await call(admin, "GET", "/admin/usage?by=account")).text,
+        (await call(admin, "GET", "/admin/usage.csv?by=account")).text
+      ].join("\n")
+      expect(reads).toContain("stored-oa")
+      expect(reads).not.toContain(STORED)
+      for (const part of sealedParts) expect(reads).not.toContain(part)
+      const audit = (await call(admin, "GET", "/admin/audit?target=stored-oa")).json
+      expect(audit[0]).toMatchObject({ action: "account.create", detail: { key_source: "stored", api_key_env: null } })
+    })
+
+    it("a new base_url for a stored key takes the key again; a new key replaces it", async () => {
+      const { admin, gateway } = await startWith({ secretKey: secretKey() })
+      await call(admin, "POST", "/admin/accounts", { name: "moving-oa", platform: "openai", base_url: `${upstream.url}/v1`, api_key: STORED, groups: ["oa"] })
+      expectEnvelope(await call(admin, "PATCH", "/admin/accounts/moving-oa", { base_url: "https://elsewhere.example/v1" }), 400, "account_key_required")
+      const replaced = "sk-admin-replaced-upstream-key-03"
+      const moved = await call(admin, "PATCH", "/admin/accounts/moving-oa", { base_url: `${upstream.url}/v1/`, api_key: replaced })
+      expect(moved.status).toBe(200)
+      expect(moved.json).toMatchObject({ key_source: "stored" })
+      expect(moved.text).not.toContain(replaced)
+      expect(await servedBy(admin, gateway)).toBe(`Bearer ${replaced}`)
+      const audit = (await call(admin, "GET", "/admin/audit?target=moving-oa")).json
+      expect(audit[0]).toMatchObject({ action: "account.update", detail: { api_key: "replaced", key_source: ["stored", "stored"] } })
+      expect(JSON.stringify(audit)).not.toContain(replaced)
+    })
+
+    it("after MODELGATE_SECRET_KEY changes, a stored key is not sent until the old key is given as the previous one; the log says why, never the key", async () => {
+      const db = await backend.fresh()
+      const [k1, k2] = [secretKey(), secretKey()]
+      const first = await start(db, { keys: { secretKey: k1 } })
+      await call(first.admin, "POST", "/admin/accounts", { name: "stored-oa", platform: "openai", base_url: `${upstream.url}/v1`, api_key: STORED, groups: ["oa"] })
+      await first.close()
+
+      const logged: Array<string> = []
+      const second = await start(db, { keys: { secretKey: k2 }, log: (line) => logged.push(line) })
+      running.push(second)
+      // Not sent at all: the upstream refuses the request that came without a key.
+      await call(second.admin, "POST", "/admin/accounts/sim-oa/take-out")
+      expect(await respond(second.gateway, "sk-admin-config-key-0001")).toBe(502)
+      expect(lastAuthorization(upstream)).toBeUndefined()
+      expect(logged.join("\n")).toContain("account 'stored-oa' has no usable key")
+      expect(logged.join("\n")).toContain(`key id ${k1.id}`)
+      expect(logged.join("\n")).not.toContain(STORED)
+      await second.close()
+
+      const third = await start(db, { keys: { secretKey: k2, previousSecretKey: k1 } })
+      running.push(third)
+      expect(await servedBy(third.admin, third.gateway)).toBe(`Bearer ${STORED}`)
+    })
+
+    it("without MODELGATE_SECRET_KEY a key is not stored, and the refusal says how to set it", async () => {
+      const { admin } = await startWith({})
+      const refused = await call(admin, "POST", "/admin/accounts", { name: "keyless", platform: "openai", api_key: STORED, groups: ["oa"] })
+      expectEnvelope(refused, 400, "secret_key_unset")
+      expect(refused.json.error.message).toContain("MODELGATE_SECRET_KEY")
+      expect(refused.json.error.message).toContain("openssl rand -hex 32")
+      expect(refused.text).not.toContain(STORED)
+      expect((await call(admin, "GET", "/admin/accounts")).json.map((a: { name: string }) => a.name)).not.toContain("keyless")
+      // A malformed key is refused without being repeated.
+      const short = await call(admin, "POST", "/admin/accounts", { name: "keyless", platform: "openai", api_key: "sk 12 34", groups: ["oa"] })
+      expectEnvelope(short, 400, "invalid_request")
+      expect(short.text).not.toContain("sk 12 34")
+    })
+
+    it("api_key_env: refused without ADMIN_ACCOUNT_ENV_PREFIX; with it, only names that start with it", async () => {
+      const closed = await startWith({ secretKey: secretKey() })
+      for (const env of ["DATABASE_URL", "ADMIN_TOKEN", "MG_ADMIN_ACCT_KEY_1"]) {
+        const refused = await call(closed.admin, "POST", "/admin/accounts", {
+          name: "env-oa",
+          platform: "openai",
+          base_url: `${upstream.url}/v1`,
+          api_key_env: env,
+          groups: ["oa"]
+        })
+        expectEnvelope(refused, 400, "api_key_env_not_allowed")
+        expect(refused.json.error.message).toContain("ADMIN_ACCOUNT_ENV_PREFIX")
+      }
+
+      const { admin, gateway } = await startWith({ accountEnvPrefix: "MG_ADMIN_ACCT_" })
+      const add = (env: string) =>
+        call(admin, "POST", "/admin/accounts", { name: "env-oa", platform: "openai", base_url: `${upstream.url}/v1`, api_key_env: env, groups: ["oa"] })
+      for (const env of ["DATABASE_URL", "ADMIN_TOKEN", "PATH"]) {
+        const refused = await add(env)
+        expectEnvelope(refused, 400, "api_key_env_not_allowed")
+        expect(refused.json.error.message).toContain("MG_ADMIN_ACCT_")
+      }
+      expectEnvelope(await add("MG_ADMIN_ACCT_UNSET"), 400, "api_key_env_unset")
+      const added = await add("MG_ADMIN_ACCT_KEY_1")
+      expect(added.status).toBe(201)
+      expect(added.json).toMatchObject({ key_source: "env" })
+      expect(await servedBy(admin, gateway)).toBe(`Bearer ${FROM_ENV}`)
+      // Moving it elsewhere keeps to the same rule; a variable outside the prefix is refused on a change too.
+      expectEnvelope(await call(admin, "PATCH", "/admin/accounts/env-oa", { api_key_env: "DATABASE_URL" }), 400, "api_key_env_not_allowed")
+    })
   })
 
   describe("admin API", () => {
@@ -466,11 +631,11 @@ export const adminSuite = (makeBackend: () => Backend) => {
         400,
         "platform_mismatch"
       )
-      expectEnvelope(await call(admin, "POST", "/admin/accounts", { name: "x", platform: "openai", groups: ["oa"] }), 400, "missing_api_key_env")
+      expectEnvelope(await call(admin, "POST", "/admin/accounts", { name: "x", platform: "openai", groups: ["oa"] }), 400, "missing_account_key")
       expectEnvelope(
         await call(admin, "POST", "/admin/accounts", { name: "x", platform: "openai", groups: ["oa"], api_key_env: "MODELGATE_TEST_UNSET_VAR" }),
         400,
-        "api_key_env_unset"
+        "api_key_env_not_allowed"
       )
       expectEnvelope(await call(admin, "POST", "/admin/accounts", { name: "sim-oa", platform: "openai", kind: "simulator", groups: ["oa"] }), 409, "account_exists")
 

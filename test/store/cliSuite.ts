@@ -2,11 +2,18 @@
  * The admin CLI against a real database: a created key works and is printed once, listings never
  * show it, disable sticks across config syncs, top-ups are exact, usage prints.
  */
-import { Effect, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Layer, Option, Redacted, References, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type AccountKeySettingsShape, accountKeySettingsLayer } from "../../src/config/AppConfig.js"
 import { sha256Hex } from "../../src/config/resolve.js"
 import { runCli } from "../../src/cli/run.js"
+import { parseSecretKey } from "../../src/domain/secretBox.js"
 import { KeyRepo } from "../../src/services/keyRepo/KeyRepo.js"
+import { Store } from "../../src/store/Store.js"
 import { type Backend, dataOf, openStore, type TestDatabase } from "./harness.js"
 import { storeConfig } from "./suite.js"
 
@@ -16,6 +23,37 @@ const cli = async (db: TestDatabase, ...argv: Array<string>) => {
   const code = await runCli(argv, { DATABASE_URL: db.url }, { out: (l) => out.push(l), err: (l) => err.push(l) })
   return { code, out: out.join("\n"), err: err.join("\n") }
 }
+
+/** `runCli` with the environment given and, when `stdin` is, that text piped in. */
+const cliWith = async (env: Record<string, string>, stdin: string | undefined, ...argv: Array<string>) => {
+  const out: Array<string> = []
+  const err: Array<string> = []
+  const code = await runCli(argv, env, {
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    ...(stdin === undefined ? {} : { stdin: { piped: true, read: () => Promise.resolve(stdin) } })
+  })
+  return { code, out: out.join("\n"), err: err.join("\n") }
+}
+
+/** The accounts a gateway's store on `db` loads with these key settings, each with its key in clear (undefined: none). */
+const accountsSeen = async (db: TestDatabase, keys: Partial<AccountKeySettingsShape>) => {
+  const rt = openStore(
+    db,
+    dataOf(storeConfig()),
+    {},
+    Layer.merge(Layer.succeed(References.MinimumLogLevel, "Error"), accountKeySettingsLayer(keys))
+  )
+  try {
+    const accounts = await rt.runPromise(Effect.map(Store, (store) => store.accounts()))
+    return new Map(accounts.map((a) => [a.name, a.secret === undefined ? undefined : Redacted.value(a.secret)]))
+  } finally {
+    await rt.dispose()
+  }
+}
+
+const secretKeyText = () => randomBytes(32).toString("hex")
+const keyOf = (text: string) => Result.getOrThrow(parseSecretKey(text, "MODELGATE_SECRET_KEY"))
 
 /** Opens the store (which syncs the config), reads a key, closes it again (SQLite: one writer at a time). */
 const lookup = async (db: TestDatabase, key: string) => {
@@ -103,6 +141,98 @@ export const cliSuite = (makeBackend: () => Backend) => {
       expect((await cli(db, "keys", "create", "--user", "gus", "--group", "paid", "--rpm-limit", "0")).code).toBe(2)
       expect((await cli(db, "users", "create", "hal", "--tpm-limit", "-5")).code).toBe(2)
       expect((await cli(db, "keys", "create", "--help")).out).toContain("--rpm-limit")
+    })
+
+    it("accounts add reads the key from stdin or a file (never argv), stores it encrypted; list never prints it; disable takes it out", async () => {
+      const KEY_A = "sk-cli-piped-upstream-key-000001"
+      const KEY_B = "sk-cli-filed-upstream-key-000002"
+      const db = await backend.fresh()
+      await lookup(db, "sk-store-alice-paid")
+      const secret = secretKeyText()
+      const env = { DATABASE_URL: db.url, MODELGATE_SECRET_KEY: secret }
+      const add = (name: string, stdin: string | undefined, ...more: Array<string>) =>
+        cliWith(env, stdin, "accounts", "add", name, "--platform", "openai", "--group", "paid", ...more)
+
+      const piped = await add("piped-oa", `${KEY_A}\n`)
+      expect(piped.code).toBe(0)
+      expect(piped.out).toContain("Added account 'piped-oa'")
+      expect(piped.out).toContain("stored encrypted")
+      const dir = mkdtempSync(join(tmpdir(), "modelgate-cli-key-"))
+      try {
+        writeFileSync(join(dir, "key.txt"), `${KEY_B}\n`, { mode: 0o600 })
+        const filed = await add("file-oa", undefined, "--api-key-file", join(dir, "key.txt"), "--base-url", "https://upstream.example/v1/")
+        expect(filed.code).toBe(0)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+      // Never from argv; nothing piped and no file: refused, saying how to give it.
+      expect((await add("argv-oa", undefined, "--api-key", KEY_A)).code).toBe(2)
+      const none = await add("none-oa", undefined)
+      expect(none.code).toBe(2)
+      expect(none.err).toContain("--api-key-file")
+      expect((await add("empty-oa", "\n")).code).toBe(2)
+      // Without MODELGATE_SECRET_KEY nothing is stored.
+      const unkeyed = await cliWith({ DATABASE_URL: db.url }, KEY_A, "accounts", "add", "unkeyed-oa", "--platform", "openai", "--group", "paid")
+      expect(unkeyed.code).toBe(1)
+      expect(unkeyed.err).toContain("MODELGATE_SECRET_KEY")
+
+      const listed = await cliWith(env, undefined, "accounts", "list")
+      expect(listed.code).toBe(0)
+      expect(listed.out).toMatch(/^NAME\s+PLATFORM\s+KIND\s+KEY/)
+      expect(listed.out).toMatch(/piped-oa\s+openai\s+http\s+stored/)
+      expect(listed.out).toContain("https://upstream.example/v1")
+      expect(listed.out).not.toMatch(/argv-oa|none-oa|empty-oa|unkeyed-oa/)
+      const asJson = await cliWith(env, undefined, "accounts", "list", "--json")
+      expect(JSON.parse(asJson.out)).toEqual(expect.arrayContaining([expect.objectContaining({ name: "file-oa", key_source: "stored", status: "active" })]))
+      const audit = await cliWith(env, undefined, "audit", "--json")
+      for (const text of [piped.out, piped.err, listed.out, asJson.out, audit.out]) {
+        expect(text).not.toContain(KEY_A)
+        expect(text).not.toContain(KEY_B)
+        expect(text).not.toMatch(/v1:[0-9a-f]{8}:/)
+      }
+
+      // A gateway with the same MODELGATE_SECRET_KEY sends them; disabled, it no longer has the account.
+      const seen = await accountsSeen(db, { secretKey: keyOf(secret) })
+      expect([seen.get("piped-oa"), seen.get("file-oa")]).toEqual([KEY_A, KEY_B])
+      const disabled = await cliWith(env, undefined, "accounts", "disable", "piped-oa")
+      expect(disabled.code).toBe(0)
+      expect(disabled.out).toContain("Disabled account 'piped-oa'")
+      expect((await cliWith(env, undefined, "accounts", "list")).out).toMatch(/piped-oa\s.*disabled$/m)
+      expect((await accountsSeen(db, { secretKey: keyOf(secret) })).has("piped-oa")).toBe(false)
+      expect((await cliWith(env, undefined, "accounts", "disable", "piped-oa")).code).toBe(1)
+    })
+
+    it("accounts rotate-key re-encrypts the stored keys under a new MODELGATE_SECRET_KEY, opening them with the previous one", async () => {
+      const KEY = "sk-cli-rotated-upstream-key-00003"
+      const db = await backend.fresh()
+      await lookup(db, "sk-store-alice-paid")
+      const [oldKey, newKey] = [secretKeyText(), secretKeyText()]
+      const added = await cliWith({ DATABASE_URL: db.url, MODELGATE_SECRET_KEY: oldKey }, KEY, "accounts", "add", "rot-oa", "--platform", "openai", "--group", "paid")
+      expect(added.code).toBe(0)
+      expect((await accountsSeen(db, { secretKey: keyOf(newKey) })).get("rot-oa")).toBeUndefined()
+
+      const rotated = await cliWith(
+        { DATABASE_URL: db.url, MODELGATE_SECRET_KEY: newKey, MODELGATE_SECRET_KEY_PREVIOUS: oldKey },
+        undefined,
+        "accounts",
+        "rotate-key"
+      )
+      expect(rotated.code).toBe(0)
+      expect(rotated.out).toContain("Re-encrypted 1 stored account key(s)")
+      // The old key is no longer needed.
+      expect((await accountsSeen(db, { secretKey: keyOf(newKey) })).get("rot-oa")).toBe(KEY)
+      const again = await cliWith({ DATABASE_URL: db.url, MODELGATE_SECRET_KEY: newKey }, undefined, "accounts", "rotate-key")
+      expect(again.out).toContain("Re-encrypted 0 stored account key(s) under MODELGATE_SECRET_KEY; 1 already were")
+      // Under a key that opens nothing: said, and the key is left as it was.
+      const wrong = await cliWith({ DATABASE_URL: db.url, MODELGATE_SECRET_KEY: secretKeyText() }, undefined, "accounts", "rotate-key")
+      expect(wrong.code).toBe(1)
+      expect(wrong.err).toContain("account 'rot-oa': its key was left as it was")
+      expect((await accountsSeen(db, { secretKey: keyOf(newKey) })).get("rot-oa")).toBe(KEY)
+      // A malformed MODELGATE_SECRET_KEY is refused without being repeated.
+      const malformed = await cliWith({ DATABASE_URL: db.url, MODELGATE_SECRET_KEY: "not-a-32-byte-key" }, undefined, "accounts", "list")
+      expect(malformed.code).toBe(1)
+      expect(malformed.err).toContain("MODELGATE_SECRET_KEY must be 32 random bytes")
+      expect(malformed.err).not.toContain("not-a-32-byte-key")
     })
 
     it("refuses bad input with exit 2 and unknown names with exit 1", async () => {

@@ -2,10 +2,10 @@
  * A gateway and the admin API on one SQL Store, as `npm start` wires them, on 127.0.0.1 ports,
  * with simulator accounts: for the admin suites and the dashboard's browser tests.
  */
-import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { ConfigProvider, Effect, Layer, Logger, ManagedRuntime, Redacted } from "effect"
 import { AdminServer } from "../../src/admin/AdminServer.js"
 import { LiveStore } from "../../src/admin/LiveStore.js"
-import { AppConfig, Settings } from "../../src/config/AppConfig.js"
+import { type AccountKeySettingsShape, accountKeySettingsLayer, AppConfig, Settings } from "../../src/config/AppConfig.js"
 import { adminOn, gatewayLayer } from "../../src/layers.js"
 import { GatewayServer } from "../../src/server/GatewayServer.js"
 import * as SchedulerInProcess from "../../src/services/scheduler/inProcess.js"
@@ -37,8 +37,18 @@ export interface GatewayWithAdmin {
   readonly close: () => Promise<void>
 }
 
+export interface StartOptions {
+  /** MODELGATE_SECRET_KEY and ADMIN_ACCOUNT_ENV_PREFIX as the gateway would read them (default: none). */
+  readonly keys?: Partial<AccountKeySettingsShape>
+  /** Every log line (JSON), in place of the console's. */
+  readonly log?: (line: string) => void
+  /** Environment variables the gateway sees besides the process's. */
+  readonly env?: Record<string, string>
+}
+
 export const startWithAdmin = async (
-  db: { readonly target: DatabaseTarget; readonly store?: Partial<StoreOptions> }
+  db: { readonly target: DatabaseTarget; readonly store?: Partial<StoreOptions> },
+  { env, keys = {}, log }: StartOptions = {}
 ): Promise<GatewayWithAdmin> => {
   const sql = sqlServices(db.target, { reportOrphans: false, ...db.store })
   // The admin server reads the gateway's Scheduler (account health), as in npm start.
@@ -49,7 +59,13 @@ export const startWithAdmin = async (
       quota: sql.quota,
       scheduler: SchedulerInProcess.layer.pipe(Layer.provide(sql.upstreamAccounts))
     }))
-  ).pipe(Layer.provide(AppConfig.layer(testData(adminGatewayConfig), "test")), Layer.provide(Settings.layer({})))
+  ).pipe(
+    Layer.provide(AppConfig.layer(testData(adminGatewayConfig), "test")),
+    Layer.provide(Settings.layer({})),
+    Layer.provide(accountKeySettingsLayer(keys)),
+    Layer.provide(log === undefined ? Layer.empty : Logger.layer([Logger.map(Logger.formatJson, log)])),
+    Layer.provide(env === undefined ? Layer.empty : ConfigProvider.layer(ConfigProvider.fromEnvRecord({ ...process.env, ...env })))
+  )
   const runtime = ManagedRuntime.make(layer)
   const gateway = (await runtime.runPromise(Effect.service(GatewayServer))).url
   const admin = (await runtime.runPromise(Effect.service(AdminServer))).url
