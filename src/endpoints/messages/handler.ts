@@ -83,8 +83,9 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   })
 
   /**
-   * An Anthropic group asks its upstream (not billed, no slot of the key's: it is no turn); an
-   * OpenAI group counts here with the o200k tokenizer.
+   * An Anthropic group asks its upstream (not billed, no slot of the key's: it is no turn), whose
+   * answers say nothing of the account's health for real traffic (its count_tokens limits are its
+   * own); an OpenAI group counts here with the o200k tokenizer.
    */
   const countTokens: DoorProgram = Effect.gen(function*() {
     const { principal, rawBody, record, request, validated } = yield* readRequest
@@ -107,7 +108,8 @@ export const makeMessagesHandlers = Effect.gen(function*() {
           headers
         }
       },
-      span: yield* currentRequestSpan
+      span: yield* currentRequestSpan,
+      reportsHealth: false
     }, false).pipe(
       Effect.flatMap(answerOf),
       Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...record, turn: unsettled(failed.attempts) } }))
