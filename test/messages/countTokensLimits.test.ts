@@ -188,6 +188,6 @@ describe("/health while hostile bodies are counted", () => {
       expect((JSON.parse(text) as { input_tokens: number }).input_tokens).toBeGreaterThan(1_000_000)
     }
     // Counting takes many slices with the event loop's turn between them: /health answers all along.
-    expect(healthBeforeFirstCount).toBeGreaterThanOrEqual(20)
+    expect(healthBeforeFirstCount).toBeGreaterThanOrEqual(10)
   }, 120_000)
 })
