@@ -1,5 +1,5 @@
 /**
- * `npm run bench:count`: how long the o200k token count (src/endpoints/responses/tokenEstimate.ts:
+ * `npm run bench:count` (and a section of `npm run bench`): how long the o200k token count (src/endpoints/responses/tokenEstimate.ts:
  * `count_tokens` on an OpenAI group, the usage of a stream cut short) holds the event loop, and the
  * CPU it takes, on hostile text, this checkout's module against an older one. Method and figures:
  * docs/performance.md ("Token counts").
@@ -23,7 +23,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { f, fInt, quantile, table } from "./report.js"
-import { envNumber } from "./shared.js"
+import { envNumber, exitWithParent } from "./shared.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const MODULE = "src/endpoints/responses/tokenEstimate.ts"
@@ -130,7 +130,8 @@ const measure = (path: string): Promise<Array<Figures>> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...process.execArgv, join(ROOT, "bench", "countTokens.ts"), "--child", path], {
       cwd: ROOT,
-      stdio: ["ignore", "pipe", "inherit"]
+      // Our stdin held open: the child exits when we do (exitWithParent).
+      stdio: ["pipe", "pipe", "inherit"]
     })
     let out = ""
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")))
@@ -141,23 +142,45 @@ const measure = (path: string): Promise<Array<Figures>> =>
     })
   })
 
-const main = async (): Promise<void> => {
-  const argv = process.argv.slice(2)
-  const at = argv.indexOf("--before")
-  const before = moduleAt(at >= 0 ? argv[at + 1] ?? "HEAD" : defaultBefore())
-  console.log(`${PARALLEL} counts at once of ${fInt(CHARS)} characters each; before = ${before.commit}, after = this checkout`)
-  const rows: Array<Array<string>> = []
-  for (const [label, path] of [[`before (${before.commit})`, before.path], ["after", join(ROOT, MODULE)]] as const) {
-    for (const r of await measure(path)) {
-      rows.push([r.workload, label, f(r.holdCpuP99Ms, 1), f(r.holdCpuMs, 1), f(r.holdMs, 1), f(r.cpuSeconds, 2), f(r.wallSeconds, 2), fInt(r.tokens)])
-    }
-  }
-  rows.sort((a, b) => WORKLOADS.findIndex((w) => w.name === a[0]) - WORKLOADS.findIndex((w) => w.name === b[0]))
-  console.log(
-    table(["text", "module", "hold p99, CPU ms", "longest, CPU ms", "longest, wall ms", "CPU s", "wall s", "tokens (one count)"], rows, 2)
-  )
+export interface TokenCountBench {
+  readonly before: string
+  readonly figures: ReadonlyArray<Figures & { readonly module: string }>
+  /** The table, with a line saying what was measured. */
+  readonly text: string
 }
 
-const child = process.argv.indexOf("--child")
-if (child >= 0) await runChild(process.argv[child + 1]!)
-else await main()
+/** Both modules measured, each in its own process; `beforeRef` undefined: defaultBefore(). */
+export const measureTokenCounts = async (beforeRef?: string): Promise<TokenCountBench> => {
+  const before = moduleAt(beforeRef ?? defaultBefore())
+  const figures: Array<Figures & { readonly module: string }> = []
+  for (const [label, path] of [[`before (${before.commit})`, before.path], ["after", join(ROOT, MODULE)]] as const) {
+    for (const r of await measure(path)) figures.push({ ...r, module: label })
+  }
+  const order = (name: string) => WORKLOADS.findIndex((w) => w.name === name)
+  const rows = [...figures].sort((a, b) => order(a.workload) - order(b.workload)).map((r) => [
+    r.workload,
+    r.module,
+    f(r.holdCpuP99Ms, 1),
+    f(r.holdCpuMs, 1),
+    f(r.holdMs, 1),
+    f(r.cpuSeconds, 2),
+    f(r.wallSeconds, 2),
+    fInt(r.tokens)
+  ])
+  const text = [
+    `token counts: ${PARALLEL} at once of ${fInt(CHARS)} characters each, before = ${before.commit} (${MODULE}), after = this checkout`,
+    table(["text", "module", "hold p99, CPU ms", "longest, CPU ms", "longest, wall ms", "CPU s", "wall s", "tokens (one count)"], rows, 2)
+  ].join("\n")
+  return { before: before.commit, figures, text }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const child = process.argv.indexOf("--child")
+  if (child >= 0) {
+    exitWithParent()
+    await runChild(process.argv[child + 1]!)
+    process.exit(0)
+  }
+  const at = process.argv.indexOf("--before")
+  console.log((await measureTokenCounts(at >= 0 ? process.argv[at + 1] : undefined)).text)
+}
