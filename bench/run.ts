@@ -21,9 +21,11 @@
  * mid-request do not kill it; the long-lived streams scenario (bench/longStreams.ts: BENCH_STREAMS
  * paced streams held open, through the bare proxy, the gateway and the before gateway, one at a
  * time); WebSocket turns beside HTTP SSE requests on the gateway (bench/websocket.ts, BENCH_WS_TURNS
- * per row); `npm start` to first /health answer, three times. It also measures how much CPU other
- * processes used meanwhile (the noise on a shared machine). With a before gateway, a "before vs
- * after" table sets the gateway's CPU per request against it (bench/beforeAfter.ts, with budgets).
+ * per row); the token count's longest hold of the event loop on hostile text, before/after
+ * (bench/countTokens.ts); `npm start` to first /health answer, three times. It also measures how
+ * much CPU other processes used meanwhile (the noise on a shared machine). With a before gateway,
+ * a "before vs after" table sets the gateway's CPU per request against it (bench/beforeAfter.ts,
+ * with budgets).
  *
  * Options: --full; --before <ref> (BENCH_BEFORE, default the last Effect 3 commit, see
  * bench/worktree.ts; --no-before or BENCH_BEFORE=none for none); --after <ref> (BENCH_AFTER: the "gateway" from a worktree of ref instead of this
@@ -62,6 +64,7 @@ import {
   waitHealthy
 } from "./harness.js"
 import { beforeAfterRows, beforeAfterTable } from "./beforeAfter.js"
+import { measureTokenCounts } from "./countTokens.js"
 import { measureTurns, type TurnFigures, turnTable } from "./websocket.js"
 import {
   idleRss,
@@ -412,6 +415,10 @@ const main = async (): Promise<void> => {
     }
   }
 
+  // The token count's hold of the event loop on hostile text (bench/countTokens.ts: the module in processes of its own).
+  log("token counts: hostile text, before/after")
+  const tokenCounts = await measureTokenCounts()
+
   // Stop everything but the load child, then time `npm start` on a quiet machine.
   await stopChild(gateway)
   if (before !== undefined) await stopChild(before.child)
@@ -679,6 +686,8 @@ const main = async (): Promise<void> => {
     out.push(`(${WS_TURNS} turns per row, one run; \`npm run bench:ws\` for medians of several)`)
     out.push("")
   }
+  out.push(tokenCounts.text)
+  out.push("")
   out.push(table(["target", "limit", "measured", ""], checks.map((c) => [c.target, c.limit, c.value, c.pass ? "PASS" : "FAIL"]), 1))
   const issueChecks = checks.filter((c) => c.extra !== true)
   out.push(`${issueChecks.filter((c) => c.pass).length}/${issueChecks.length} targets met`)
@@ -737,6 +746,7 @@ const main = async (): Promise<void> => {
     longStreams: longStreamsJson(LONG_STREAMS, fake.info.events.responses, longResults),
     longStreamsVsBefore: streamsVsBefore ?? null,
     websocketTurns: turnFigures,
+    tokenCounts: { before: tokenCounts.before, figures: tokenCounts.figures },
     clientHangups: { survived: survivedHangups, cycles: HANGUP_CYCLES, served: hangupServed, crash },
     startup: { npmStartMs: startups, npmStartMedianMs: startupMedian, npmStartErrors: startupErrors, nodeImportTsxFirstMs: gatewayStartMs },
     targets: checks

@@ -82,6 +82,8 @@ export interface SettingsShape {
   readonly websocketMaxConnectionsPerKey: number
   /** Responses WebSocket connections one user's keys may hold open at once (0: no limit). */
   readonly websocketMaxConnectionsPerUser: number
+  /** Local token counts (`count_tokens` on an OpenAI group) one key may have under way at once (0: no limit); more get 429. */
+  readonly countTokensConcurrencyPerKey: number
   /** Failover, cooldowns, sticky sessions, keep-alive, Redis leases (docs/scheduling.md). */
   readonly scheduling: SchedulingSettings
 }
@@ -106,6 +108,7 @@ export const defaultSettings: SettingsShape = {
   websocketMaxTranscriptBytes: 8 * 1024 * 1024,
   websocketMaxConnectionsPerKey: 8,
   websocketMaxConnectionsPerUser: 16,
+  countTokensConcurrencyPerKey: 4,
   scheduling: defaultSchedulingSettings
 }
 
@@ -129,6 +132,9 @@ export class Settings extends Context.Service<Settings, SettingsShape>()("modelg
       ),
       websocketMaxConnectionsPerUser: Config.Int("WEBSOCKET_MAX_CONNECTIONS_PER_USER").pipe(
         Config.withDefault(defaultSettings.websocketMaxConnectionsPerUser)
+      ),
+      countTokensConcurrencyPerKey: Config.Int("COUNT_TOKENS_CONCURRENCY_PER_KEY").pipe(
+        Config.withDefault(defaultSettings.countTokensConcurrencyPerKey)
       ),
       drainSeconds: Config.Number("DRAIN_SECONDS").pipe(Config.withDefault(defaultSettings.drainSeconds)),
       slotWaitMillis: Config.Int("SLOT_WAIT_MS").pipe(Config.withDefault(defaultSettings.slotWaitMillis)),

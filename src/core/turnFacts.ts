@@ -38,8 +38,9 @@ export interface TurnFacts {
 }
 
 /**
- * The facts of a call that settles nothing and is under no limits: a turn refused before it was
- * admitted (no attempts), or an upstream call outside a turn (count_tokens).
+ * The facts of a call that settles nothing, with no rate-limit headers: a turn refused before it
+ * was admitted (no attempts), or an upstream call outside a turn (count_tokens, which sets the
+ * headers of its own admission).
  */
 export const unsettled = (attempts: ReadonlyArray<Attempt>): TurnFacts => ({
   headers: {},

@@ -123,6 +123,12 @@ export interface CallInput {
   readonly build: (account: Account) => UpstreamRequest
   /** The request's span when tracing is on: scheduling and each attempt are its children. */
   readonly span: Tracer.Span | undefined
+  /**
+   * Whether the attempts' outcomes tell the Scheduler of the account's health (default true). False
+   * for an endpoint whose limits are its own (count_tokens): its 429 must not cool the account
+   * down for real traffic, nor its success clear the account's failures.
+   */
+  readonly reportsHealth?: boolean
 }
 
 export type CallError = NoAvailableAccount | RateLimited | UpstreamFailed | StoreError
@@ -198,6 +204,8 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     request: UpstreamRequest
   ): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> =>
     Effect.flatMap(Clock.currentTimeMillis, (started) => {
+      const report = (outcome: UpstreamOutcome) =>
+        input.reportsHealth === false ? Effect.void : scheduler.report(account, outcome, input.session)
       /** The time to the answer's headers (or to the failure): for the metric and the attempt. */
       const noted = (status: number) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => {
@@ -205,19 +213,19 @@ export const makeUpstreamCaller = Effect.gen(function*() {
           return Effect.as(Metric.update(upstreamFirstByte, at - started), at)
         })
       const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
-        Effect.andThen(scheduler.report(account, { _tag: "Failure", status, headers, code: error.code }, input.session), Effect.fail(error))
+        Effect.andThen(report({ _tag: "Failure", status, headers, code: error.code }), Effect.fail(error))
       return Effect.matchEffect(upstream.send(account, request), {
         onFailure: (e) => {
           const outcome: UpstreamOutcome = { _tag: "Failure", status: e.status, headers: {}, code: e.code }
           return noted(e.status).pipe(
-            Effect.andThen(scheduler.report(account, outcome, input.session)),
+            Effect.andThen(report(outcome)),
             Effect.andThen(Effect.fail(e))
           )
         },
         onSuccess: (sent) =>
           Effect.flatMap(noted(sent.status), (at): Effect.Effect<Answer, UpstreamFailed> => {
             if (sent.status >= 200 && sent.status < 300) {
-              const succeeded = (answer: Answer) => Effect.as(scheduler.report(account, SUCCESS, input.session), answer)
+              const succeeded = (answer: Answer) => Effect.as(report(SUCCESS), answer)
               // The call's own list: no attempt follows an answer.
               const attempts = state.attempts
               if (request.stream) {
@@ -250,7 +258,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
                 detail: upstreamWords(body, secrets),
                 credentialRefusedBefore
               }
-              return Effect.andThen(scheduler.report(account, outcome, input.session), Effect.fail(error))
+              return Effect.andThen(report(outcome), Effect.fail(error))
             })
           })
       })

@@ -12,6 +12,7 @@ import { makeAdmitTurn } from "../../core/admittedTurn.js"
 import { anthropicPassthroughHeaders } from "../../domain/forwardHeaders.js"
 import { upstreamModel } from "../../domain/model.js"
 import { KeyRepo } from "../../services/keyRepo/KeyRepo.js"
+import { RateLimits } from "../../services/rateLimits/RateLimits.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { sessionOf } from "../../services/scheduler/session.js"
 import { authenticate } from "../kit/auth.js"
@@ -24,11 +25,12 @@ import { answerOf, makeUpstreamCaller } from "../../core/upstreamCall.js"
 import { renderHttp } from "../responses/waitingStream.js"
 import { makeAnthropicPlanner } from "./anthropicPlan.js"
 import { errorFrame, PING_FRAME } from "./events.js"
+import { makeCountSlots } from "./countSlots.js"
 import { countMessagesTokens } from "./localCount.js"
 import { makeOpenAIMessagesPlanner } from "./openaiPlan.js"
 import { messagesPolicy } from "./policy.js"
 import { validateMessagesBody } from "./validate.js"
-import { unsettled } from "../../core/turnFacts.js"
+import { type Attempt, type TurnFacts, unsettled } from "../../core/turnFacts.js"
 import { currentRequestSpan } from "../../observability/tracing.js"
 
 export const makeMessagesHandlers = Effect.gen(function*() {
@@ -39,17 +41,27 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   const call = yield* makeUpstreamCaller
   const planAnthropic = yield* makeAnthropicPlanner
   const planOpenAI = yield* makeOpenAIMessagesPlanner
+  const rateLimits = yield* RateLimits
+  const countSlot = makeCountSlots(settings.countTokensConcurrencyPerKey)
 
-  /** The key, the body and its checks: what both routes read first. */
-  const readRequest = Effect.gen(function*() {
+  /** The key: what both routes read first. */
+  const authenticated = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const principal = yield* refusedWith(undefined)(authenticate(keys, request, { allowExpired: false }))
-    const who = recordFor("messages", principal)
-    const rawBody = yield* refusedWith(who)(readBodyText(request, settings.maxBodyBytes))
-    const validated = yield* refusedWith(who)(Effect.flatMap(parseJson(rawBody), (body) => Effect.fromResult(validateMessagesBody(body))))
-    const record: DoorRecord = { ...who, model: validated.model }
-    return { request, principal, record, rawBody, validated }
+    return { request, principal, who: recordFor("messages", principal) }
   })
+
+  /** The body and its checks, refused with `who`. */
+  const readBody = (request: HttpServerRequest.HttpServerRequest, who: DoorRecord) =>
+    Effect.gen(function*() {
+      const rawBody = yield* refusedWith(who)(readBodyText(request, settings.maxBodyBytes))
+      const validated = yield* refusedWith(who)(Effect.flatMap(parseJson(rawBody), (body) => Effect.fromResult(validateMessagesBody(body))))
+      const record: DoorRecord = { ...who, model: validated.model }
+      return { record, rawBody, validated }
+    })
+
+  const readRequest = Effect.flatMap(authenticated, ({ principal, request, who }) =>
+    Effect.map(readBody(request, who), (read) => ({ request, principal, ...read })))
 
   const messages: DoorProgram = Effect.gen(function*() {
     const { principal, rawBody, record, request, validated } = yield* readRequest
@@ -83,15 +95,26 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   })
 
   /**
-   * An Anthropic group asks its upstream (not billed, no slot of the key's: it is no turn); an
-   * OpenAI group counts here with the o200k tokenizer.
+   * Not billed and no turn (no slot of the key's), but a request under the per-minute limits like
+   * any other: charged as one request of no tokens, before the body is read. An Anthropic group
+   * asks its upstream, whose answers say nothing of the account's health for real traffic (its
+   * count_tokens limits are its own); an OpenAI group counts here with the o200k tokenizer, at
+   * most COUNT_TOKENS_CONCURRENCY_PER_KEY counts of a key at once (countSlots.ts).
    */
   const countTokens: DoorProgram = Effect.gen(function*() {
-    const { principal, rawBody, record, request, validated } = yield* readRequest
+    const { principal, request, who } = yield* authenticated
+    const limits = yield* refusedWith(who)(rateLimits.admit(principal, () => 0))
+    const facts = (attempts: ReadonlyArray<Attempt>): TurnFacts => ({ ...unsettled(attempts), headers: limits.headers })
+    const admitted: DoorRecord = { ...who, turn: facts([]) }
     if (principal.group.platform === "openai") {
-      const tokens = yield* countMessagesTokens(validated.body)
-      return { response: json({ input_tokens: tokens }), record }
+      return yield* Effect.scoped(Effect.gen(function*() {
+        yield* refusedWith(admitted)(countSlot(principal.key.id))
+        const { record, validated } = yield* readBody(request, admitted)
+        const tokens = yield* countMessagesTokens(validated.body)
+        return { response: json({ input_tokens: tokens }), record }
+      }))
     }
+    const { rawBody, record, validated } = yield* readBody(request, admitted)
     const headers = anthropicPassthroughHeaders(request.headers)
     const answer = yield* call({
       requestId: yield* currentRequestId,
@@ -107,12 +130,13 @@ export const makeMessagesHandlers = Effect.gen(function*() {
           headers
         }
       },
-      span: yield* currentRequestSpan
+      span: yield* currentRequestSpan,
+      reportsHealth: false
     }, false).pipe(
       Effect.flatMap(answerOf),
-      Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...record, turn: unsettled(failed.attempts) } }))
+      Effect.mapError((failed) => new Refused({ error: failed.error, record: { ...record, turn: facts(failed.attempts) } }))
     )
-    const counted = { ...record, turn: unsettled(answer.attempts) }
+    const counted = { ...record, turn: facts(answer.attempts) }
     const { text } = yield* refusedWith(counted)(answerJson(answer))
     return { response: rawJson(text), record: counted }
   })
