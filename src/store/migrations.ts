@@ -255,6 +255,13 @@ const usageAccount: Migration = {
   ]
 }
 
+// The provider tools (billed per call upstream) a group's requests may use: a JSON array of names; NULL: none.
+const groupProviderTools: Migration = {
+  version: 11,
+  name: "groups.provider_tools",
+  statements: [`ALTER TABLE groups ADD COLUMN provider_tools TEXT`]
+}
+
 export const migrations: ReadonlyArray<Migration> = [
   initial,
   estimatedUsage,
@@ -265,5 +272,6 @@ export const migrations: ReadonlyArray<Migration> = [
   minuteLimits,
   priceFallback,
   groupWebsocket,
-  usageAccount
+  usageAccount,
+  groupProviderTools
 ]
