@@ -19,6 +19,7 @@ import type { TokenUsage } from "../domain/usage.js"
 import { upstreamLatency } from "../observability/metrics.js"
 import { currentRequestSpan, traced } from "../observability/tracing.js"
 import { Moderation } from "../services/moderation/Moderation.js"
+import { affordable } from "../services/quota/eligibility.js"
 import { Quota } from "../services/quota/Quota.js"
 import { RateLimits } from "../services/rateLimits/RateLimits.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
@@ -144,8 +145,12 @@ export const makeAdmitTurn = Effect.gen(function*() {
           message: `The tool '${denied}' is billed per call by the provider and is not enabled for this group`
         })
       }
+      // Counted once, for whichever reads it: the input's cost and the tokens-per-minute limits.
+      let rough: number | undefined
+      const roughInputTokens = () => (rough ??= policy.roughInputTokens())
       const spend = yield* quota.check(principal, policy.model)
-      const limits = yield* rateLimits.admit(principal, policy.roughInputTokens)
+      if (spend !== undefined) yield* affordable(spend, roughInputTokens(), overdraftMicros)
+      const limits = yield* rateLimits.admit(principal, roughInputTokens)
       return { accounts, limits, spend }
     })
 

@@ -225,7 +225,7 @@ export const gatewaySuite = (makeBackend: () => Backend) => {
     })
   })
 
-  describe("what an answer costs beyond its tokens", () => {
+  describe("what an answer costs beyond its tokens, and what the balance check sees before the call", () => {
     /** A gateway on the SQL store in front of an upstream whose answers report two web searches each. */
     const startWithTools = async () => {
       const upstream = await startToolCallUpstream()
@@ -242,8 +242,8 @@ export const gatewaySuite = (makeBackend: () => Backend) => {
             { name: "up-oa", platform: "openai", base_url: `${upstream.url}/v1`, api_key_env: "UP_OA", groups: ["search"] },
             { name: "up-an", platform: "anthropic", base_url: upstream.url, api_key_env: "UP_AN", groups: ["search-an"] }
           ],
-          // Tokens free, searches $0.025 each.
-          prices: [{ model: "free", input: 0, output: 0 }],
+          // Tokens free, searches $0.025 each; input of the "pricey" model $100 per million tokens.
+          prices: [{ model: "free", input: 0, output: 0 }, { model: "pricey", input: 100, output: 0 }],
           tool_prices: { web_search: 25 }
         },
         env: { UP_OA: "sk-up-oa", UP_AN: "sk-up-an" },
@@ -287,6 +287,23 @@ export const gatewaySuite = (makeBackend: () => Backend) => {
         }
         expect(micros(usage?.usage.total.cost ?? 0)).toBe(2 * SEARCHES * 25_000)
         expect(micros(usage?.balance ?? 0)).toBe(1_000_000 - searches * 25_000)
+      } finally {
+        await upstream.close()
+      }
+    })
+
+    it("a request whose input is estimated past the balance and the overdraft is refused 402; the upstream never hears it", async () => {
+      const { gw, upstream } = await startWithTools()
+      try {
+        // 60,000 characters: 15,000 tokens at $100 per million, about 1.50 USD against 1 USD + 0.10.
+        const refused = await post(gw, TOOLS_OA, { model: "pricey", input: "a".repeat(60_000) })
+        expect(refused.status).toBe(402)
+        expect((JSON.parse(refused.text) as { error: { code: string } }).error.code).toBe("insufficient_balance")
+        expect(upstream.requests).toHaveLength(0)
+        // About 1.05 USD: within the overdraft. A small one passes too.
+        expect((await post(gw, TOOLS_OA, { model: "pricey", input: "a".repeat(42_000) })).status).toBe(200)
+        expect((await post(gw, TOOLS_OA, { model: "pricey", input: "hi" })).status).toBe(200)
+        expect(upstream.requests).toHaveLength(2)
       } finally {
         await upstream.close()
       }

@@ -2,8 +2,10 @@
  * Tools the provider bills per call (src/domain/providerTools.ts) as the pure parts read them: which
  * request tools they are on each wire format, the calls each answer shape reports (Responses items,
  * Anthropic's usage.server_tool_use and server_tool_use blocks), their exact price with the tokens'
- * (config `tool_prices`, the group's multiplier).
+ * (config `tool_prices`, the group's multiplier), and the balance check before the call
+ * (services/quota/eligibility.ts `affordable`) that refuses an input the key cannot pay.
  */
+import { Cause, Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { charge } from "../../src/domain/pricing.js"
 import {
@@ -19,11 +21,13 @@ import { fromResponsesAnswer } from "../../src/domain/upstreamJson.js"
 import { emptyUsage, withToolCalls } from "../../src/domain/usage.js"
 import { messagesProviderTools } from "../../src/endpoints/messages/policy.js"
 import { providerTools } from "../../src/endpoints/responses/policy.js"
+import { affordable, remaining, spendLimit } from "../../src/services/quota/eligibility.js"
 import { foldUsage } from "../../src/translate/output.js"
 import { SseText } from "../../src/endpoints/kit/eventOut.js"
 import { PassthroughStream } from "../../src/endpoints/responses/passthroughStream.js"
 import { MessagesPassthrough } from "../../src/endpoints/messages/passthroughStream.js"
 import { encodeEvent, SseDecoder } from "../../src/domain/sse.js"
+import { testPrincipal } from "../support/principal.js"
 
 describe("which request tools the provider bills per call", () => {
   it("Responses hosted tools, every dated web search name included; functions and other tools are not", () => {
@@ -152,5 +156,36 @@ describe("the price of the calls", () => {
     const cheap = toolPricesOf({ web_search: 0.0004 }) // 0.4 µ$ a call
     const usage = { ...emptyUsage, toolCalls: { web_search: 5 } }
     expect(charge("m", usage, 1, [{ model: "m", price: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }], undefined, cheap).cost).toBe(2)
+  })
+})
+
+describe("the balance check before the call", () => {
+  const now = Date.UTC(2026, 0, 1)
+  const costOf = (usage: typeof emptyUsage) => usage.inputTokens * 10 // 10 µ$ a token
+  const codeOf = (e: Effect.Effect<void, { readonly code: string }>) => {
+    const exit = Effect.runSyncExit(e)
+    if (Exit.isSuccess(exit)) return "ok"
+    const error = Cause.findErrorOption(exit.cause)
+    return error._tag === "Some" ? error.value.code : "defect"
+  }
+  const limitOf = (figures: Parameters<typeof remaining>[1], quotaMicros?: number) => {
+    const left = Effect.runSync(remaining(testPrincipal({ quotaMicros }), figures, now))
+    const limit = spendLimit(left, costOf)
+    if (limit === undefined) throw new Error("no limit")
+    return limit
+  }
+
+  it("refuses an input estimated past what is left plus the overdraft, by the bound that is least", () => {
+    const balance = limitOf({ quotaUsedMicros: 0, balanceMicros: 1_000_000 })
+    expect(codeOf(affordable(balance, 100_000, 100_000))).toBe("ok") // 1.00 USD
+    expect(codeOf(affordable(balance, 110_000, 100_000))).toBe("ok") // 1.10: the overdraft's edge
+    expect(codeOf(affordable(balance, 110_001, 100_000))).toBe("insufficient_balance")
+    const quota = limitOf({ quotaUsedMicros: 0, balanceMicros: 1_000_000 }, 500_000)
+    expect(codeOf(affordable(quota, 60_001, 100_000))).toBe("key_quota_exhausted")
+  })
+
+  it("says what the request would cost and what is left", () => {
+    const balance = limitOf({ quotaUsedMicros: 0, balanceMicros: 1_000_000 })
+    expect(balance.shortOf(1_500_000).message).toBe("The request's estimated cost (about 1.50 USD) exceeds the account balance (1.00 USD)")
   })
 })

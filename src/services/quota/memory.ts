@@ -10,7 +10,7 @@ import { charge, packagePrices } from "../../domain/pricing.js"
 import { addSpend, emptySpends, noLimits, type Subscription, type SubscriptionFigures, type WindowSpends } from "../../domain/subscription.js"
 import type { TokenUsage } from "../../domain/usage.js"
 import { addTotals, dayOf, type UsageTotals, zeroTotals } from "../../domain/usageReport.js"
-import { eligibility, spendLimit } from "./eligibility.js"
+import { remaining, spendLimit } from "./eligibility.js"
 import { notCharged, Quota, type QuotaShape } from "./Quota.js"
 
 const totalsOf = (usage: TokenUsage, cost: Micros): UsageTotals => ({
@@ -46,7 +46,7 @@ const makeMemory = (data: GatewayData): QuotaShape => {
     check: (p, model) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.map(
-          eligibility(p, {
+          remaining(p, {
             quotaUsedMicros: quotaUsed.get(p.key.id) ?? 0,
             balanceMicros: balances.get(p.user.name) ?? p.user.balanceMicros,
             subscription: subscriptionOf(p)
