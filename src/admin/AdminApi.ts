@@ -27,6 +27,7 @@ import { envelopeBody } from "../domain/envelope.js"
 import { StoreError } from "../domain/errors.js"
 import { parseUsd } from "../domain/money.js"
 import { accountKeyProblem } from "../domain/secretBox.js"
+import { ProviderTool } from "../domain/providerTools.js"
 import { parseDay } from "../domain/usageReport.js"
 import { MODEL_NAME } from "../store/admin/prices.js"
 import { UsageDimension } from "../store/admin/usage.js"
@@ -147,6 +148,8 @@ export const GroupView = Schema.Struct({
   tpm_limit: PerMinuteOrNone,
   /** The Responses WebSocket transport (GET upgrade) is allowed; false: the upgrade is answered 426. */
   websocket: Schema.Boolean,
+  /** The provider tools (billed per call upstream: web_search ...) the group's requests may use. */
+  allow_provider_tools: Schema.Array(Schema.String),
   in_config: Schema.Boolean
 })
 
@@ -181,7 +184,9 @@ export const NewGroupPayload = Schema.Struct({
   rpm_limit: Schema.NullOr(PerMinute).pipe(withDefault(null)),
   tpm_limit: Schema.NullOr(PerMinute).pipe(withDefault(null)),
   /** The Responses WebSocket transport; false: the upgrade is answered 426 and clients fall back to HTTP. */
-  websocket: Schema.Boolean.pipe(withDefault(true))
+  websocket: Schema.Boolean.pipe(withDefault(true)),
+  /** Tools the upstream runs and bills per call that the group's requests may use; absent: none. */
+  allow_provider_tools: Schema.Array(ProviderTool).pipe(withDefault([]))
 })
 
 export const GroupChangePayload = Schema.Struct({
@@ -195,7 +200,8 @@ export const GroupChangePayload = Schema.Struct({
   monthly_limit_usd: Schema.optionalKey(Limit),
   rpm_limit: PerMinuteChange,
   tpm_limit: PerMinuteChange,
-  websocket: Schema.optionalKey(Schema.Boolean)
+  websocket: Schema.optionalKey(Schema.Boolean),
+  allow_provider_tools: Schema.optionalKey(Schema.Array(ProviderTool))
 })
 
 export const AccountView = Schema.Struct({

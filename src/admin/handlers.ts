@@ -134,7 +134,8 @@ const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
             monthlyLimitMicros: payload.monthly_limit_usd,
             rpmLimit: payload.rpm_limit,
             tpmLimit: payload.tpm_limit,
-            websocket: payload.websocket
+            websocket: payload.websocket,
+            providerTools: payload.allow_provider_tools
           }),
           groupView
         ))
@@ -151,7 +152,8 @@ const GroupsLive = HttpApiBuilder.group(AdminApi, "groups", (handlers) =>
             ...(payload.monthly_limit_usd === undefined ? {} : { monthlyLimitMicros: payload.monthly_limit_usd }),
             ...(payload.rpm_limit === undefined ? {} : { rpmLimit: payload.rpm_limit }),
             ...(payload.tpm_limit === undefined ? {} : { tpmLimit: payload.tpm_limit }),
-            ...(payload.websocket === undefined ? {} : { websocket: payload.websocket })
+            ...(payload.websocket === undefined ? {} : { websocket: payload.websocket }),
+            ...(payload.allow_provider_tools === undefined ? {} : { providerTools: payload.allow_provider_tools })
           }),
           groupView
         ))

@@ -160,5 +160,6 @@ export const groupView = (g: GroupRow) => ({
   rpm_limit: g.rpm_limit,
   tpm_limit: g.tpm_limit,
   websocket: g.websocket,
+  allow_provider_tools: g.provider_tools ?? [],
   in_config: g.in_config
 })

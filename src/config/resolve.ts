@@ -8,6 +8,7 @@ import type { GatewayConfig, Platform } from "../domain/config.js"
 import { type Account, type ApiKey, type Group, type User, usdToMicros } from "../domain/model.js"
 import type { ModerationConfig } from "../domain/moderationConfig.js"
 import type { PriceRule, PriceTable } from "../domain/pricing.js"
+import { type ToolPrices, toolPricesOf } from "../domain/providerTools.js"
 import type { Subscription, WindowLimits } from "../domain/subscription.js"
 import { ruleProblems } from "../domain/moderationRules.js"
 import { defaultModels } from "./defaultModels.js"
@@ -24,6 +25,8 @@ export interface GatewayData {
   readonly subscriptions: ReadonlyArray<Subscription>
   /** Config price overrides (the bundled table applies to anything they do not match). */
   readonly prices: PriceTable
+  /** Per-call prices of provider tools: the config's `tool_prices` over the defaults. */
+  readonly toolPrices: ToolPrices
   /** Account name -> the environment variable its secret comes from (stored as a reference, never the value). */
   readonly accountSecretEnv: ReadonlyMap<string, string>
 }
@@ -59,6 +62,7 @@ export const resolveConfig = (
       platform: g.platform,
       billing: g.billing,
       allowImageGeneration: g.allow_image_generation,
+      allowProviderTools: g.allow_provider_tools,
       rateMultiplier: g.rate_multiplier,
       models: g.models,
       moderation: g.moderation,
@@ -202,6 +206,7 @@ export const resolveConfig = (
     windowLimits,
     subscriptions,
     prices,
+    toolPrices: toolPricesOf(config.tool_prices),
     accountSecretEnv,
     moderation: config.moderation,
     defaultModels: {

@@ -2,7 +2,7 @@
  * The admitted turn: the one core behind every door (HTTP Responses, Responses WebSocket turns,
  * Anthropic Messages). A door decodes its request into a principal, the facts admission reads
  * (`TurnPolicy`) and a plan for the upstream call; the core runs the gateway's pipeline over them (docs/architecture.md):
- * the model check, moderation, the image gate, balance/quota, RPM/TPM, the key's slot, scheduling
+ * the model check, moderation, the image and provider tool gates, balance/quota, RPM/TPM, the key's slot, scheduling
  * with failover and the upstream call; the door renders the answer (or the wait for it) for its
  * client, and the core settles what the rendering used, exactly once, after the answer. It returns
  * the rendering with the turn's facts (turnFacts.ts): values, which the door reports.
@@ -14,10 +14,12 @@ import { Clock, Effect, Metric, Scope } from "effect"
 import { AppConfig, Settings } from "../config/AppConfig.js"
 import { type GatewayError, type InvalidRequest, ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import { type Account, offersModel, type Principal } from "../domain/model.js"
+import { firstDenied, type ProviderTool } from "../domain/providerTools.js"
 import type { TokenUsage } from "../domain/usage.js"
 import { upstreamLatency } from "../observability/metrics.js"
 import { currentRequestSpan, traced } from "../observability/tracing.js"
 import { Moderation } from "../services/moderation/Moderation.js"
+import { affordable } from "../services/quota/eligibility.js"
 import { Quota } from "../services/quota/Quota.js"
 import { RateLimits } from "../services/rateLimits/RateLimits.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
@@ -35,6 +37,11 @@ export interface TurnPolicy {
   /** Every text a model will read (for moderation and the rough token count). */
   readonly texts: () => ReadonlyArray<string>
   readonly wantsImageGeneration: boolean
+  /**
+   * The tools the request has the upstream run and bill per call (web search ...), each once; the
+   * group must allow each one (`allow_provider_tools`). None where the door's translation drops them.
+   */
+  readonly providerTools: ReadonlyArray<ProviderTool>
   /** A quick estimate of the input tokens, to admit the request under a tokens-per-minute limit. */
   readonly roughInputTokens: () => number
 }
@@ -114,7 +121,8 @@ export const makeAdmitTurn = Effect.gen(function*() {
 
   /**
    * Whether the request may go on: the group offers the model, moderation lets it through, image
-   * generation is allowed where asked for, the money is there, and the per-minute limits admit it.
+   * generation and provider tools are allowed where asked for, the money is there, and the
+   * per-minute limits admit it.
    */
   const checkPolicy = (principal: Principal, policy: TurnPolicy) =>
     Effect.gen(function*() {
@@ -130,8 +138,19 @@ export const makeAdmitTurn = Effect.gen(function*() {
           message: "Image generation is not enabled for this group"
         })
       }
+      const denied = firstDenied(principal.group.allowProviderTools, policy.providerTools)
+      if (denied !== undefined) {
+        return yield* new PermissionDenied({
+          code: "tool_not_allowed",
+          message: `The tool '${denied}' is billed per call by the provider and is not enabled for this group`
+        })
+      }
+      // Counted once, for whichever reads it: the input's cost and the tokens-per-minute limits.
+      let rough: number | undefined
+      const roughInputTokens = () => (rough ??= policy.roughInputTokens())
       const spend = yield* quota.check(principal, policy.model)
-      const limits = yield* rateLimits.admit(principal, policy.roughInputTokens)
+      if (spend !== undefined) yield* affordable(spend, roughInputTokens(), overdraftMicros)
+      const limits = yield* rateLimits.admit(principal, roughInputTokens)
       return { accounts, limits, spend }
     })
 

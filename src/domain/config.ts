@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { defaultModerationConfig, ModerationConfig, withDefault } from "./moderationConfig.js"
+import { ProviderTool } from "./providerTools.js"
 
 export const Platform = Schema.Literals(["openai", "anthropic", "antigravity"])
 export type Platform = typeof Platform.Type
@@ -31,6 +32,8 @@ export const GroupConfig = Schema.Struct({
   platform: Platform,
   billing: Schema.Literals(["balance", "subscription"]).pipe(withDefault("balance")),
   allow_image_generation: Schema.Boolean.pipe(withDefault(false)),
+  // Tools the upstream runs and bills per call (web_search ...): a request naming another is refused (403 tool_not_allowed).
+  allow_provider_tools: Schema.Array(ProviderTool).pipe(withDefault([])),
   rate_multiplier: NonNegative.pipe(withDefault(1)),
   models: Schema.optional(Schema.Array(NonEmpty)),
   moderation: ModerationMode.pipe(withDefault("off")),
@@ -117,6 +120,16 @@ export const PriceConfig = Schema.Struct({
 })
 export type PriceConfig = typeof PriceConfig.Type
 
+/** Per-call prices of provider tools in USD per 1000 calls; a tool left out keeps its default (domain/providerTools.ts). */
+export const ToolPricesConfig = Schema.Struct({
+  web_search: Schema.optional(NonNegative),
+  web_fetch: Schema.optional(NonNegative),
+  file_search: Schema.optional(NonNegative),
+  code_interpreter: Schema.optional(NonNegative),
+  code_execution: Schema.optional(NonNegative)
+})
+export type ToolPricesConfig = typeof ToolPricesConfig.Type
+
 export const GatewayConfig = Schema.Struct({
   groups: Schema.Array(GroupConfig),
   users: Schema.Array(UserConfig).pipe(withDefault([])),
@@ -125,6 +138,7 @@ export const GatewayConfig = Schema.Struct({
   // Optional (not defaulted) so existing config literals stay valid; resolve treats absent as [].
   subscriptions: Schema.optional(Schema.Array(SubscriptionConfig)),
   prices: Schema.optional(Schema.Array(PriceConfig)),
+  tool_prices: Schema.optional(ToolPricesConfig),
   /** Which moderation implementation decides, and its rules or endpoint settings. */
   moderation: ModerationConfig.pipe(withDefault(defaultModerationConfig)),
   /** Per-platform fallback model lists for /v1/models (data, not code). */

@@ -4,6 +4,7 @@
  */
 import type { Redacted } from "effect"
 import type { KeyStatus, ModerationMode, Platform } from "./config.js"
+import type { ProviderTool } from "./providerTools.js"
 
 export type { KeyStatus, ModerationMode, Platform }
 
@@ -26,6 +27,8 @@ export interface Group extends MinuteLimits {
   readonly platform: Platform
   readonly billing: "balance" | "subscription"
   readonly allowImageGeneration: boolean
+  /** Provider tools (billed per call upstream) the group's requests may use; absent: none. */
+  readonly allowProviderTools?: ReadonlyArray<ProviderTool> | undefined
   readonly rateMultiplier: number
   readonly models: ReadonlyArray<string> | undefined
   readonly moderation: ModerationMode

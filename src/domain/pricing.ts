@@ -13,10 +13,14 @@
  *    integer prices once, when this module loads;
  * 3. the fallback price, a mid-range model's: never free. Such a charge is flagged (`priceFallback`),
  *    stored with the usage event and counted in `modelgate_unpriced_requests_total`.
+ *
+ * Calls of provider tools (web search ...) are priced per call (domain/providerTools.ts, the
+ * config's `tool_prices`), in the same exact sum.
  */
 import { genaiPrices } from "./genaiPrices.generated.js"
 import type { Micros } from "./model.js"
 import { compileMatch, dashedDates, type PackageData, type PackagePrice, type PackagePriceSet, priceSetAt } from "./packagePrices.js"
+import { defaultToolPrices, providerToolNames, type ToolCalls, type ToolPrices } from "./providerTools.js"
 import type { TokenUsage } from "./usage.js"
 
 export interface ModelPrice {
@@ -219,12 +223,25 @@ export interface Charge {
   readonly priceFallback: boolean
 }
 
+/** The calls' price at `prices`, in pico-dollars. */
+const toolsPico = (calls: ToolCalls | undefined, prices: ToolPrices): bigint => {
+  if (calls === undefined) return 0n
+  let pico = 0n
+  for (const tool of providerToolNames) pico += tokens(calls[tool] ?? 0) * prices[tool]
+  return pico
+}
+
+/**
+ * What `usage` of `model` costs: its tokens at the model's price, and the calls of provider tools
+ * (web search ...) at `tools`' per-call prices, scaled by the group's multiplier, rounded once.
+ */
 export const charge = (
   model: string,
   usage: TokenUsage,
   rateMultiplier: number,
   overrides: PriceTable = [],
-  pkg: PackagePrices = packagePrices
+  pkg: PackagePrices = packagePrices,
+  tools: ToolPrices = defaultToolPrices
 ): Charge => {
   const quote = quoteFor(model, overrides, pkg)
   const p = quote.above !== undefined && usage.inputTokens > quote.above.inputTokens ? quote.above.rate : quote.rate
@@ -233,7 +250,8 @@ export const charge = (
   const pico = tokens(uncached) * p.input +
     tokens(usage.cacheReadTokens) * p.cacheRead +
     tokens(usage.cacheCreationTokens) * p.cacheWrite +
-    tokens(usage.outputTokens) * p.output
+    tokens(usage.outputTokens) * p.output +
+    toolsPico(usage.toolCalls, tools)
   const scaled = pico * ppm(rateMultiplier)
   // Costs are never negative, so half-up is (x + half) / unit.
   return { cost: Number((scaled + PICO_PPM_PER_MICRO / 2n) / PICO_PPM_PER_MICRO), priceFallback: quote.source === "fallback" }
@@ -244,5 +262,6 @@ export const costMicros = (
   usage: TokenUsage,
   rateMultiplier: number,
   overrides: PriceTable = [],
-  pkg: PackagePrices = packagePrices
-): Micros => charge(model, usage, rateMultiplier, overrides, pkg).cost
+  pkg: PackagePrices = packagePrices,
+  tools: ToolPrices = defaultToolPrices
+): Micros => charge(model, usage, rateMultiplier, overrides, pkg, tools).cost

@@ -4,7 +4,8 @@
  * Pure and total: nothing here throws, whatever the upstream sent.
  */
 import { Predicate, Result, Schema, SchemaTransformation } from "effect"
-import { emptyUsage, type TokenUsage } from "./usage.js"
+import { responsesToolCalls } from "./providerTools.js"
+import { emptyUsage, type TokenUsage, withToolCalls } from "./usage.js"
 
 // ---------------------------------------------------------------------------------------------
 // Error bodies
@@ -111,6 +112,14 @@ const decodeResponsesUsage = Schema.decodeUnknownResult(ResponsesUsage)
  * are non-negative integers (floored), unreadable or missing ones 0, a non-object is emptyUsage.
  */
 export const fromResponsesUsage = (u: unknown): TokenUsage => Result.getOrElse(decodeResponsesUsage(u), () => emptyUsage)
+
+/**
+ * What a Responses answer (a JSON body, the response of `response.completed`) used: its `usage`,
+ * and the provider tool calls among its `output` items (`web_search_call` ...), which the upstream
+ * bills per call and `usage` does not count.
+ */
+export const fromResponsesAnswer = (response: Record<string, unknown>): TokenUsage =>
+  withToolCalls(fromResponsesUsage(response["usage"]), responsesToolCalls(response["output"]))
 
 // ---------------------------------------------------------------------------------------------
 // Any JSON answer

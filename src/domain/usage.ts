@@ -3,12 +3,16 @@
  * `inputTokens` follows OpenAI's meaning: it INCLUDES cached reads and cache writes
  * (Anthropic's `input_tokens` does not; the translation adds them back).
  */
+import { anyCalls, mostCalls, type ToolCalls } from "./providerTools.js"
+
 export interface TokenUsage {
   readonly inputTokens: number
   readonly outputTokens: number
   readonly cacheReadTokens: number
   readonly cacheCreationTokens: number
   readonly reasoningTokens: number
+  /** Calls of tools the upstream bills per call (domain/providerTools.ts); absent: none. */
+  readonly toolCalls?: ToolCalls
 }
 
 export const emptyUsage: TokenUsage = {
@@ -27,3 +31,10 @@ export const toResponsesUsage = (u: TokenUsage) => ({
   output_tokens_details: { reasoning_tokens: u.reasoningTokens },
   total_tokens: u.inputTokens + u.outputTokens
 })
+
+/** `usage` with the provider tool calls `calls` adds (each tool's larger count); as it is when there are none. */
+export const withToolCalls = (usage: TokenUsage, calls: ToolCalls | undefined): TokenUsage => {
+  if (!anyCalls(calls)) return usage
+  const merged = mostCalls(usage.toolCalls, calls)
+  return merged === undefined ? usage : { ...usage, toolCalls: merged }
+}

@@ -18,7 +18,7 @@ import { StoreError } from "../domain/errors.js"
 import { AccountKeySettings, AppConfig } from "../config/AppConfig.js"
 import type { Account, Micros, Principal } from "../domain/model.js"
 import type { TokenUsage } from "../domain/usage.js"
-import { charge } from "../domain/pricing.js"
+import { charge, packagePrices } from "../domain/pricing.js"
 import type { SubscriptionFigures } from "../domain/subscription.js"
 import type { UsageSnapshot } from "../domain/usageReport.js"
 import type { Charged, DayRange, EligibilityFigures, Settlement } from "../services/quota/Quota.js"
@@ -46,7 +46,7 @@ import { startWriterThread } from "./writerThread.js"
 export interface StoreShape {
   readonly findPrincipal: (sha256: string) => Effect.Effect<Option.Option<Principal>, StoreError>
   readonly figures: (principal: Principal) => Effect.Effect<EligibilityFigures, StoreError>
-  /** What `usage` of `model` costs at the prices in force (the operator's, the file's, the package's). */
+  /** What `usage` of `model` costs at the prices in force (the operator's, the file's, the package's; the file's per-call tool prices). */
   readonly costOf: (model: string, usage: TokenUsage, rateMultiplier: number) => Micros
   /** Exactly once per request id; resolves when the settlement is committed, with the cost charged (0 if seen before). */
   readonly settle: (s: Settlement) => Effect.Effect<Charged, StoreError>
@@ -278,7 +278,7 @@ const make = (options: StoreOptions) =>
         const entry = tracked.get(s.requestId)
         tracked.delete(s.requestId)
         hashOfKey.set(s.principal.key.id, s.principal.key.sha256)
-        const { cost, priceFallback } = charge(s.model, s.usage, s.principal.group.rateMultiplier, prices)
+        const { cost, priceFallback } = charge(s.model, s.usage, s.principal.group.rateMultiplier, prices, packagePrices, data.toolPrices)
         // The caller waits for the batch's commit; a plain callback, not a Deferred, per settlement.
         return Effect.callback<Charged, StoreError>((resume) => {
           const item: SettleItem = {
@@ -311,7 +311,7 @@ const make = (options: StoreOptions) =>
     return {
       findPrincipal: (sha256) => Cache.get(principals, sha256),
       figures,
-      costOf: (model, usage, rateMultiplier) => charge(model, usage, rateMultiplier, prices).cost,
+      costOf: (model, usage, rateMultiplier) => charge(model, usage, rateMultiplier, prices, packagePrices, data.toolPrices).cost,
       settle,
       track,
       // A report reads what is committed: settlements still in flight (this key's, or another key's

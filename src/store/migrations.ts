@@ -264,6 +264,13 @@ const sealedAccountKeys: Migration = {
   statements: [`ALTER TABLE accounts ADD COLUMN api_key_sealed TEXT`]
 }
 
+// The provider tools (billed per call upstream) a group's requests may use: a JSON array of names; NULL: none.
+const groupProviderTools: Migration = {
+  version: 12,
+  name: "groups.provider_tools",
+  statements: [`ALTER TABLE groups ADD COLUMN provider_tools TEXT`]
+}
+
 export const migrations: ReadonlyArray<Migration> = [
   initial,
   estimatedUsage,
@@ -275,5 +282,6 @@ export const migrations: ReadonlyArray<Migration> = [
   priceFallback,
   groupWebsocket,
   usageAccount,
-  sealedAccountKeys
+  sealedAccountKeys,
+  groupProviderTools
 ]

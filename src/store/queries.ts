@@ -8,7 +8,8 @@ import { KeyStatus, ModerationMode, Platform, SubscriptionStatus } from "../doma
 import type { Micros, Principal } from "../domain/model.js"
 import type { PriceTable } from "../domain/pricing.js"
 import type { SubscriptionFigures, WindowSpends } from "../domain/subscription.js"
-import { DbFlag, DbInt, DbIntOrNull, dateOrUndefined, decodeRows } from "./rows.js"
+import { knownProviderTools } from "../domain/providerTools.js"
+import { DbFlag, DbInt, DbIntOrNull, dateOrUndefined, decodeRows, NameList } from "./rows.js"
 
 const ModelList = Schema.NullOr(Schema.fromJsonString(Schema.Array(Schema.String)))
 
@@ -43,7 +44,8 @@ const PrincipalRow = Schema.Struct({
   moderation: ModerationMode,
   group_rpm_limit: DbIntOrNull,
   group_tpm_limit: DbIntOrNull,
-  group_websocket: DbFlag
+  group_websocket: DbFlag,
+  group_provider_tools: NameList
 })
 
 const toPrincipal = (r: typeof PrincipalRow.Type): Principal => ({
@@ -79,7 +81,8 @@ const toPrincipal = (r: typeof PrincipalRow.Type): Principal => ({
     moderation: r.moderation,
     rpmLimit: r.group_rpm_limit ?? undefined,
     tpmLimit: r.group_tpm_limit ?? undefined,
-    websocket: r.group_websocket
+    websocket: r.group_websocket,
+    allowProviderTools: knownProviderTools(r.group_provider_tools ?? [])
   }
 })
 
@@ -91,7 +94,8 @@ const principalWhere = (column: "hash" | "id", value: string) =>
         u.concurrency AS user_concurrency, u.disabled_at AS user_disabled_at, u.rpm_limit AS user_rpm_limit,
         u.tpm_limit AS user_tpm_limit,
         g.platform, g.billing, g.allow_image_generation, g.rate_multiplier_ppm, g.models, g.moderation,
-        g.rpm_limit AS group_rpm_limit, g.tpm_limit AS group_tpm_limit, g.websocket AS group_websocket
+        g.rpm_limit AS group_rpm_limit, g.tpm_limit AS group_tpm_limit, g.websocket AS group_websocket,
+        g.provider_tools AS group_provider_tools
       FROM api_keys k
       JOIN users u ON u.name = k.user_name
       JOIN groups g ON g.name = k.group_name

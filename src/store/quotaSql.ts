@@ -1,6 +1,6 @@
 /** Quota over the SQL store (SQLite or PostgreSQL): durable, the same rules through `eligibility`. */
 import { Clock, Effect, Layer } from "effect"
-import { eligibility, spendLimit } from "../services/quota/eligibility.js"
+import { remaining, spendLimit } from "../services/quota/eligibility.js"
 import { Quota } from "../services/quota/Quota.js"
 import { Store } from "./Store.js"
 
@@ -13,7 +13,7 @@ export const layer = Layer.effect(
         Effect.flatMap(store.figures(p), (figures) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) =>
             Effect.map(
-              eligibility(p, figures, now),
+              remaining(p, figures, now),
               (left) => spendLimit(left, (usage) => store.costOf(model, usage, p.group.rateMultiplier))
             ))),
       settle: store.settle,

@@ -65,3 +65,10 @@ export const orStoreError = (message: string) => <A, E, R>(self: Effect.Effect<A
 export const epochOrNull = (d: Date | undefined): number | null => (d === undefined ? null : d.getTime())
 export const dateOrUndefined = (ms: number | null): Date | undefined => (ms === null ? undefined : new Date(ms))
 export const flag = (b: boolean): number => (b ? 1 : 0)
+
+/** A list of names as a JSON TEXT column (a group's models, its provider tools); NULL: none. */
+export const NameList = Schema.NullOr(Schema.fromJsonString(Schema.Array(Schema.String)))
+
+/** A group's provider tools as their column holds them: NULL when there are none. */
+export const toolList = (tools: ReadonlyArray<string> | undefined): string | null =>
+  tools === undefined || tools.length === 0 ? null : JSON.stringify(tools)

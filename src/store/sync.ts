@@ -13,7 +13,7 @@ import { StoreError } from "../domain/errors.js"
 import type { ApiKey } from "../domain/model.js"
 import { picoPerToken, ppm } from "../domain/pricing.js"
 import { dialectOf } from "./client.js"
-import { DbFlag, DbInt, DbIntOrNull, decodeRows, epochOrNull, flag, orStoreError } from "./rows.js"
+import { DbFlag, DbInt, DbIntOrNull, decodeRows, epochOrNull, flag, orStoreError, toolList } from "./rows.js"
 
 export interface SyncReport {
   /** Things an operator should know (a balance the file no longer controls, a key kept disabled). */
@@ -77,17 +77,18 @@ export const syncConfig = (data: GatewayData, now?: Date) =>
       for (const g of byName(data.groups.values(), (g) => g.name)) {
         const limits = data.windowLimits.get(g.name)
         yield* sql`INSERT INTO groups (name, platform, billing, allow_image_generation, rate_multiplier_ppm, models,
-            moderation, daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, websocket, in_config,
-            updated_at)
+            moderation, daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, websocket,
+            provider_tools, in_config, updated_at)
           VALUES (${g.name}, ${g.platform}, ${g.billing}, ${flag(g.allowImageGeneration)}, ${Number(ppm(g.rateMultiplier))},
             ${g.models === undefined ? null : JSON.stringify(g.models)}, ${g.moderation}, ${limits?.daily ?? null},
             ${limits?.weekly ?? null}, ${limits?.monthly ?? null}, ${g.rpmLimit ?? null}, ${g.tpmLimit ?? null},
-            ${flag(g.websocket ?? true)}, 1, ${at})
+            ${flag(g.websocket ?? true)}, ${toolList(g.allowProviderTools)}, 1, ${at})
           ON CONFLICT (name) DO UPDATE SET platform = excluded.platform, billing = excluded.billing,
             allow_image_generation = excluded.allow_image_generation, rate_multiplier_ppm = excluded.rate_multiplier_ppm,
             models = excluded.models, moderation = excluded.moderation, daily_limit_micros = excluded.daily_limit_micros,
             weekly_limit_micros = excluded.weekly_limit_micros, monthly_limit_micros = excluded.monthly_limit_micros,
-            rpm_limit = excluded.rpm_limit, tpm_limit = excluded.tpm_limit, websocket = excluded.websocket, in_config = 1,
+            rpm_limit = excluded.rpm_limit, tpm_limit = excluded.tpm_limit, websocket = excluded.websocket,
+            provider_tools = excluded.provider_tools, in_config = 1,
             updated_at = excluded.updated_at`
       }
       const groupRows = yield* decodeRows(Name)(yield* sql`SELECT name FROM groups WHERE in_config = 1 ORDER BY name`)

@@ -5,6 +5,7 @@
 import type { TokenUsage } from "../domain/usage.js"
 import { toResponsesUsage } from "../domain/usage.js"
 import { newId } from "../domain/ids.js"
+import { foldServerToolUse } from "../domain/providerTools.js"
 import { isRecord } from "./error.js"
 import { restoreToolName } from "./names.js"
 import type { AnthropicUsage, ToolNameMap } from "./types.js"
@@ -127,12 +128,15 @@ export const foldUsage = (prev: TokenUsage, u: AnthropicUsage | unknown): TokenU
   const cacheCreation = count(u["cache_creation_input_tokens"]) ?? prev.cacheCreationTokens
   const prevUncached = prev.inputTokens - prev.cacheReadTokens - prev.cacheCreationTokens
   const details = u["output_tokens_details"]
+  // Server tools billed per call (web search, web fetch), as cumulative counts too.
+  const toolCalls = foldServerToolUse(prev.toolCalls, u["server_tool_use"])
   return {
     inputTokens: (uncached ?? prevUncached) + cacheRead + cacheCreation,
     outputTokens: count(u["output_tokens"]) ?? prev.outputTokens,
     cacheReadTokens: cacheRead,
     cacheCreationTokens: cacheCreation,
-    reasoningTokens: (isRecord(details) ? count(details["thinking_tokens"]) : undefined) ?? prev.reasoningTokens
+    reasoningTokens: (isRecord(details) ? count(details["thinking_tokens"]) : undefined) ?? prev.reasoningTokens,
+    ...(toolCalls === undefined ? {} : { toolCalls })
   }
 }
 

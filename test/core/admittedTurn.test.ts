@@ -56,6 +56,7 @@ const policy = (overrides: Partial<TurnPolicy> = {}): TurnPolicy => ({
   stream: false,
   texts: () => ["hello"],
   wantsImageGeneration: false,
+  providerTools: [],
   roughInputTokens: () => 2,
   ...overrides
 })

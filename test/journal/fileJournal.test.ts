@@ -73,6 +73,13 @@ describe("a journal line", () => {
     )
   })
 
+  it("keeps the provider tool calls of its usage: a replayed settlement bills them as the live one would have", () => {
+    const base = settlement(3)
+    const s = settlement(3, { usage: { ...base.usage, toolCalls: { web_search: 2, code_execution: 1 } } })
+    const back = decodeLine(encodeLine(s))
+    expect(Result.isSuccess(back) ? back.success.usage : back.failure).toEqual(s.usage)
+  })
+
   it("that is torn or not a settlement is refused, with a reason", () => {
     const line = encodeLine(settlement(1))
     expect(Result.isFailure(decodeLine(line.slice(0, line.length - 5)))).toBe(true)

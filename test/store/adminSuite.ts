@@ -529,6 +529,32 @@ export const adminSuite = (makeBackend: () => Backend) => {
         .toMatchObject({ websocket: false, in_config: true })
     })
 
+    it("allow_provider_tools: a group added with web_search, changed, shown (default none), in the principal; unknown names refused", async () => {
+      const db = await backend.fresh()
+      const r = await start(db)
+      running.push(r)
+      const { admin } = r
+      const added = await call(admin, "POST", "/admin/groups", { name: "searchers", platform: "openai", allow_provider_tools: ["web_search"] })
+      expect(added.status).toBe(201)
+      expect(added.json).toMatchObject({ name: "searchers", allow_provider_tools: ["web_search"] })
+      expect((await call(admin, "POST", "/admin/groups", { name: "plain-tools", platform: "openai" })).json)
+        .toMatchObject({ allow_provider_tools: [] })
+      for (const bad of [["web_browse"], "web_search", null]) {
+        expectEnvelope(await call(admin, "POST", "/admin/groups", { name: "bad-tools", platform: "openai", allow_provider_tools: bad }), 400, "invalid_request")
+        expectEnvelope(await call(admin, "PATCH", "/admin/groups/searchers", { allow_provider_tools: bad }), 400, "invalid_request")
+      }
+
+      const issued = await call(admin, "POST", "/admin/keys", { user: "erin", group: "searchers", name: "search-key" })
+      expect((await principalOf(db, issued.json.key))?.group.allowProviderTools).toEqual(["web_search"])
+      // A change of something else leaves it; an empty list takes every tool away.
+      expect((await call(admin, "PATCH", "/admin/groups/searchers", { rpm_limit: 10 })).json).toMatchObject({ allow_provider_tools: ["web_search"] })
+      expect((await call(admin, "PATCH", "/admin/groups/searchers", { allow_provider_tools: ["web_search", "code_interpreter"] })).json)
+        .toMatchObject({ allow_provider_tools: ["web_search", "code_interpreter"] })
+      expect((await principalOf(db, issued.json.key))?.group.allowProviderTools).toEqual(["web_search", "code_interpreter"])
+      expect((await call(admin, "PATCH", "/admin/groups/searchers", { allow_provider_tools: [] })).json).toMatchObject({ allow_provider_tools: [] })
+      expect((await principalOf(db, issued.json.key))?.group.allowProviderTools).toEqual([])
+    })
+
     it("lists the upstream accounts with their health, takes one out and reinstates it (audited)", async () => {
       const { admin, gateway } = await fresh()
       const accounts = await call(admin, "GET", "/admin/accounts")

@@ -13,6 +13,7 @@ import { sqlServices } from "../../src/store/Database.js"
 import { simulatorUpstream } from "../../src/services/upstream/simulator.js"
 import { Upstream } from "../../src/services/upstream/Upstream.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
+import { SEARCHES, startToolCallUpstream } from "../support/toolCallUpstream.js"
 import type { Backend, TestDatabase } from "./harness.js"
 
 const config = {
@@ -36,6 +37,8 @@ const config = {
 
 const OA = "sk-e2e-openai-000001"
 const AN = "sk-e2e-anthropic-0001"
+const TOOLS_OA = "sk-e2e-tools-oa-00001"
+const TOOLS_AN = "sk-e2e-tools-an-00001"
 
 /** The simulator, one frame every 40 ms: slow enough to hang up on half way. */
 const slowUpstream = Upstream.layerTest((account, request) =>
@@ -219,6 +222,91 @@ export const gatewaySuite = (makeBackend: () => Backend) => {
       const disabled = await usageOf(gw, "sk-e2e-disabled-00001")
       expect(disabled.status).toBe(401)
       expect(disabled.body.error?.code).toBe("api_key_disabled")
+    })
+  })
+
+  describe("what an answer costs beyond its tokens, and what the balance check sees before the call", () => {
+    /** A gateway on the SQL store in front of an upstream whose answers report two web searches each. */
+    const startWithTools = async () => {
+      const upstream = await startToolCallUpstream()
+      const gw = await startGateway({
+        config: {
+          groups: [{ name: "search", platform: "openai", allow_provider_tools: ["web_search"] }, {
+            name: "search-an",
+            platform: "anthropic",
+            allow_provider_tools: ["web_search"]
+          }],
+          users: [{ name: "frank", balance_usd: 1 }],
+          keys: [{ key: TOOLS_OA, user: "frank", group: "search" }, { key: TOOLS_AN, user: "frank", group: "search-an" }],
+          accounts: [
+            { name: "up-oa", platform: "openai", base_url: `${upstream.url}/v1`, api_key_env: "UP_OA", groups: ["search"] },
+            { name: "up-an", platform: "anthropic", base_url: upstream.url, api_key_env: "UP_AN", groups: ["search-an"] }
+          ],
+          // Tokens free, searches $0.025 each; input of the "pricey" model $100 per million tokens.
+          prices: [{ model: "free", input: 0, output: 0 }, { model: "pricey", input: 100, output: 0 }],
+          tool_prices: { web_search: 25 }
+        },
+        env: { UP_OA: "sk-up-oa", UP_AN: "sk-up-an" },
+        services: sqlServices((await backend.fresh()).target, { reportOrphans: false }),
+        settings: { streamOverdraftMicros: 100_000 }
+      })
+      open.push(gw)
+      return { gw, upstream }
+    }
+
+    it("each web search an answer reports is billed at the configured per-call price, JSON and stream, on both doors", async () => {
+      const { gw, upstream } = await startWithTools()
+      try {
+        const tools = [{ type: "web_search" }]
+        expect((await post(gw, TOOLS_OA, { model: "free", input: "look it up", tools })).status).toBe(200)
+        expect((await post(gw, TOOLS_OA, { model: "free", input: "look it up", tools, stream: true })).status).toBe(200)
+        const messages = await fetch(`${gw.url}/v1/messages`, {
+          method: "POST",
+          headers: { "x-api-key": TOOLS_AN, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "free",
+            max_tokens: 10,
+            stream: true,
+            tools: [{ type: "web_search_20250305", name: "web_search" }],
+            messages: [{ role: "user", content: "look it up" }]
+          })
+        })
+        expect(messages.status).toBe(200)
+        expect(await messages.text()).toContain("message_stop")
+
+        const searches = 3 * SEARCHES
+        let usage: UsageBody | undefined
+        for (let i = 0; i < 100; i++) {
+          const oa = (await usageOf(gw, TOOLS_OA)).body
+          const an = (await usageOf(gw, TOOLS_AN)).body
+          if (oa.usage.total.requests === 2 && an.usage.total.requests === 1) {
+            usage = oa
+            break
+          }
+          await new Promise((r) => setTimeout(r, 20))
+        }
+        expect(micros(usage?.usage.total.cost ?? 0)).toBe(2 * SEARCHES * 25_000)
+        expect(micros(usage?.balance ?? 0)).toBe(1_000_000 - searches * 25_000)
+      } finally {
+        await upstream.close()
+      }
+    })
+
+    it("a request whose input is estimated past the balance and the overdraft is refused 402; the upstream never hears it", async () => {
+      const { gw, upstream } = await startWithTools()
+      try {
+        // 60,000 characters: 15,000 tokens at $100 per million, about 1.50 USD against 1 USD + 0.10.
+        const refused = await post(gw, TOOLS_OA, { model: "pricey", input: "a".repeat(60_000) })
+        expect(refused.status).toBe(402)
+        expect((JSON.parse(refused.text) as { error: { code: string } }).error.code).toBe("insufficient_balance")
+        expect(upstream.requests).toHaveLength(0)
+        // About 1.05 USD: within the overdraft. A small one passes too.
+        expect((await post(gw, TOOLS_OA, { model: "pricey", input: "a".repeat(42_000) })).status).toBe(200)
+        expect((await post(gw, TOOLS_OA, { model: "pricey", input: "hi" })).status).toBe(200)
+        expect(upstream.requests).toHaveLength(2)
+      } finally {
+        await upstream.close()
+      }
     })
   })
 }

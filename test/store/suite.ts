@@ -247,6 +247,20 @@ export const storeSuite = (makeBackend: () => Backend) => {
       expect(await one(second, "SELECT websocket FROM groups WHERE name = 'paid'")).toBe(1)
     })
 
+    it("carries the file's allow_provider_tools of a group into the principal (absent: none); removed at the next start", async () => {
+      const db = await fresh()
+      const config = storeConfig()
+      const allowed = { ...config, groups: config.groups.map((g) => (g.name === "paid" ? { ...g, allow_provider_tools: ["web_search", "file_search"] } : g)) }
+      const first = open(db, allowed)
+      expect((await principal(first, "sk-store-alice-paid")).group.allowProviderTools).toEqual(["web_search", "file_search"])
+      expect((await principal(first, "sk-store-alice-plain")).group.allowProviderTools).toEqual([])
+      await first.dispose()
+
+      const second = open(db, config)
+      expect((await principal(second, "sk-store-alice-paid")).group.allowProviderTools).toEqual([])
+      expect(await query(second, "SELECT provider_tools FROM groups WHERE name = 'paid'")).toEqual([{ provider_tools: null }])
+    })
+
     it("a group written before migration 9 allows the WebSocket transport once migrated", async () => {
       const db = await fresh()
       await Effect.runPromise(

@@ -155,8 +155,8 @@ describe.each(SERVERS)("Responses WebSocket messages (%s server)", (server) => {
     it("stream_id lanes: error event 400 invalid_stream_id", () =>
       refusedWith({ type: "response.create", model, input: "hi", stream_id: "lane-1" }, "invalid_stream_id", "stream_id"))
 
-    it("background: error event 400 unsupported_parameter", () =>
-      refusedWith({ type: "response.create", model, input: "hi", background: true }, "unsupported_parameter", "background"))
+    it("background: error event 400 background_not_supported (its work would be done, and billed, after the turn)", () =>
+      refusedWith({ type: "response.create", model, input: "hi", background: true }, "background_not_supported", "background"))
 
     it("a binary frame: error event 400 (as a text frame)", () => refusedWith(Buffer.from("{}"), "invalid_message", null))
 

@@ -11,7 +11,8 @@ import type { Budget, RoutePlan } from "../../core/admittedTurn.js"
 import type { InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { anthropicPassthroughHeaders, type ClientHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
-import { emptyUsage } from "../../domain/usage.js"
+import { messagesToolCalls } from "../../domain/providerTools.js"
+import { emptyUsage, withToolCalls } from "../../domain/usage.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { mayCarryOurThinking, withoutOurThinking } from "../../translate/messages/signature.js"
@@ -76,7 +77,8 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
 
       const json = (answer: Answer) =>
         Effect.map(answerJson(answer), ({ body, text }) => {
-          const usage = reported(foldUsage(emptyUsage, body["usage"]))
+          // Web searches and fetches are in usage.server_tool_use; code execution calls only as blocks.
+          const usage = reported(withToolCalls(foldUsage(emptyUsage, body["usage"]), messagesToolCalls(body["content"])))
           if (body["model"] === request.model || typeof body["model"] !== "string") return { answer: rawJson(text), usage }
           body["model"] = request.model
           return { answer: jsonReply(body), usage }
@@ -91,7 +93,10 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
           if (reported !== undefined) return reported
           const start = state.startUsage()
           const estimate = estimatedUsage(principal.group.name, start === undefined ? messagesTexts(request.body) : [], state.outputSoFar())
-          return start === undefined ? estimate : Effect.map(estimate, (u) => ({ ...start, outputTokens: u.outputTokens }))
+          return Effect.map(
+            estimate,
+            (u) => withToolCalls(start === undefined ? u : { ...start, outputTokens: u.outputTokens }, state.toolCallsSoFar())
+          )
         })
         const frames = relaySse(answer.response.body, {
           guard: frameGuard(answer.account),

@@ -71,7 +71,7 @@ export const makeMessagesHandlers = Effect.gen(function*() {
     const turn = yield* admit({
       requestId,
       principal,
-      policy: messagesPolicy(validated),
+      policy: messagesPolicy(validated, principal.group.platform),
       session,
       plan: ({ budget, metricModel }) =>
         planner({ requestId, principal, request: validated, rawBody, metricModel, budget, clientHeaders: request.headers, session }),

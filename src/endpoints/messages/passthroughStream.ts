@@ -6,7 +6,8 @@
  * event, so the client knows it is cut rather than complete. Pure and synchronous; one per stream.
  */
 import { eventData, type SseFrame } from "../../domain/sse.js"
-import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
+import { messagesCallOf, type ToolCalls, withCall } from "../../domain/providerTools.js"
+import { emptyUsage, type TokenUsage, withToolCalls } from "../../domain/usage.js"
 import { foldUsage } from "../../translate/output.js"
 import type { EventOut } from "../kit/eventOut.js"
 import { errorEvent } from "./events.js"
@@ -27,6 +28,7 @@ export interface Ending {
 
 export class MessagesPassthrough {
   private usage: TokenUsage | undefined
+  private toolCalls: ToolCalls = {}
   /** Whether `message_delta` said how much was produced (else the output must be estimated). */
   private outputReported = false
   private ended = false
@@ -54,6 +56,14 @@ export class MessagesPassthrough {
         message["model"] = this.requestedModel
         return out.event("message_start", JSON.stringify(event))
       }
+      case "content_block_start": {
+        // A server tool call, billed per call: usage counts no code execution, and a cut stream no usage.
+        if (frame.data.includes(`"server_tool_use"`)) {
+          const tool = messagesCallOf(parse(frame.data)?.["content_block"])
+          if (tool !== undefined) this.toolCalls = withCall(this.toolCalls, tool)
+        }
+        return out.frame(frame)
+      }
       case "message_delta": {
         const usage = parse(frame.data)?.["usage"]
         if (isRecord(usage)) {
@@ -80,9 +90,14 @@ export class MessagesPassthrough {
     out.event(error.type, JSON.stringify(error))
   }
 
-  /** The usage as the upstream reported it; undefined when the output was never reported. */
+  /** The usage as the upstream reported it, with the server tool calls; undefined when the output was never reported. */
   reportedUsage(): TokenUsage | undefined {
-    return this.outputReported ? this.usage : undefined
+    return this.outputReported && this.usage !== undefined ? withToolCalls(this.usage, this.toolCalls) : undefined
+  }
+
+  /** The server tool calls the upstream started so far. */
+  toolCallsSoFar(): ToolCalls {
+    return this.toolCalls
   }
 
   /** The exact input `message_start` gave, if it came (a cut stream keeps it and estimates only the output). */

@@ -3,6 +3,8 @@
  * results) for moderation and the rough token count. Pure.
  */
 import type { TurnPolicy } from "../../core/admittedTurn.js"
+import type { Platform } from "../../domain/config.js"
+import { messagesToolOf, type ProviderTool, providerToolsIn } from "../../domain/providerTools.js"
 import { roughTokens } from "../responses/policy.js"
 import type { MessagesRequest } from "./validate.js"
 
@@ -36,11 +38,20 @@ export const messagesTexts = (body: Record<string, unknown>): Array<string> => {
 /** Characters / 4 of the texts and tool definitions, as for Responses requests (endpoints/responses/policy.ts). */
 export const roughMessagesTokens = (body: Record<string, unknown>): number => roughTokens(messagesTexts(body), body["tools"])
 
+/**
+ * The provider tools (billed per call upstream) a request gives its upstream: the server tools in
+ * `tools` on a group the request passes through to (every platform but `openai`). An `openai`
+ * group's translation drops server tools (translate/messages/request.ts): none reaches it.
+ */
+export const messagesProviderTools = (body: Record<string, unknown>, platform: Platform): ReadonlyArray<ProviderTool> =>
+  platform === "openai" ? [] : providerToolsIn(body["tools"], messagesToolOf)
+
 /** The Messages API has no image generation: the image gate never refuses a Messages request. */
-export const messagesPolicy = (request: MessagesRequest): TurnPolicy => ({
+export const messagesPolicy = (request: MessagesRequest, platform: Platform): TurnPolicy => ({
   model: request.model,
   stream: request.stream,
   texts: () => messagesTexts(request.body),
   wantsImageGeneration: false,
+  providerTools: messagesProviderTools(request.body, platform),
   roughInputTokens: () => roughMessagesTokens(request.body)
 })

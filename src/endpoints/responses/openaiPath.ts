@@ -10,8 +10,8 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { type ClientHeaders, type ForwardedHeaders, openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
-import { fromResponsesUsage, parseUpstreamJson } from "../../domain/upstreamJson.js"
-import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
+import { fromResponsesAnswer, parseUpstreamJson } from "../../domain/upstreamJson.js"
+import { emptyUsage, type TokenUsage, withToolCalls } from "../../domain/usage.js"
 import { json as jsonReply, rawJson } from "../kit/reply.js"
 import { taggedCounters, usageEstimated } from "../../observability/metrics.js"
 import { Settings } from "../../config/AppConfig.js"
@@ -164,7 +164,8 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
 
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body, text }) => {
-        const usage = reported(fromResponsesUsage(body["usage"]))
+        // Read before image items are stripped: the tool calls among the output are billed too.
+        const usage = reported(fromResponsesAnswer(body))
         // Re-serialise only when something must change: the model name, or image items this
         // group may not receive.
         const stripped = stripImages && stripImageCalls(body)
@@ -180,7 +181,12 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
       // Billed as the upstream reported it; a stream cut before that is billed for its input and
       // the output sent, in tokens (counted only then, never for a stream that completed).
       const usage = meteredAtEnd(() =>
-        state.reportedUsage() ?? estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar())
+        state.reportedUsage() ??
+          Effect.map(
+            estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar()),
+            // The provider tool calls the upstream finished before the cut were made: billed.
+            (estimate) => withToolCalls(estimate, state.toolCallsSoFar())
+          )
       )
       const events = relay(answer.response.body, {
         guard: frameGuard(answer.account),

@@ -8,8 +8,9 @@
  * Pure and synchronous; one instance per stream.
  */
 import { newId } from "../../domain/ids.js"
-import { fromResponsesUsage } from "../../domain/upstreamJson.js"
-import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
+import { mayHoldResponsesCall, responsesCallOf, type ToolCalls, withCall } from "../../domain/providerTools.js"
+import { fromResponsesAnswer } from "../../domain/upstreamJson.js"
+import { emptyUsage, type TokenUsage, withToolCalls } from "../../domain/usage.js"
 import { eventData, type SseFrame } from "../../domain/sse.js"
 import type { EventOut } from "../kit/eventOut.js"
 import { stripImageCalls } from "./policy.js"
@@ -66,6 +67,8 @@ export class PassthroughStream {
   private lastSequence = -1
   private terminal = false
   private usage: TokenUsage | undefined
+  /** Provider tool calls among the finished items (output_item.done), as they came. */
+  private toolCalls: ToolCalls = {}
   /** The output deltas the client was sent, as written: counted only if the upstream never reports usage. */
   private readonly deltas: Array<string> = []
   private outputChars = 0
@@ -96,6 +99,7 @@ export class PassthroughStream {
     this.lastSequence = seq ? Number(seq[1]) : this.lastSequence + 1
     if (type === "response.output_item.done") {
       this.doneEvents.push(frame.data)
+      if (mayHoldResponsesCall(frame.data)) this.countCall(parse(frame.data)?.item)
       return out.frame(frame)
     }
     if (type === undefined || !LIFECYCLE.has(type)) {
@@ -129,7 +133,10 @@ export class PassthroughStream {
     if (index !== undefined) event.output_index = index - [...this.removed].filter((r) => r < index).length
     if (typeof event["sequence_number"] === "number") event["sequence_number"] -= this.dropped
     this.lastSequence = typeof event["sequence_number"] === "number" ? event["sequence_number"] : this.lastSequence + 1
-    if (type === "response.output_item.done") this.doneEvents.push(event)
+    if (type === "response.output_item.done") {
+      this.doneEvents.push(event)
+      this.countCall(event.item)
+    }
     if (event.response) {
       stripImageCalls(event.response)
       if (LIFECYCLE.has(type)) this.observeLifecycle(type, event.response)
@@ -143,8 +150,14 @@ export class PassthroughStream {
     if (typeof response["created_at"] === "number") this.createdAt = response["created_at"]
     if (TERMINAL.has(type)) {
       this.terminal = true
-      if (response["usage"]) this.usage = fromResponsesUsage(response["usage"])
+      if (response["usage"]) this.usage = fromResponsesAnswer(response)
     }
+  }
+
+  /** A finished output item that is a provider tool call (web_search_call ...): billed per call. */
+  private countCall(item: unknown): void {
+    const tool = responsesCallOf(item)
+    if (tool !== undefined) this.toolCalls = withCall(this.toolCalls, tool)
   }
 
   /** The items the upstream finished, by output index (a later event for an index wins). */
@@ -184,9 +197,17 @@ export class PassthroughStream {
     out.event(failed.type, JSON.stringify(failed))
   }
 
-  /** The upstream's own usage figures, once its terminal event brought them. */
+  /**
+   * The upstream's own usage figures, once its terminal event brought them, with the provider tool
+   * calls among the items it finished (or its terminal output, whichever lists more).
+   */
   reportedUsage(): TokenUsage | undefined {
-    return this.usage
+    return this.usage === undefined ? undefined : withToolCalls(this.usage, this.toolCalls)
+  }
+
+  /** The provider tool calls among the items the upstream finished so far. */
+  toolCallsSoFar(): ToolCalls {
+    return this.toolCalls
   }
 
   /** The output text the client was sent so far (JSON escapes kept), for counting its tokens. */

@@ -4,6 +4,7 @@
  */
 import type { Platform } from "../../domain/config.js"
 import type { Account, Group } from "../../domain/model.js"
+import { type ProviderTool, providerToolsIn, responsesToolOf } from "../../domain/providerTools.js"
 
 /**
  * /v1/models: the group's configured list, else the union of its accounts' model mappings, else the
@@ -138,3 +139,11 @@ export const roughTokens = (texts: ReadonlyArray<string>, tools: unknown): numbe
   if (Array.isArray(tools) && tools.length > 0) chars += JSON.stringify(tools).length
   return Math.ceil(chars / 4)
 }
+
+/**
+ * The provider tools (billed per call upstream) a request gives its upstream: the hosted tools in
+ * `tools` on an `openai` group. A Messages-style group's translation drops web search and refuses
+ * the others (translate/tools.ts): nothing of the kind reaches it.
+ */
+export const providerTools = (body: Record<string, unknown>, platform: Platform): ReadonlyArray<ProviderTool> =>
+  platform === "openai" ? providerToolsIn(body["tools"], responsesToolOf) : []

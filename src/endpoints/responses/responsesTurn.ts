@@ -12,7 +12,7 @@ import type { Principal } from "../../domain/model.js"
 import { sessionOf } from "../../services/scheduler/session.js"
 import { makeMessagesPlanner } from "./messagesPath.js"
 import { makeOpenAIPlanner, type PathPlan } from "./openaiPath.js"
-import { moderationTexts, roughInputTokens, wantsImageGeneration } from "./policy.js"
+import { moderationTexts, providerTools, roughInputTokens, wantsImageGeneration } from "./policy.js"
 import type { ResponsesRequest } from "./validate.js"
 
 export interface ResponsesTurnInput<A> {
@@ -45,6 +45,7 @@ export const makeResponsesTurn = Effect.gen(function*() {
         stream: request.stream,
         texts: () => moderationTexts(request.body),
         wantsImageGeneration: wantsImageGeneration(request.body),
+        providerTools: providerTools(request.body, principal.group.platform),
         roughInputTokens: () => roughInputTokens(request.body)
       },
       session,

@@ -493,11 +493,23 @@ const correlate = (input: ResponsesBody["input"]): Result.Result<void, InvalidRe
 /** The correlation check on a raw `input` value (anything; only arrays of items are checked). */
 export const checkToolOutputs = (input: unknown): Result.Result<void, InvalidRequest> => correlate(decodeInput(input))
 
+/**
+ * A background response is answered `queued`, with no usage, and done upstream later: the gateway
+ * could never settle what it costs, so it is refused (both Responses transports).
+ */
+export const backgroundRefusal = (): InvalidRequest =>
+  invalid(
+    "background_not_supported",
+    "background mode is not supported: the gateway bills a response when it is answered; send the request without background",
+    "background"
+  )
+
 export const validateResponsesBody = (json: unknown): Result.Result<ResponsesRequest, InvalidRequest> => {
   if (!Predicate.isObject(json)) return Result.fail(invalid("invalid_json", "Request body must be a JSON object", null))
   const result = decodeBody(json)
   if (Result.isFailure(result)) return Result.fail(refusal(result.failure, json))
   const decoded = result.success
+  if (decoded.background === true) return Result.fail(backgroundRefusal())
   return Result.map(correlate(decoded.input), () => ({
     model: decoded.model,
     stream: decoded.stream === true,

@@ -7,6 +7,7 @@
 import { Result, Schema } from "effect"
 import { KeyStatus, ModerationMode, Platform } from "../../domain/config.js"
 import type { ApiKey, Group, Principal, User } from "../../domain/model.js"
+import { ToolCallsSchema } from "../../domain/providerTools.js"
 import type { Settlement } from "./SettlementJournal.js"
 
 const Count = Schema.Number.check(Schema.isInt())
@@ -61,7 +62,8 @@ const SettlementRecord = Schema.Struct({
     outputTokens: Count,
     cacheReadTokens: Count,
     cacheCreationTokens: Count,
-    reasoningTokens: Count
+    reasoningTokens: Count,
+    toolCalls: Schema.optionalKey(ToolCallsSchema)
   }),
   principal: Schema.Struct({ key: KeyRecord, user: UserRecord, group: GroupRecord })
 })

@@ -60,6 +60,11 @@ export interface SpendLimit {
   readonly remainingMicros: Micros
   /** What `usage` of the request's model costs this principal (its group's prices and multiplier). */
   readonly costOf: (usage: TokenUsage) => Micros
+  /**
+   * The refusal of a request whose estimated cost `remainingMicros` (with the overdraft) cannot pay,
+   * from the bound that is least: the key's quota, the balance, or a subscription window.
+   */
+  readonly shortOf: (estimatedMicros: Micros) => InsufficientQuota | RateLimited
 }
 
 export interface QuotaShape {

@@ -6,11 +6,11 @@ import { Clock, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.js"
 import type { GatewayData } from "../../config/resolve.js"
 import type { Micros, Principal } from "../../domain/model.js"
-import { charge } from "../../domain/pricing.js"
+import { charge, packagePrices } from "../../domain/pricing.js"
 import { addSpend, emptySpends, noLimits, type Subscription, type SubscriptionFigures, type WindowSpends } from "../../domain/subscription.js"
 import type { TokenUsage } from "../../domain/usage.js"
 import { addTotals, dayOf, type UsageTotals, zeroTotals } from "../../domain/usageReport.js"
-import { eligibility, spendLimit } from "./eligibility.js"
+import { remaining, spendLimit } from "./eligibility.js"
 import { notCharged, Quota, type QuotaShape } from "./Quota.js"
 
 const totalsOf = (usage: TokenUsage, cost: Micros): UsageTotals => ({
@@ -46,19 +46,19 @@ const makeMemory = (data: GatewayData): QuotaShape => {
     check: (p, model) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.map(
-          eligibility(p, {
+          remaining(p, {
             quotaUsedMicros: quotaUsed.get(p.key.id) ?? 0,
             balanceMicros: balances.get(p.user.name) ?? p.user.balanceMicros,
             subscription: subscriptionOf(p)
           }, now),
-          (left) => spendLimit(left, (usage) => charge(model, usage, p.group.rateMultiplier, data.prices).cost)
+          (left) => spendLimit(left, (usage) => charge(model, usage, p.group.rateMultiplier, data.prices, packagePrices, data.toolPrices).cost)
         )),
     settle: (s) =>
       Effect.sync(() => {
         if (settled.has(s.requestId)) return notCharged
         settled.add(s.requestId)
         const { group, key, user } = s.principal
-        const charged = charge(s.model, s.usage, group.rateMultiplier, data.prices)
+        const charged = charge(s.model, s.usage, group.rateMultiplier, data.prices, packagePrices, data.toolPrices)
         const cost = charged.cost
         if (group.billing === "subscription") {
           const entry = subscriptions.get(subId(user.name, group.name))

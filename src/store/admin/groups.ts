@@ -8,7 +8,8 @@ import { Clock, Effect, Schema } from "effect"
 import { AdminConflict, AdminNotFound } from "../../domain/adminErrors.js"
 import type { Micros } from "../../domain/model.js"
 import { ppm } from "../../domain/pricing.js"
-import { DbFlag, DbInt, DbIntOrNull, decodeRows, orStoreError } from "../rows.js"
+import type { ProviderTool } from "../../domain/providerTools.js"
+import { DbFlag, DbInt, DbIntOrNull, decodeRows, NameList, orStoreError, toolList } from "../rows.js"
 import { type Actor, recordAudit } from "./audit.js"
 import { forUpdate, inTransaction } from "./tx.js"
 
@@ -23,6 +24,7 @@ const GroupRow = Schema.Struct({
   rpm_limit: DbIntOrNull,
   tpm_limit: DbIntOrNull,
   websocket: DbFlag,
+  provider_tools: NameList,
   in_config: DbFlag
 })
 export type GroupRow = typeof GroupRow.Type
@@ -31,7 +33,7 @@ export const listGroups = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   return yield* decodeRows(GroupRow)(
     yield* sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, rpm_limit,
-        tpm_limit, websocket, in_config
+        tpm_limit, websocket, provider_tools, in_config
       FROM groups ORDER BY name`
   )
 }).pipe(orStoreError("listing groups failed"))
@@ -53,6 +55,8 @@ export interface NewGroup {
   readonly tpmLimit: number | null
   /** The Responses WebSocket transport is allowed for the group's keys; false: the upgrade is answered 426. */
   readonly websocket: boolean
+  /** The provider tools (billed per call upstream) the group's requests may use; empty: none. */
+  readonly providerTools: ReadonlyArray<ProviderTool>
 }
 
 /** Each field: absent leaves it (`null` removes a list or a limit). The platform is fixed at creation. */
@@ -63,7 +67,7 @@ const groupNamed = (name: string, lock = false) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const select = sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, rpm_limit,
-          tpm_limit, websocket, in_config
+          tpm_limit, websocket, provider_tools, in_config
         FROM groups WHERE name = ${name}`
     return (yield* decodeRows(GroupRow)(yield* (lock ? forUpdate(sql, select) : select)))[0]
   })
@@ -77,10 +81,12 @@ export const createGroup = (actor: Actor, g: NewGroup) =>
       return yield* new AdminConflict({ message: `a group named '${g.name}' already exists`, code: "group_exists" })
     }
     yield* sql`INSERT INTO groups (name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation,
-        daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, websocket, in_config, updated_at)
+        daily_limit_micros, weekly_limit_micros, monthly_limit_micros, rpm_limit, tpm_limit, websocket, provider_tools, in_config,
+        updated_at)
       VALUES (${g.name}, ${g.platform}, ${g.billing}, ${g.allowImageGeneration ? 1 : 0}, ${Number(ppm(g.rateMultiplier))},
         ${g.models === null ? null : JSON.stringify(g.models)}, ${g.moderation}, ${g.dailyLimitMicros}, ${g.weeklyLimitMicros},
-        ${g.monthlyLimitMicros}, ${g.rpmLimit}, ${g.tpmLimit}, ${g.websocket ? 1 : 0}, 0, ${(yield* Clock.currentTimeMillis)})`
+        ${g.monthlyLimitMicros}, ${g.rpmLimit}, ${g.tpmLimit}, ${g.websocket ? 1 : 0}, ${toolList(g.providerTools)}, 0,
+        ${(yield* Clock.currentTimeMillis)})`
     yield* recordAudit(actor, "group.create", g.name, { ...g })
     const row = yield* groupNamed(g.name)
     if (row === undefined) return yield* Effect.die(new Error("the group just created is gone"))
@@ -112,13 +118,15 @@ export const updateGroup = (actor: Actor, name: string, c: GroupChange) =>
       monthly: c.monthlyLimitMicros === undefined ? limits?.monthly_limit_micros ?? null : c.monthlyLimitMicros,
       rpm: c.rpmLimit === undefined ? before.rpm_limit : c.rpmLimit,
       tpm: c.tpmLimit === undefined ? before.tpm_limit : c.tpmLimit,
-      websocket: c.websocket ?? before.websocket
+      websocket: c.websocket ?? before.websocket,
+      tools: c.providerTools === undefined ? before.provider_tools : c.providerTools
     }
     yield* sql`UPDATE groups SET billing = ${next.billing}, allow_image_generation = ${next.allow ? 1 : 0},
         rate_multiplier_ppm = ${next.ppm}, models = ${next.models === null ? null : JSON.stringify(next.models)},
         moderation = ${next.moderation}, daily_limit_micros = ${next.daily}, weekly_limit_micros = ${next.weekly},
         monthly_limit_micros = ${next.monthly}, rpm_limit = ${next.rpm}, tpm_limit = ${next.tpm},
-        websocket = ${next.websocket ? 1 : 0}, updated_at = ${(yield* Clock.currentTimeMillis)}
+        websocket = ${next.websocket ? 1 : 0}, provider_tools = ${toolList(next.tools ?? undefined)},
+        updated_at = ${(yield* Clock.currentTimeMillis)}
       WHERE name = ${name}`
     yield* recordAudit(actor, "group.update", name, { ...c })
     const row = yield* groupNamed(name)

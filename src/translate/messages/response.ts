@@ -3,7 +3,7 @@
  * Output items in order: reasoning -> thinking, message text and refusals -> text, function_call
  * -> tool_use. Other items (hosted tools we never request) are skipped.
  */
-import { fromResponsesUsage } from "../../domain/upstreamJson.js"
+import { fromResponsesAnswer } from "../../domain/upstreamJson.js"
 import type { TokenUsage } from "../../domain/usage.js"
 import { newId } from "../../domain/ids.js"
 import { isRecord } from "../error.js"
@@ -94,7 +94,7 @@ export const responseToMessage = (
         break
     }
   }
-  const usage = fromResponsesUsage(response["usage"])
+  const usage = fromResponsesAnswer(response)
   return {
     message: {
       id: messageIdFor(response["id"]),

@@ -13,7 +13,7 @@
  * Mutable on purpose: one instance per stream, and it runs for every event.
  */
 import { newId } from "../../domain/ids.js"
-import { fromResponsesUsage } from "../../domain/upstreamJson.js"
+import { fromResponsesAnswer, fromResponsesUsage } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import { isRecord } from "../error.js"
 import { anthropicUsage, errorTypeFor, messageIdFor, reasoningText, SUMMARY_SEPARATOR } from "./output.js"
@@ -310,7 +310,8 @@ export class MessagesStreamTranslator {
 
   private complete(response: unknown, incomplete: boolean): void {
     const r = isRecord(response) ? response : {}
-    this.report(r["usage"])
+    // With the provider tool calls among its output: billed per call.
+    if (isRecord(r["usage"])) this.reported = fromResponsesAnswer(r)
     this.closeBlock()
     let stopReason: StopReason = this.calledTool ? "tool_use" : "end_turn"
     if (incomplete || r["status"] === "incomplete") {

@@ -7,6 +7,7 @@
 import type { Envelope } from "../../../domain/envelope.js"
 import { newId } from "../../../domain/ids.js"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../../domain/jsonDepth.js"
+import { backgroundRefusal } from "../validate.js"
 
 /** What a client frame asks for. */
 export type ClientFrame =
@@ -61,7 +62,8 @@ export const parseClientFrame = (text: string): ClientFrame => {
     return refuse("invalid_type", "previous_response_id must be a string", "previous_response_id")
   }
   if (parsed["background"] === true) {
-    return refuse("unsupported_parameter", "background is not supported over WebSocket", "background")
+    const refused = backgroundRefusal()
+    return refuse(refused.code, refused.message, "background")
   }
   // The upstream gets a plain streaming create body (§4.4): the WS-only fields stay here.
   const { type: _type, generate, previous_response_id: _previous, stream_id: _lane, ...body } = parsed
