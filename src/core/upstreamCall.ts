@@ -28,7 +28,7 @@ import { countFailover } from "../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
 import { credentialRefused } from "../services/scheduler/verdict.js"
 import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../services/upstream/Upstream.js"
-import { traced, traceparentOf } from "../observability/tracing.js"
+import { attemptAttributes, traced, traceparentOf } from "../observability/tracing.js"
 import type { Attempt } from "./turnFacts.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
@@ -168,7 +168,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     // Tracing: the attempt is a span of its own, and the upstream hears of it as its parent.
     return Effect.useSpan(
       "gateway.upstream_attempt",
-      { parent, kind: "client", attributes: { "modelgate.account": account.name } },
+      { parent, kind: "client", attributes: attemptAttributes(account, input.model) },
       (span) => {
         const request = input.build(account)
         const headers = { ...request.headers, traceparent: traceparentOf(span) }

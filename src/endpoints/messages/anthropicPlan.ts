@@ -8,6 +8,7 @@ import { Effect, type Stream } from "effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../../config/AppConfig.js"
 import type { Budget, RoutePlan } from "../../core/admittedTurn.js"
+import { messagesAnswerFacts } from "../../domain/answerFacts.js"
 import type { InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { anthropicPassthroughHeaders, type ClientHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
@@ -75,7 +76,7 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
 
       const json = (answer: Answer) =>
         Effect.map(answerJson(answer), ({ body, text }) => {
-          const usage = reported(foldUsage(emptyUsage, body["usage"]))
+          const usage = reported(foldUsage(emptyUsage, body["usage"]), messagesAnswerFacts(body))
           if (body["model"] === request.model || typeof body["model"] !== "string") return { answer: rawJson(text), usage }
           body["model"] = request.model
           return { answer: jsonReply(body), usage }
@@ -91,7 +92,7 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
           const start = state.startUsage()
           const estimate = estimatedUsage(principal.group.name, start === undefined ? messagesTexts(request.body) : [], state.outputSoFar())
           return start === undefined ? estimate : Effect.map(estimate, (u) => ({ ...start, outputTokens: u.outputTokens }))
-        })
+        }, () => state.answerFacts())
         const frames = relaySse(answer.response.body, {
           frames: (frames, out) => {
             for (const frame of frames) state.onFrame(frame, out)

@@ -6,6 +6,7 @@
  */
 import { Clock, Effect, Metric, Result, type Stream } from "effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { responsesAnswerFacts } from "../../domain/answerFacts.js"
 import { type InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { type ClientHeaders, type ForwardedHeaders, openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
@@ -143,7 +144,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
 
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body, text }) => {
-        const usage = reported(fromResponsesUsage(body["usage"]))
+        const usage = reported(fromResponsesUsage(body["usage"]), responsesAnswerFacts(body))
         // Re-serialise only when something must change: the model name, or image items this
         // group may not receive.
         const stripped = stripImages && stripImageCalls(body)
@@ -158,8 +159,9 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
       const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })
       // Billed as the upstream reported it; a stream cut before that is billed for its input and
       // the output sent, in tokens (counted only then, never for a stream that completed).
-      const usage = meteredAtEnd(() =>
-        state.reportedUsage() ?? estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar())
+      const usage = meteredAtEnd(
+        () => state.reportedUsage() ?? estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar()),
+        () => state.answerFacts()
       )
       const events = relay(answer.response.body, {
         frames: (frames, out) => {

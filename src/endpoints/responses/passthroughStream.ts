@@ -7,6 +7,7 @@
  * numbers after them closed up so strict clients still see a gap-free stream.
  * Pure and synchronous; one instance per stream.
  */
+import { type AnswerFacts, responsesAnswerFacts } from "../../domain/answerFacts.js"
 import { newId } from "../../domain/ids.js"
 import { fromResponsesUsage } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
@@ -66,6 +67,8 @@ export class PassthroughStream {
   private lastSequence = -1
   private terminal = false
   private usage: TokenUsage | undefined
+  /** What the upstream's lifecycle events said of the answer (its id, model, and at the end why it stopped). */
+  private answer: AnswerFacts | undefined
   /** The output deltas the client was sent, as written: counted only if the upstream never reports usage. */
   private readonly deltas: Array<string> = []
   private outputChars = 0
@@ -141,6 +144,7 @@ export class PassthroughStream {
   private observeLifecycle(type: string, response: Record<string, unknown>): void {
     if (typeof response["id"] === "string") this.responseId = response["id"]
     if (typeof response["created_at"] === "number") this.createdAt = response["created_at"]
+    this.answer = responsesAnswerFacts(response, TERMINAL.has(type))
     if (TERMINAL.has(type)) {
       this.terminal = true
       if (response["usage"]) this.usage = fromResponsesUsage(response["usage"])
@@ -187,6 +191,11 @@ export class PassthroughStream {
   /** The upstream's own usage figures, once its terminal event brought them. */
   reportedUsage(): TokenUsage | undefined {
     return this.usage
+  }
+
+  /** What the upstream's events said of its answer so far (the finish reason only from its terminal event). */
+  answerFacts(): AnswerFacts | undefined {
+    return this.answer
   }
 
   /** The output text the client was sent so far (JSON escapes kept), for counting its tokens. */
