@@ -10,13 +10,13 @@
  * No HTTP request is read here: what a door knows of its transport (headers to forward, the
  * session) is already in its input.
  */
-import { Clock, Effect, Metric, Scope } from "effect"
+import { Clock, Effect, Scope } from "effect"
 import { AppConfig, Settings } from "../config/AppConfig.js"
 import type { AnswerFacts } from "../domain/answerFacts.js"
 import { type GatewayError, type InvalidRequest, ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import { type Account, offersModel, type Principal } from "../domain/model.js"
 import type { TokenUsage } from "../domain/usage.js"
-import { upstreamLatency } from "../observability/metrics.js"
+import { observeUpstreamLatency } from "../observability/metrics.js"
 import { currentRequestSpan, traced } from "../observability/tracing.js"
 import { Moderation } from "../services/moderation/Moderation.js"
 import { Quota } from "../services/quota/Quota.js"
@@ -178,7 +178,7 @@ export const makeAdmitTurn = Effect.gen(function*() {
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const account = attempts.at(-1)?.account
           return Effect.andThen(
-            Metric.update(upstreamLatency, now - started),
+            observeUpstreamLatency(now - started),
             settleUsage(quota, {
               requestId,
               principal,

@@ -10,7 +10,7 @@
  * at once with an SSE response and wait inside it (keep-alives while it waits): the call returns
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
-import { Clock, Data, Effect, Metric, Redacted, Result, Scope, type Tracer } from "effect"
+import { Clock, Data, Effect, Redacted, Result, Scope, type Tracer } from "effect"
 import {
   type NoAvailableAccount,
   type RateLimited,
@@ -22,7 +22,7 @@ import {
 import type { Account, Principal } from "../domain/model.js"
 import { redactSecrets } from "../domain/redact.js"
 import { decodeUpstreamError, parseUpstreamJson } from "../domain/upstreamJson.js"
-import { upstreamFirstByte } from "../observability/metrics.js"
+import { observeUpstreamFirstByte } from "../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../services/scheduler/Scheduler.js"
 import { countFailover } from "../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
@@ -193,7 +193,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
       const noted = (status: number) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => {
           state.attempts.push({ account: account.name, status, latencyMs: at - started })
-          return Effect.as(Metric.update(upstreamFirstByte, at - started), at)
+          return Effect.as(observeUpstreamFirstByte(at - started), at)
         })
       const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
         Effect.andThen(scheduler.report(account, { _tag: "Failure", status, headers, code: error.code }, input.session), Effect.fail(error))

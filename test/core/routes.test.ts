@@ -166,12 +166,18 @@ describe("/metrics", () => {
     expect(delta("models|405|method_not_allowed")).toBe(1)
   })
 
-  it("exposes upstream latency histograms after a served request", async () => {
+  it("exposes upstream latency histograms in seconds after a served request", async () => {
     await postResponses(gw.url, KEY, { model: "gpt-5.4", input: "hi" })
     const res = await call(gw.url, "/metrics")
-    expect(res.text).toMatch(/^# TYPE modelgate_upstream_latency_ms histogram$/m)
-    expect(res.text).toMatch(/^modelgate_upstream_latency_ms_bucket\{le="\+Inf"\} [1-9]\d*$/m)
-    expect(res.text).toMatch(/^modelgate_upstream_first_byte_ms_count [1-9]\d*$/m)
+    expect(res.text).toMatch(/^# TYPE modelgate_upstream_latency_seconds histogram$/m)
+    expect(res.text).toMatch(/^modelgate_upstream_latency_seconds_bucket\{le="0\.005"\} \d+$/m)
+    expect(res.text).toMatch(/^modelgate_upstream_latency_seconds_bucket\{le="\+Inf"\} [1-9]\d*$/m)
+    expect(res.text).toMatch(/^# TYPE modelgate_upstream_first_byte_seconds histogram$/m)
+    expect(res.text).toMatch(/^modelgate_upstream_first_byte_seconds_count [1-9]\d*$/m)
+    // The millisecond names stay for this release (deprecated), counting the same calls.
+    const count = (name: string) => Number(new RegExp(`^${name}_count (\\d+)$`, "m").exec(res.text)?.[1])
+    expect(count("modelgate_upstream_latency_ms")).toBe(count("modelgate_upstream_latency_seconds"))
+    expect(count("modelgate_upstream_first_byte_ms")).toBe(count("modelgate_upstream_first_byte_seconds"))
   })
 })
 
