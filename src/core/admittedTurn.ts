@@ -10,13 +10,14 @@
  * No HTTP request is read here: what a door knows of its transport (headers to forward, the
  * session) is already in its input.
  */
-import { Clock, Effect, Metric, Scope } from "effect"
+import { Clock, Effect, Scope } from "effect"
 import { AppConfig, Settings } from "../config/AppConfig.js"
+import type { AnswerFacts } from "../domain/answerFacts.js"
 import { type GatewayError, type InvalidRequest, ModelNotFound, PermissionDenied } from "../domain/errors.js"
 import { type Account, offersModel, type Principal } from "../domain/model.js"
 import { firstDenied, type ProviderTool } from "../domain/providerTools.js"
 import type { TokenUsage } from "../domain/usage.js"
-import { upstreamLatency } from "../observability/metrics.js"
+import { observeUpstreamLatency } from "../observability/metrics.js"
 import { currentRequestSpan, traced } from "../observability/tracing.js"
 import { Moderation } from "../services/moderation/Moderation.js"
 import { affordable } from "../services/quota/eligibility.js"
@@ -179,7 +180,8 @@ export const makeAdmitTurn = Effect.gen(function*() {
       // door's stream, and the settlement runs after the answer; the facts read them then.
       let attempts: ReadonlyArray<Attempt> = []
       let settled: Settled | undefined
-      const facts: TurnFacts = { headers: limits.headers, outcome: Effect.sync(() => ({ attempts, settled })) }
+      let answered: AnswerFacts | undefined
+      const facts: TurnFacts = { headers: limits.headers, outcome: Effect.sync(() => ({ attempts, settled, answered })) }
       const noted = (answer: Answer) => {
         attempts = answer.attempts
         return answer
@@ -195,7 +197,7 @@ export const makeAdmitTurn = Effect.gen(function*() {
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const account = attempts.at(-1)?.account
           return Effect.andThen(
-            Metric.update(upstreamLatency, now - started),
+            observeUpstreamLatency(now - started),
             settleUsage(quota, {
               requestId,
               principal,
@@ -214,7 +216,11 @@ export const makeAdmitTurn = Effect.gen(function*() {
       // per-minute limits learn the tokens the turn really took (none when nothing was rendered).
       let rendered: Rendered<unknown> | undefined
       const settlement = Effect.suspend(() => rendered === undefined ? Effect.undefined : rendered.usage).pipe(
-        Effect.flatMap((metered) => metered === undefined ? Effect.undefined : settle(metered))
+        Effect.flatMap((metered) => {
+          if (metered === undefined) return Effect.undefined
+          answered = metered.answer
+          return settle(metered)
+        })
       )
       yield* afterAnswer(
         Effect.flatMap(traced(span, "gateway.settlement", settlement), (recorded) => {

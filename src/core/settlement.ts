@@ -9,15 +9,20 @@
  * upstream served them either way.
  */
 import { Effect, Metric } from "effect"
+import type { AnswerFacts } from "../domain/answerFacts.js"
 import type { TokenUsage } from "../domain/usage.js"
 import { costMicrosTotal, countInputTokens, taggedCounters, tokensTotal, unpricedRequests } from "../observability/metrics.js"
 import type { QuotaShape, Settlement } from "../services/quota/Quota.js"
 import type { Settled } from "./turnFacts.js"
 
-/** What an answer used: as the upstream reported it, or (a stream cut before it said) estimated. */
+/**
+ * What an answer used: as the upstream reported it, or (a stream cut before it said) estimated;
+ * with what the upstream said of the answer (its id, model, stop reason: for the request's span).
+ */
 export interface Metered {
   readonly usage: TokenUsage
   readonly estimated: boolean
+  readonly answer?: AnswerFacts | undefined
 }
 
 /**
@@ -30,19 +35,25 @@ export interface Rendered<A> {
   readonly usage: Effect.Effect<Metered | undefined>
 }
 
-/** A usage the upstream reported, known as the answer is rendered. */
-export const reported = (usage: TokenUsage): Effect.Effect<Metered> => Effect.succeed({ usage, estimated: false })
+/** A usage the upstream reported, known as the answer is rendered (with what it said of the answer). */
+export const reported = (usage: TokenUsage, answer?: AnswerFacts): Effect.Effect<Metered> =>
+  Effect.succeed({ usage, estimated: false, answer })
 
 /**
  * A stream's usage at its end: `read` gives what the upstream reported, or an Effect estimating it
  * (counting tokens) when the upstream never said; that is settled and stored as estimated.
+ * `answer` reads what the stream's events said of the answer, as far as they came.
  */
-export const meteredAtEnd = (read: () => TokenUsage | Effect.Effect<TokenUsage>): Effect.Effect<Metered> =>
+export const meteredAtEnd = (
+  read: () => TokenUsage | Effect.Effect<TokenUsage>,
+  answer?: () => AnswerFacts | undefined
+): Effect.Effect<Metered> =>
   Effect.suspend(() => {
     const usage = read()
+    const facts = answer?.()
     return Effect.isEffect(usage)
-      ? Effect.map(usage, (u): Metered => ({ usage: u, estimated: true }))
-      : Effect.succeed({ usage, estimated: false })
+      ? Effect.map(usage, (u): Metered => ({ usage: u, estimated: true, answer: facts }))
+      : Effect.succeed({ usage, estimated: false, answer: facts })
   })
 
 /** The same rendering with its answer mapped (an encoder over it). */
@@ -69,6 +80,8 @@ export const settleUsage = (
   const tokens = (costMicros: number | undefined): Settled => ({
     inputTokens: usage.inputTokens,
     outputTokens: usage.outputTokens,
+    cacheReadTokens: usage.cacheReadTokens,
+    cacheCreationTokens: usage.cacheCreationTokens,
     costMicros
   })
   // An estimate (a stream cut before the upstream reported usage) knows nothing of the cache.

@@ -4,6 +4,7 @@
  * the rate-limit headers of its admission, and what its settlement recorded.
  */
 import { Data, Effect } from "effect"
+import type { AnswerFacts } from "../domain/answerFacts.js"
 import type { GatewayError } from "../domain/errors.js"
 
 /** One upstream attempt: the account tried, its answer's HTTP status (0: none came), the time to it. */
@@ -16,8 +17,11 @@ export interface Attempt {
 
 /** What a settlement recorded: the tokens, and the cost (undefined: journaled, priced when written). */
 export interface Settled {
+  /** Cache reads and writes included (domain/usage.ts). */
   readonly inputTokens: number
   readonly outputTokens: number
+  readonly cacheReadTokens: number
+  readonly cacheCreationTokens: number
   readonly costMicros: number | undefined
 }
 
@@ -27,6 +31,8 @@ export interface TurnOutcome {
   readonly attempts: ReadonlyArray<Attempt>
   /** Undefined: nothing was rendered to bill (the turn failed, or its wait did). */
   readonly settled: Settled | undefined
+  /** What the upstream said of the answer it rendered (its id, model, stop reason), as far as it said. */
+  readonly answered?: AnswerFacts | undefined
 }
 
 /** What the core tells a door about a turn besides its answer (or its error). */

@@ -10,7 +10,7 @@
  * at once with an SSE response and wait inside it (keep-alives while it waits): the call returns
  * `Waiting` with the rest of the work for the stream to run. Nothing waits when a slot is free.
  */
-import { Clock, Data, Effect, Metric, Redacted, Result, Scope, type Tracer } from "effect"
+import { Clock, Data, Effect, Redacted, Result, Scope, type Tracer } from "effect"
 import {
   type NoAvailableAccount,
   type RateLimited,
@@ -23,13 +23,13 @@ import type { Account, Principal } from "../domain/model.js"
 import { redactSecrets } from "../domain/redact.js"
 import { isEventStream } from "../domain/sse.js"
 import { decodeUpstreamError, parseUpstreamJson } from "../domain/upstreamJson.js"
-import { upstreamFirstByte } from "../observability/metrics.js"
+import { observeUpstreamFirstByte } from "../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../services/scheduler/Scheduler.js"
 import { countFailover } from "../services/scheduler/metrics.js"
 import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
 import { credentialRefused } from "../services/scheduler/verdict.js"
 import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../services/upstream/Upstream.js"
-import { traced, traceparentOf } from "../observability/tracing.js"
+import { attemptAttributes, traced, traceparentOf } from "../observability/tracing.js"
 import type { Attempt } from "./turnFacts.js"
 
 const ERROR_BODY_LIMIT = 64 * 1024
@@ -183,7 +183,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     // Tracing: the attempt is a span of its own, and the upstream hears of it as its parent.
     return Effect.useSpan(
       "gateway.upstream_attempt",
-      { parent, kind: "client", attributes: { "modelgate.account": account.name } },
+      { parent, kind: "client", attributes: attemptAttributes(account, input.model) },
       (span) => {
         const request = input.build(account)
         const headers = { ...request.headers, traceparent: traceparentOf(span) }
@@ -210,7 +210,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
       const noted = (status: number) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => {
           state.attempts.push({ account: account.name, status, latencyMs: at - started })
-          return Effect.as(Metric.update(upstreamFirstByte, at - started), at)
+          return Effect.as(observeUpstreamFirstByte(at - started), at)
         })
       const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
         Effect.andThen(report({ _tag: "Failure", status, headers, code: error.code }), Effect.fail(error))

@@ -2,7 +2,7 @@
  * The operator's endpoints: GET /health (liveness), GET /readyz (readiness: the database and Redis
  * answer and the gateway is not draining) and GET /metrics (Prometheus text of every Effect metric
  * in the process, through effect/observability's PrometheusMetrics, the scheduler's slot gauges read
- * at scrape time).
+ * at scrape time, then the process's own figures: observability/processMetrics.ts).
  */
 import { timingSafeEqual } from "node:crypto"
 import { Effect, Metric, Redacted } from "effect"
@@ -11,6 +11,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 import { Unauthenticated } from "../domain/errors.js"
 import { declareWebsocketSeries, keyLabel } from "../observability/metrics.js"
+import { type EventLoopMonitor, processMetricsText } from "../observability/processMetrics.js"
 import type { ReadinessShape } from "../services/readiness/Readiness.js"
 import type { SchedulerShape } from "../services/scheduler/Scheduler.js"
 import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
@@ -46,10 +47,14 @@ const collectSlotGauges = (scheduler: SchedulerShape) =>
 
 /**
  * Prometheus text exposition (version 0.0.4) of every metric in the registry, the series that
- * exist before their first event (declareWebsocketSeries) among them.
+ * exist before their first event (declareWebsocketSeries) among them, and the process's figures.
  */
-export const prometheusText = (scheduler: SchedulerShape): Effect.Effect<string> =>
-  collectSlotGauges(scheduler).pipe(Effect.andThen(declareWebsocketSeries), Effect.andThen(PrometheusMetrics.format()))
+export const prometheusText = (scheduler: SchedulerShape, loop: EventLoopMonitor): Effect.Effect<string> =>
+  collectSlotGauges(scheduler).pipe(
+    Effect.andThen(declareWebsocketSeries),
+    Effect.andThen(PrometheusMetrics.format()),
+    Effect.flatMap((text) => Effect.map(processMetricsText(loop), (process) => text + process))
+  )
 
 export const health = Effect.succeed(json({ status: "ok" }))
 
@@ -66,9 +71,9 @@ export const readyz = (readiness: ReadinessShape) =>
  * GET /metrics; with a token (METRICS_TOKEN), only for `Authorization: Bearer <token>` (401 in the
  * envelope otherwise), so the scrape can be exposed where the API is.
  */
-export const metrics = (scheduler: SchedulerShape, token: Redacted.Redacted<string> | undefined) => {
+export const metrics = (scheduler: SchedulerShape, token: Redacted.Redacted<string> | undefined, loop: EventLoopMonitor) => {
   const render = Effect.map(
-    prometheusText(scheduler),
+    prometheusText(scheduler, loop),
     (body) => HttpServerResponse.text(body, { contentType: "text/plain; version=0.0.4" })
   )
   if (token === undefined) return render

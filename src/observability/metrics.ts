@@ -11,17 +11,38 @@ export const requestsTotal = Metric.counter("modelgate_requests_total", {
   incremental: true
 })
 
-const latencyBuckets = Metric.exponentialBoundaries({ start: 5, factor: 2, count: 14 })
+/** 5 ms to 41 s, doubling (the `_ms` histograms' buckets, in seconds). */
+const secondsBuckets = Metric.exponentialBoundaries({ start: 0.005, factor: 2, count: 14 })
 
-export const upstreamLatency = Metric.histogram("modelgate_upstream_latency_ms", {
-  boundaries: latencyBuckets,
-  description: "Upstream call duration until the answer is complete"
+export const upstreamLatency = Metric.histogram("modelgate_upstream_latency_seconds", {
+  boundaries: secondsBuckets,
+  description: "Upstream call duration until the answer is complete, seconds"
 })
 
-export const upstreamFirstByte = Metric.histogram("modelgate_upstream_first_byte_ms", {
-  boundaries: latencyBuckets,
-  description: "Time from sending the upstream request to its response headers"
+export const upstreamFirstByte = Metric.histogram("modelgate_upstream_first_byte_seconds", {
+  boundaries: secondsBuckets,
+  description: "Time from sending the upstream request to its response headers, seconds"
 })
+
+// The same in milliseconds under their former names, kept for this release so dashboards can move
+// to the `_seconds` names (Prometheus' base unit); deprecated, to be removed in the next.
+const latencyBucketsMs = Metric.exponentialBoundaries({ start: 5, factor: 2, count: 14 })
+const upstreamLatencyMs = Metric.histogram("modelgate_upstream_latency_ms", {
+  boundaries: latencyBucketsMs,
+  description: "Deprecated: modelgate_upstream_latency_seconds in milliseconds"
+})
+const upstreamFirstByteMs = Metric.histogram("modelgate_upstream_first_byte_ms", {
+  boundaries: latencyBucketsMs,
+  description: "Deprecated: modelgate_upstream_first_byte_seconds in milliseconds"
+})
+
+/** Records an upstream call's duration until its answer is complete (`modelgate_upstream_latency_seconds`). */
+export const observeUpstreamLatency = (millis: number): Effect.Effect<void> =>
+  Effect.andThen(Metric.update(upstreamLatency, millis / 1000), Metric.update(upstreamLatencyMs, millis))
+
+/** Records an attempt's time to its answer's headers (`modelgate_upstream_first_byte_seconds`). */
+export const observeUpstreamFirstByte = (millis: number): Effect.Effect<void> =>
+  Effect.andThen(Metric.update(upstreamFirstByte, millis / 1000), Metric.update(upstreamFirstByteMs, millis))
 
 export const tokensTotal = Metric.counter("modelgate_tokens_total", { description: "Tokens settled", incremental: true })
 export const costMicrosTotal = Metric.counter("modelgate_cost_micro_usd_total", {

@@ -4,6 +4,8 @@
  * (route, status, group, model, account, tokens, cost: observability/requestFacts.ts), with child
  * spans for the policy checks, scheduling, each upstream attempt and the settlement; the upstream
  * attempt's span goes upstream as W3C `traceparent`. A client's own `traceparent` is the parent.
+ * What a model turn came to is named as OpenTelemetry's GenAI semantic conventions name it
+ * (`gen_ai.*`, `genAiAttributes`); the rest is `modelgate.*`.
  *
  * With it off (the default) the request path makes no span at all: the app never creates the root
  * span, and `traced` hands back the effect unwrapped when the request has none.
@@ -18,6 +20,7 @@ import * as HttpTraceContext from "effect/http/HttpTraceContext"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import * as OtlpTracer from "effect/observability/OtlpTracer"
+import { type Account, upstreamModel } from "../domain/model.js"
 import type { RequestFacts } from "./requestFacts.js"
 
 /** The W3C `traceparent` naming `span` as the parent: `00-<trace id>-<span id>-<flags>`. */
@@ -48,13 +51,56 @@ export const currentRequestSpan: Context.Reference<Tracer.Span | undefined> = Co
   { defaultValue: () => undefined }
 )
 
-/** The request's server span, its parent the client's `traceparent` (or b3) when it sent one. */
-export const startRequestSpan = (request: HttpServerRequest.HttpServerRequest, path: string, route: string) =>
+/** GenAI semantic conventions: what a model turn (Responses, Messages) is, for samplers too. */
+export const CHAT_OPERATION = { "gen_ai.operation.name": "chat" } as const
+
+/**
+ * The request's server span, its parent the client's `traceparent` (or b3) when it sent one;
+ * `turn`: the request is a model turn (`gen_ai.operation.name`).
+ */
+export const startRequestSpan = (request: HttpServerRequest.HttpServerRequest, path: string, route: string, turn = false) =>
   Effect.makeSpan(`${request.method} ${route}`, {
     kind: "server",
     parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)),
-    attributes: { "http.request.method": request.method, "url.path": path, "http.route": route }
+    attributes: { "http.request.method": request.method, "url.path": path, "http.route": route, ...(turn ? CHAT_OPERATION : {}) }
   })
+
+/**
+ * An upstream attempt's span (a client span, in the GenAI conventions' terms): the account, its
+ * platform, the model asked of it, and the host and port it is called at.
+ */
+export const attemptAttributes = (account: Account, requestedModel: string): Record<string, unknown> => {
+  const attributes: Record<string, unknown> = {
+    "modelgate.account": account.name,
+    "gen_ai.provider.name": account.platform,
+    "gen_ai.request.model": upstreamModel(account, requestedModel)
+  }
+  if (!URL.canParse(account.baseUrl)) return attributes
+  const url = new URL(account.baseUrl)
+  attributes["server.address"] = url.hostname.replace(/^\[(.*)\]$/, "$1")
+  attributes["server.port"] = url.port !== "" ? Number(url.port) : url.protocol === "http:" ? 80 : 443
+  return attributes
+}
+
+/**
+ * The GenAI semantic conventions' attributes of what a turn came to (the operation name is set at
+ * the span's start): the provider, the requested model, what the upstream said of its answer, and
+ * the tokens settled (input with cache reads and writes included, as the conventions count them).
+ */
+const genAiAttributes = (span: Tracer.Span, facts: RequestFacts) => {
+  if (facts.platform !== undefined) span.attribute("gen_ai.provider.name", facts.platform)
+  if (facts.model !== undefined) span.attribute("gen_ai.request.model", facts.model)
+  const answer = facts.answer
+  if (answer !== undefined) {
+    if (answer.id !== undefined) span.attribute("gen_ai.response.id", answer.id)
+    if (answer.model !== undefined) span.attribute("gen_ai.response.model", answer.model)
+    if (answer.finishReason !== undefined) span.attribute("gen_ai.response.finish_reasons", [answer.finishReason])
+  }
+  if (facts.inputTokens !== undefined) span.attribute("gen_ai.usage.input_tokens", facts.inputTokens)
+  if (facts.outputTokens !== undefined) span.attribute("gen_ai.usage.output_tokens", facts.outputTokens)
+  if (facts.cacheReadTokens !== undefined) span.attribute("gen_ai.usage.cache_read.input_tokens", facts.cacheReadTokens)
+  if (facts.cacheCreationTokens !== undefined) span.attribute("gen_ai.usage.cache_creation.input_tokens", facts.cacheCreationTokens)
+}
 
 /** Ends the request's span with what it came to. */
 export const endRequestSpan = (
@@ -69,12 +115,10 @@ export const endRequestSpan = (
   if (facts === undefined) return span.end(endNanos, status >= 500 ? Exit.fail(code) : Exit.void)
   span.attribute("modelgate.key", facts.keyId)
   span.attribute("modelgate.group", facts.group)
-  if (facts.model !== undefined) span.attribute("gen_ai.request.model", facts.model)
+  genAiAttributes(span, facts)
   if (facts.account !== undefined) span.attribute("modelgate.account", facts.account)
   if (facts.upstreamStatus !== undefined) span.attribute("modelgate.upstream.status_code", facts.upstreamStatus)
   if (facts.attempts !== undefined) span.attribute("modelgate.upstream.attempts", facts.attempts)
-  if (facts.inputTokens !== undefined) span.attribute("gen_ai.usage.input_tokens", facts.inputTokens)
-  if (facts.outputTokens !== undefined) span.attribute("gen_ai.usage.output_tokens", facts.outputTokens)
   if (facts.costMicros !== undefined) span.attribute("modelgate.cost_usd", facts.costMicros / 1_000_000)
   span.end(endNanos, status >= 500 ? Exit.fail(code) : Exit.void)
 }

@@ -209,7 +209,9 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
         }
       })
     if (!tracing) return Effect.updateContext(Effect.andThen(logged(undefined), served), requestContext(id, undefined))
-    return startRequestSpan(request, path, routeTemplate(path)).pipe(
+    // A model turn (not count_tokens, not the WebSocket upgrade: its turns have spans of their own).
+    const turn = door === dispatched.responses || door === dispatched.messages
+    return startRequestSpan(request, path, routeTemplate(path), turn).pipe(
       Effect.tap(logged),
       Effect.flatMap((span): GatewayApp => Effect.updateContext(Effect.withParentSpan(served, span), requestContext(id, span)))
     )

@@ -14,6 +14,7 @@ import { type Envelope, envelopeOf, methodNotAllowed, RouteRefused, routeNotFoun
 import type { GatewayError } from "../domain/errors.js"
 import { makeModelsHandlers } from "../endpoints/models.js"
 import { health, metrics, readyz } from "../endpoints/ops.js"
+import { monitorEventLoop } from "../observability/processMetrics.js"
 import { makeUsageHandler } from "../endpoints/usage.js"
 import { makeResponsesHandler } from "../endpoints/responses/handler.js"
 import { responsesSubpath } from "../endpoints/responses/subpath.js"
@@ -196,7 +197,7 @@ export const makeRouterWith = (options: RouterOptions) => Effect.gen(function*()
     HttpRouter.route("GET", "/v1/usage", usage),
     HttpRouter.route("GET", "/health", health),
     HttpRouter.route("GET", "/readyz", readyz(readiness)),
-    HttpRouter.route("GET", "/metrics", metrics(scheduler, settings.metricsToken)),
+    HttpRouter.route("GET", "/metrics", metrics(scheduler, settings.metricsToken, yield* monitorEventLoop)),
     // The dashboard's key-holder view (its operator view is on the admin listener); `/ui/*` also
     // takes `/ui`.
     HttpRouter.route("GET", "/ui/*", uiHandler("key")),

@@ -166,12 +166,41 @@ describe("/metrics", () => {
     expect(delta("models|405|method_not_allowed")).toBe(1)
   })
 
-  it("exposes upstream latency histograms after a served request", async () => {
+  it("exposes upstream latency histograms in seconds after a served request", async () => {
     await postResponses(gw.url, KEY, { model: "gpt-5.4", input: "hi" })
     const res = await call(gw.url, "/metrics")
-    expect(res.text).toMatch(/^# TYPE modelgate_upstream_latency_ms histogram$/m)
-    expect(res.text).toMatch(/^modelgate_upstream_latency_ms_bucket\{le="\+Inf"\} [1-9]\d*$/m)
-    expect(res.text).toMatch(/^modelgate_upstream_first_byte_ms_count [1-9]\d*$/m)
+    expect(res.text).toMatch(/^# TYPE modelgate_upstream_latency_seconds histogram$/m)
+    expect(res.text).toMatch(/^modelgate_upstream_latency_seconds_bucket\{le="0\.005"\} \d+$/m)
+    expect(res.text).toMatch(/^modelgate_upstream_latency_seconds_bucket\{le="\+Inf"\} [1-9]\d*$/m)
+    expect(res.text).toMatch(/^# TYPE modelgate_upstream_first_byte_seconds histogram$/m)
+    expect(res.text).toMatch(/^modelgate_upstream_first_byte_seconds_count [1-9]\d*$/m)
+    // The millisecond names stay for this release (deprecated), counting the same calls.
+    const count = (name: string) => Number(new RegExp(`^${name}_count (\\d+)$`, "m").exec(res.text)?.[1])
+    expect(count("modelgate_upstream_latency_ms")).toBe(count("modelgate_upstream_latency_seconds"))
+    expect(count("modelgate_upstream_first_byte_ms")).toBe(count("modelgate_upstream_first_byte_seconds"))
+  })
+
+  it("exposes the process's CPU, memory, heap, event-loop delay and open files under prom-client's names", async () => {
+    const res = await call(gw.url, "/metrics")
+    const value = (name: string, type: "counter" | "gauge") => {
+      expect(res.text).toMatch(new RegExp(`^# TYPE ${name} ${type}$`, "m"))
+      return Number(new RegExp(`^${name} (\\S+)$`, "m").exec(res.text)?.[1])
+    }
+    expect(value("process_cpu_seconds_total", "counter")).toBeGreaterThan(0)
+    expect(value("process_cpu_user_seconds_total", "counter")).toBeGreaterThan(0)
+    expect(value("process_resident_memory_bytes", "gauge")).toBeGreaterThan(0)
+    expect(value("nodejs_heap_size_used_bytes", "gauge")).toBeGreaterThan(0)
+    expect(value("nodejs_heap_size_total_bytes", "gauge")).toBeGreaterThanOrEqual(value("nodejs_heap_size_used_bytes", "gauge"))
+    expect(value("process_start_time_seconds", "gauge")).toBeGreaterThan(1_600_000_000)
+    for (const lag of ["nodejs_eventloop_lag_seconds", "nodejs_eventloop_lag_p50_seconds", "nodejs_eventloop_lag_p99_seconds"]) {
+      expect(value(lag, "gauge")).toBeGreaterThanOrEqual(0)
+    }
+    if (process.platform === "linux") expect(value("process_open_fds", "gauge")).toBeGreaterThan(0)
+    // Still one exposition: every sample line reads `name{labels} value`, each family declared once.
+    const lines = res.text.split("\n").filter((l) => l !== "")
+    for (const line of lines) expect(line).toMatch(/^(# (HELP|TYPE) \w+ .+|\w+(\{[^}]*\})? \S+)$/)
+    const types = lines.filter((l) => l.startsWith("# TYPE ")).map((l) => l.split(" ")[2])
+    expect(new Set(types).size).toBe(types.length)
   })
 })
 

@@ -20,6 +20,7 @@ interface OtlpValue {
   readonly intValue?: string | number
   readonly doubleValue?: number
   readonly boolValue?: boolean
+  readonly arrayValue?: { readonly values: ReadonlyArray<OtlpValue> }
 }
 interface OtlpSpan {
   readonly traceId: string
@@ -66,12 +67,18 @@ const startReceiver = async () => {
   }
 }
 
-const attr = (span: OtlpSpan | undefined, key: string): string | number | boolean | undefined => {
-  const v = span?.attributes.find((a) => a.key === key)?.value
-  if (v === undefined) return undefined
+type AttrValue = string | number | boolean | ReadonlyArray<AttrValue> | undefined
+
+const valueOf = (v: OtlpValue): AttrValue => {
   if (v.stringValue !== undefined) return v.stringValue
   if (v.intValue !== undefined) return Number(v.intValue)
+  if (v.arrayValue !== undefined) return v.arrayValue.values.map(valueOf)
   return v.doubleValue ?? v.boolValue
+}
+
+const attr = (span: OtlpSpan | undefined, key: string): AttrValue => {
+  const v = span?.attributes.find((a) => a.key === key)?.value
+  return v === undefined ? undefined : valueOf(v)
 }
 
 const OPENAI_KEY = "sk-test-openai-0001"
@@ -160,6 +167,8 @@ describe("tracing on, exported over OTLP", () => {
     const turn = receiver.spans.find((s) => s.name === "WS response.create")
     expect(turn?.kind).toBe(2) // SERVER
     expect(attr(turn, "modelgate.group")).toBe("oa")
+    expect(attr(turn, "gen_ai.operation.name")).toBe("chat")
+    expect(attr(turn, "gen_ai.response.model")).toBe("gpt-5.4-2026-03-01")
     expect(attr(turn, "http.response.status_code")).toBe(200)
     expect(Number(attr(turn, "gen_ai.usage.output_tokens"))).toBeGreaterThan(0)
     const connection = receiver.spans.find((s) => s.spanId === turn?.parentSpanId)
@@ -206,6 +215,94 @@ describe("tracing on, exported over OTLP", () => {
       expect(flags).toBe("01")
       expect(attempts.some((a) => a.traceId === traceId && a.spanId === spanId)).toBe(true)
     }
+  })
+})
+
+/**
+ * Every renderer of a turn (each door, on each platform, JSON and stream) reports what the turn
+ * came to as OpenTelemetry's GenAI semantic conventions name it, on the request's span; each
+ * upstream attempt's client span names the provider, the model asked and the host called.
+ */
+describe("GenAI semantic conventions", () => {
+  let upstream: FakeUpstream
+  let receiver: Awaited<ReturnType<typeof startReceiver>>
+  /** Each case's request carries a trace id of its own: its span is found by it. */
+  const cases = [
+    { trace: "a1", door: "responses", key: OPENAI_KEY, model: "gpt-5.4", stream: false },
+    { trace: "a2", door: "responses", key: OPENAI_KEY, model: "gpt-5.4", stream: true },
+    { trace: "a3", door: "responses", key: ANTHROPIC_KEY, model: "claude-sonnet-4-5", stream: false },
+    { trace: "a4", door: "responses", key: ANTHROPIC_KEY, model: "claude-sonnet-4-5", stream: true },
+    { trace: "b1", door: "messages", key: OPENAI_KEY, model: "gpt-5.4", stream: false },
+    { trace: "b2", door: "messages", key: OPENAI_KEY, model: "gpt-5.4", stream: true },
+    { trace: "b3", door: "messages", key: ANTHROPIC_KEY, model: "claude-sonnet-4-5", stream: false },
+    { trace: "b4", door: "messages", key: ANTHROPIC_KEY, model: "claude-sonnet-4-5", stream: true }
+  ] as const
+  const traceId = (trace: string) => trace.padEnd(32, "0")
+  // A system prompt marked for the prompt cache: the fake Anthropic reports it read from the cache.
+  const system = [{ type: "text", text: "You are a careful assistant. ".repeat(20), cache_control: { type: "ephemeral" } }]
+
+  beforeAll(async () => {
+    upstream = await startFakeUpstream()
+    receiver = await startReceiver()
+    const gateway = await startTraced(upstream, receiver.url, true)
+    for (const c of cases) {
+      const body = c.door === "responses"
+        ? { model: c.model, input: "hi", stream: c.stream }
+        : { model: c.model, max_tokens: 256, system, messages: [{ role: "user", content: "hi" }], stream: c.stream }
+      const res = await fetch(`${gateway.url}/v1/${c.door}`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${c.key}`,
+          "content-type": "application/json",
+          "anthropic-version": "2023-06-01",
+          traceparent: `00-${traceId(c.trace)}-00f067aa0ba902b7-01`
+        },
+        body: JSON.stringify(body)
+      })
+      expect(res.status).toBe(200)
+      await res.text()
+    }
+    await gateway.runtime.dispose()
+  })
+  afterAll(async () => {
+    await upstream.close()
+    await receiver.close()
+  })
+
+  const rootOf = (trace: string) => receiver.spans.find((s) => s.traceId === traceId(trace) && s.parentSpanId === "00f067aa0ba902b7")
+
+  it.each(cases)("$door door, $model, stream $stream: the request's span carries the gen_ai.* attributes", (c) => {
+    const span = rootOf(c.trace)
+    const openai = c.key === OPENAI_KEY
+    expect(span?.name).toBe(`POST /v1/${c.door}`)
+    expect(attr(span, "gen_ai.operation.name")).toBe("chat")
+    expect(attr(span, "gen_ai.provider.name")).toBe(openai ? "openai" : "anthropic")
+    expect(attr(span, "gen_ai.request.model")).toBe(c.model)
+    // The provider's words: the model that answered (the account maps gpt-5.4), its own id.
+    expect(attr(span, "gen_ai.response.model")).toBe(openai ? "gpt-5.4-2026-03-01" : "claude-sonnet-4-5")
+    expect(attr(span, "gen_ai.response.id")).toMatch(openai ? /^resp_/ : /^msg_/)
+    expect(attr(span, "gen_ai.response.finish_reasons")).toEqual([openai ? "completed" : "end_turn"])
+    expect(attr(span, "gen_ai.usage.input_tokens")).toBeGreaterThan(0)
+    expect(attr(span, "gen_ai.usage.output_tokens")).toBeGreaterThan(0)
+    expect(attr(span, "gen_ai.usage.cache_creation.input_tokens")).toBe(0)
+    const cacheRead = attr(span, "gen_ai.usage.cache_read.input_tokens")
+    if (c.door === "messages" && !openai) {
+      expect(cacheRead).toBeGreaterThan(0)
+      expect(cacheRead).toBeLessThan(Number(attr(span, "gen_ai.usage.input_tokens")))
+    } else {
+      expect(cacheRead).toBe(0)
+    }
+  })
+
+  it.each(cases)("$door door, $model, stream $stream: the upstream attempt names the provider, the model asked and the host", (c) => {
+    const root = rootOf(c.trace)
+    const attempt = receiver.spans.find((s) => s.parentSpanId === root?.spanId && s.name === "gateway.upstream_attempt")
+    const openai = c.key === OPENAI_KEY
+    expect(attempt?.kind).toBe(3) // CLIENT
+    expect(attr(attempt, "gen_ai.provider.name")).toBe(openai ? "openai" : "anthropic")
+    expect(attr(attempt, "gen_ai.request.model")).toBe(openai ? "gpt-5.4-2026-03-01" : "claude-sonnet-4-5")
+    expect(attr(attempt, "server.address")).toBe("127.0.0.1")
+    expect(attr(attempt, "server.port")).toBe(Number(new URL(upstream.url).port))
   })
 })
 

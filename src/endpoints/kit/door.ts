@@ -9,6 +9,7 @@ import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type { TurnFacts, TurnFailed } from "../../core/turnFacts.js"
 import type { RouteRefused } from "../../domain/envelope.js"
+import type { Platform } from "../../domain/config.js"
 import type { GatewayError } from "../../domain/errors.js"
 import type { Principal } from "../../domain/model.js"
 import type { RequestFacts } from "../../observability/requestFacts.js"
@@ -20,6 +21,8 @@ export interface DoorRecord {
   readonly door: DoorName
   readonly keyId: string
   readonly group: string
+  /** The group's platform: the provider its upstream accounts are on. */
+  readonly platform?: Platform | undefined
   readonly model?: string | undefined
   /** The turn's facts (or, for a call outside a turn, its attempts): what it came to, read once over. */
   readonly turn?: TurnFacts | undefined
@@ -29,7 +32,8 @@ export interface DoorRecord {
 export const recordFor = (door: DoorName, principal: Principal): DoorRecord => ({
   door,
   keyId: principal.key.id,
-  group: principal.group.name
+  group: principal.group.name,
+  platform: principal.group.platform
 })
 
 export interface Served {
@@ -73,14 +77,15 @@ export const asRoute = (program: DoorProgram) =>
 
 /** What the record came to, once the request is over (its settlement done). */
 export const factsOf = (record: DoorRecord): Effect.Effect<RequestFacts> => {
-  const { door, group, keyId, model, turn } = record
-  if (turn === undefined) return Effect.succeed({ door, keyId, group, model })
-  return Effect.map(turn.outcome, ({ attempts, settled }): RequestFacts => {
+  const { door, group, keyId, model, platform, turn } = record
+  if (turn === undefined) return Effect.succeed({ door, keyId, group, platform, model })
+  return Effect.map(turn.outcome, ({ answered, attempts, settled }): RequestFacts => {
     const last = attempts.at(-1)
     return {
       door,
       keyId,
       group,
+      platform,
       model,
       account: last?.account,
       upstreamStatus: last?.status,
@@ -88,7 +93,10 @@ export const factsOf = (record: DoorRecord): Effect.Effect<RequestFacts> => {
       upstreamLatencyMs: last?.latencyMs,
       inputTokens: settled?.inputTokens,
       outputTokens: settled?.outputTokens,
-      costMicros: settled?.costMicros
+      cacheReadTokens: settled?.cacheReadTokens,
+      cacheCreationTokens: settled?.cacheCreationTokens,
+      costMicros: settled?.costMicros,
+      answer: answered
     }
   })
 }

@@ -8,6 +8,7 @@ import { Effect, type Stream } from "effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../../config/AppConfig.js"
 import type { Budget, RoutePlan } from "../../core/admittedTurn.js"
+import { messagesAnswerFacts } from "../../domain/answerFacts.js"
 import type { InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { anthropicPassthroughHeaders, type ClientHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
@@ -78,7 +79,7 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
       const json = (answer: Answer) =>
         Effect.map(answerJson(answer), ({ body, text }) => {
           // Web searches and fetches are in usage.server_tool_use; code execution calls only as blocks.
-          const usage = reported(withToolCalls(foldUsage(emptyUsage, body["usage"]), messagesToolCalls(body["content"])))
+          const usage = reported(withToolCalls(foldUsage(emptyUsage, body["usage"]), messagesToolCalls(body["content"])), messagesAnswerFacts(body))
           if (body["model"] === request.model || typeof body["model"] !== "string") return { answer: rawJson(text), usage }
           body["model"] = request.model
           return { answer: jsonReply(body), usage }
@@ -97,7 +98,7 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
             estimate,
             (u) => withToolCalls(start === undefined ? u : { ...start, outputTokens: u.outputTokens }, state.toolCallsSoFar())
           )
-        })
+        }, () => state.answerFacts())
         const frames = relaySse(answer.response.body, {
           guard: frameGuard(answer.account),
           frames: (frames, out) => {

@@ -6,6 +6,7 @@
  */
 import { Effect, Result, type Stream } from "effect"
 import { Settings } from "../../config/AppConfig.js"
+import { afterResponsesEvent, type AnswerFacts, responsesAnswerFacts } from "../../domain/answerFacts.js"
 import { InvalidRequest } from "../../domain/errors.js"
 import { eventData } from "../../domain/sse.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
@@ -51,15 +52,18 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
 
       const json = (answer: Answer) =>
         Effect.map(answerJson(answer), ({ body: response }) => {
+          const answered = responsesAnswerFacts(response)
           const { message, usage } = responseToMessage(response, { model: request.model })
-          return { answer: jsonReply(message), usage: reported(usage) }
+          return { answer: jsonReply(message), usage: reported(usage, answered) }
         })
 
       const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
         const translator = new MessagesStreamTranslator({ model: request.model })
         let sentChars = 0
-        const usage = meteredAtEnd(() =>
-          translator.usage() ?? estimatedUsage(principal.group.name, messagesTexts(request.body), translator.outputText())
+        let answered: AnswerFacts | undefined
+        const usage = meteredAtEnd(
+          () => translator.usage() ?? estimatedUsage(principal.group.name, messagesTexts(request.body), translator.outputText()),
+          () => answered
         )
         const frames = relaySse(answer.response.body, {
           guard: frameGuard(answer.account),
@@ -68,6 +72,7 @@ export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
               const event = eventData(frame.data)
               if (event === undefined) continue
               sentChars += deltaChars(event)
+              answered = afterResponsesEvent(answered, event)
               for (const e of translator.step(event)) out.event(e.type, JSON.stringify(e))
             }
           },

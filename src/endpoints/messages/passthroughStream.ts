@@ -5,6 +5,7 @@
  * `message_delta` (cumulative output). A stream that ends without `message_stop` gets an `error`
  * event, so the client knows it is cut rather than complete. Pure and synchronous; one per stream.
  */
+import { type AnswerFacts, messagesAnswerFacts, withStopReason } from "../../domain/answerFacts.js"
 import { eventData, type SseFrame } from "../../domain/sse.js"
 import { messagesCallOf, type ToolCalls, withCall } from "../../domain/providerTools.js"
 import { emptyUsage, type TokenUsage, withToolCalls } from "../../domain/usage.js"
@@ -29,6 +30,8 @@ export interface Ending {
 export class MessagesPassthrough {
   private usage: TokenUsage | undefined
   private toolCalls: ToolCalls = {}
+  /** What `message_start` and `message_delta` said of the answer (its id, model, stop reason). */
+  private answer: AnswerFacts | undefined
   /** Whether `message_delta` said how much was produced (else the output must be estimated). */
   private outputReported = false
   private ended = false
@@ -52,6 +55,7 @@ export class MessagesPassthrough {
         const message = event?.["message"]
         if (!isRecord(message)) return out.frame(frame)
         this.usage = foldUsage(emptyUsage, message["usage"])
+        this.answer = messagesAnswerFacts(message)
         if (message["model"] === this.requestedModel) return out.frame(frame)
         message["model"] = this.requestedModel
         return out.event("message_start", JSON.stringify(event))
@@ -65,7 +69,9 @@ export class MessagesPassthrough {
         return out.frame(frame)
       }
       case "message_delta": {
-        const usage = parse(frame.data)?.["usage"]
+        const event = parse(frame.data)
+        this.answer = withStopReason(this.answer, event?.["delta"])
+        const usage = event?.["usage"]
         if (isRecord(usage)) {
           this.usage = foldUsage(this.usage ?? emptyUsage, usage)
           if (typeof usage["output_tokens"] === "number") this.outputReported = true
@@ -98,6 +104,11 @@ export class MessagesPassthrough {
   /** The server tool calls the upstream started so far. */
   toolCallsSoFar(): ToolCalls {
     return this.toolCalls
+  }
+
+  /** What the upstream's events said of its answer so far. */
+  answerFacts(): AnswerFacts | undefined {
+    return this.answer
   }
 
   /** The exact input `message_start` gave, if it came (a cut stream keeps it and estimates only the output). */

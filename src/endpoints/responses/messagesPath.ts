@@ -5,6 +5,7 @@
  * a PathPlan the handler runs around the upstream call.
  */
 import { Clock, Effect, Result } from "effect"
+import { afterMessagesEvent, type AnswerFacts, messagesAnswerFacts } from "../../domain/answerFacts.js"
 import { InvalidRequest } from "../../domain/errors.js"
 import { anthropicForwardedHeaders, type ForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { newId } from "../../domain/ids.js"
@@ -61,12 +62,13 @@ export const makeMessagesPlanner = Effect.gen(function*() {
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body }) => {
         const { response, usage } = messageToResponse(body as unknown as AnthropicMessage, ctx)
-        return { answer: jsonReply(response), usage: reported(usage) }
+        return { answer: jsonReply(response), usage: reported(usage, messagesAnswerFacts(body)) }
       })
 
     const stream = <O>(answer: Answer, collector: () => Collector<O>): Rendered<Stream.Stream<O>> => {
       let state = initialStreamState(ctx)
       let sentChars = 0
+      let answered: AnswerFacts | undefined
       const events = relay(answer.response.body, {
         guard: frameGuard(answer.account),
         frames: (frames, out) => {
@@ -74,6 +76,7 @@ export const makeMessagesPlanner = Effect.gen(function*() {
             const event = eventData(frame.data)
             if (event === undefined || typeof event["type"] !== "string") continue
             sentChars += deltaChars(event)
+            answered = afterMessagesEvent(answered, event)
             const [next, events] = stepStream(state, event as unknown as AnthropicStreamEvent)
             state = next
             for (const e of events) out.event(e.type, JSON.stringify(e))
@@ -87,7 +90,7 @@ export const makeMessagesPlanner = Effect.gen(function*() {
         },
         halt: budgetHalt(input.budget, () => roughInputTokens(request.body), () => sentChars)
       }, collector, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
-      return { answer: events, usage: meteredAtEnd(() => streamUsage(state)) }
+      return { answer: events, usage: meteredAtEnd(() => streamUsage(state), () => answered) }
     }
 
     const pathPlan: PathPlan = {

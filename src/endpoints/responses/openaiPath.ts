@@ -7,6 +7,7 @@
  */
 import { Clock, Effect, Metric, Result, type Stream } from "effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { responsesAnswerFacts } from "../../domain/answerFacts.js"
 import { type InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { type ClientHeaders, type ForwardedHeaders, openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
@@ -165,7 +166,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body, text }) => {
         // Read before image items are stripped: the tool calls among the output are billed too.
-        const usage = reported(fromResponsesAnswer(body))
+        const usage = reported(fromResponsesAnswer(body), responsesAnswerFacts(body))
         // Re-serialise only when something must change: the model name, or image items this
         // group may not receive.
         const stripped = stripImages && stripImageCalls(body)
@@ -180,13 +181,15 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
       const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })
       // Billed as the upstream reported it; a stream cut before that is billed for its input and
       // the output sent, in tokens (counted only then, never for a stream that completed).
-      const usage = meteredAtEnd(() =>
-        state.reportedUsage() ??
-          Effect.map(
-            estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar()),
-            // The provider tool calls the upstream finished before the cut were made: billed.
-            (estimate) => withToolCalls(estimate, state.toolCallsSoFar())
-          )
+      const usage = meteredAtEnd(
+        () =>
+          state.reportedUsage() ??
+            Effect.map(
+              estimatedUsage(principal.group.name, moderationTexts(request.body), state.outputSoFar()),
+              // The provider tool calls the upstream finished before the cut were made: billed.
+              (estimate) => withToolCalls(estimate, state.toolCallsSoFar())
+            ),
+        () => state.answerFacts()
       )
       const events = relay(answer.response.body, {
         guard: frameGuard(answer.account),

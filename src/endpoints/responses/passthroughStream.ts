@@ -7,6 +7,7 @@
  * numbers after them closed up so strict clients still see a gap-free stream.
  * Pure and synchronous; one instance per stream.
  */
+import { type AnswerFacts, responsesAnswerFacts } from "../../domain/answerFacts.js"
 import { newId } from "../../domain/ids.js"
 import { mayHoldResponsesCall, responsesCallOf, type ToolCalls, withCall } from "../../domain/providerTools.js"
 import { fromResponsesAnswer } from "../../domain/upstreamJson.js"
@@ -69,6 +70,8 @@ export class PassthroughStream {
   private usage: TokenUsage | undefined
   /** Provider tool calls among the finished items (output_item.done), as they came. */
   private toolCalls: ToolCalls = {}
+  /** What the upstream's lifecycle events said of the answer (its id, model, and at the end why it stopped). */
+  private answer: AnswerFacts | undefined
   /** The output deltas the client was sent, as written: counted only if the upstream never reports usage. */
   private readonly deltas: Array<string> = []
   private outputChars = 0
@@ -148,6 +151,7 @@ export class PassthroughStream {
   private observeLifecycle(type: string, response: Record<string, unknown>): void {
     if (typeof response["id"] === "string") this.responseId = response["id"]
     if (typeof response["created_at"] === "number") this.createdAt = response["created_at"]
+    this.answer = responsesAnswerFacts(response, TERMINAL.has(type))
     if (TERMINAL.has(type)) {
       this.terminal = true
       if (response["usage"]) this.usage = fromResponsesAnswer(response)
@@ -208,6 +212,11 @@ export class PassthroughStream {
   /** The provider tool calls among the items the upstream finished so far. */
   toolCallsSoFar(): ToolCalls {
     return this.toolCalls
+  }
+
+  /** What the upstream's events said of its answer so far (the finish reason only from its terminal event). */
+  answerFacts(): AnswerFacts | undefined {
+    return this.answer
   }
 
   /** The output text the client was sent so far (JSON escapes kept), for counting its tokens. */

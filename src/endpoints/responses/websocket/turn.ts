@@ -16,7 +16,7 @@ import { newRequestId } from "../../../domain/ids.js"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../../domain/jsonDepth.js"
 import { AccessLog } from "../../../observability/accessLog.js"
 import { countRequest } from "../../../observability/metrics.js"
-import { endRequestSpan } from "../../../observability/tracing.js"
+import { CHAT_OPERATION, endRequestSpan } from "../../../observability/tracing.js"
 import { answerOfTurn } from "../../../core/admittedTurn.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { authenticate } from "../../kit/auth.js"
@@ -107,7 +107,7 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
         let record: DoorRecord | undefined
         // Tracing: a server span per turn, a child of the connection's (the turn's steps are its children).
         const span = options.tracing
-          ? yield* Effect.makeSpan(TURN_SPAN, { kind: "server", attributes: { "http.route": "/v1/responses", "url.path": path } })
+          ? yield* Effect.makeSpan(TURN_SPAN, { kind: "server", attributes: { "http.route": "/v1/responses", "url.path": path, ...CHAT_OPERATION } })
           : undefined
 
         // The turn's line, once its scope closes (its events sent, or the client gone before its
