@@ -101,7 +101,15 @@ const portSetting = (port: unknown, env: Readonly<Record<string, string | undefi
 const block = (title: string, problems: ReadonlyArray<string>) =>
   problems.length === 1 ? `${title}: ${problems[0]}` : `${title}:\n  - ${problems.join("\n  - ")}`
 
-const causeMessage = (u: unknown) => (u instanceof Error ? `: ${u.message}` : "")
+/**
+ * A store failure: its message, after "the database: " when it does not say what it is about (a
+ * Redis failure says Redis), and its cause's message unless the message already carries it.
+ */
+const storeFailureText = (e: StoreError): string => {
+  const about = /\b(database|DATABASE_URL|PostgreSQL|SQLite|Redis|REDIS_URL|STORE_TIMEOUT_MS)\b/.test(e.message) ? "" : "the database: "
+  const cause = e.cause instanceof Error && !e.message.includes(e.cause.message) ? `: ${e.cause.message}` : ""
+  return `${about}${e.message}${cause}`
+}
 
 /** What to print for a start that failed, or undefined when the failure is not an operator's to fix (a bug: keep its stack). */
 export const startupFailureText = (cause: Cause.Cause<unknown>, env: Readonly<Record<string, string | undefined>>): string | undefined => {
@@ -111,7 +119,7 @@ export const startupFailureText = (cause: Cause.Cause<unknown>, env: Readonly<Re
   if (e instanceof EnvironmentError) return block("modelgate did not start: the environment has problems", e.problems)
   if (e instanceof ConfigError) return `modelgate did not start: ${e.message}`
   if (e instanceof Config.ConfigError) return block("modelgate did not start", configErrorLines(e, env))
-  if (e instanceof StoreError) return `modelgate did not start: the database: ${e.message}${causeMessage(e.cause)}`
+  if (e instanceof StoreError) return `modelgate did not start: ${storeFailureText(e)}`
   if (typeof e === "object" && e !== null && "_tag" in e && e._tag === "ServeError") {
     const os = systemError(e)
     const setting = portSetting(os?.port, env)
