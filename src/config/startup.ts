@@ -23,8 +23,16 @@ export interface LogSettings {
   readonly format: LogFormat
 }
 
-/** LOG_LEVEL as Effect spells the levels; `Off` (Effect 3's name for `None`, which earlier releases documented) still silences. */
-const LEVELS: ReadonlyArray<string> = ["Trace", "Debug", "Info", "Warn", "Error", "Fatal", "None", "All", "Off"]
+/** LOG_LEVEL as Effect spells the levels, in any case as the CLI's --log-level takes them. */
+const LEVELS: ReadonlyArray<LogLevel.LogLevel> = ["Trace", "Debug", "Info", "Warn", "Error", "Fatal", "None", "All"]
+
+/** Other names for a level: the CLI's `warning`; `off`, Effect 3's name for `None`, which earlier releases documented. */
+const ALIASES: Readonly<Record<string, LogLevel.LogLevel>> = { warning: "Warn", off: "None" }
+
+const levelNamed = (text: string): LogLevel.LogLevel | undefined => {
+  const lower = text.trim().toLowerCase()
+  return LEVELS.find((l) => l.toLowerCase() === lower) ?? ALIASES[lower]
+}
 
 const didYouMean = (typed: string, choices: ReadonlyArray<string>) => {
   const guess = nearest(typed, choices)
@@ -58,9 +66,10 @@ export const checkEnvironment = (
 ): Effect.Effect<LogSettings, EnvironmentError> =>
   Effect.gen(function*() {
     const problems: Array<string> = []
-    const level = (yield* optionalString("LOG_LEVEL")) ?? "Info"
-    if (!LEVELS.includes(level)) {
-      problems.push(`LOG_LEVEL=${level}: not a log level; use one of ${LEVELS.slice(0, -1).join(", ")}${didYouMean(level, LEVELS)}`)
+    const levelText = (yield* optionalString("LOG_LEVEL")) ?? "Info"
+    const level = levelNamed(levelText)
+    if (level === undefined) {
+      problems.push(`LOG_LEVEL=${levelText}: not a log level; use one of ${LEVELS.join(", ")}${didYouMean(levelText, LEVELS)}`)
     }
     const format = ((yield* optionalString("LOG_FORMAT")) ?? "json").trim()
     const logFormat = LOG_FORMATS.find((f) => f === format.toLowerCase())
@@ -82,7 +91,7 @@ export const checkEnvironment = (
     const settings = yield* Effect.result(Effect.scoped(Layer.build(Settings.layerConfig)))
     if (settings._tag === "Failure") problems.push(...configErrorLines(settings.failure, env))
     if (problems.length > 0) return yield* new EnvironmentError({ problems })
-    return { level: level === "Off" ? "None" : level as LogLevel.LogLevel, format: logFormat ?? "json" }
+    return { level: level ?? "Info", format: logFormat ?? "json" }
   })
 
 /** The operating-system error under a failure (a listen error's code, port and address), if any. */
