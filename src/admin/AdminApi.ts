@@ -27,9 +27,9 @@ import { envelopeBody } from "../domain/envelope.js"
 import { StoreError } from "../domain/errors.js"
 import { parseUsd } from "../domain/money.js"
 import { parseDay } from "../domain/usageReport.js"
+import { VERSION } from "../domain/version.js"
 import { MODEL_NAME } from "../store/admin/prices.js"
 import { UsageDimension } from "../store/admin/usage.js"
-import { VERSION } from "../version.js"
 
 // ---------------------------------------------------------------------------------------------
 // Errors: each class travels as the envelope `{ error: { type, message, code, param } }`.
