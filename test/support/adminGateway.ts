@@ -36,6 +36,10 @@ export interface GatewayWithAdmin {
   readonly close: () => Promise<void>
 }
 
+// Each running gateway's platform services (NodeServices' Terminal) listen for stdin's end, and the
+// admin suites keep a dozen gateways running at once: past Node's leak warning at 10 listeners.
+process.stdin.setMaxListeners(32)
+
 export const startWithAdmin = async (db: { readonly target: DatabaseTarget }): Promise<GatewayWithAdmin> => {
   const sql = sqlServices(db.target, { reportOrphans: false })
   // The admin server reads the gateway's Scheduler (account health), as in npm start.
