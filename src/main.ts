@@ -42,7 +42,7 @@ const Banner = Layer.effectDiscard(
     const anthropic = keyOf("anthropic")
     const gpt = modelFor(openai.models, config.data.defaultModels.openai, "gpt-5.4")
     const claude = modelFor(anthropic.models, config.data.defaultModels.anthropic, "claude-sonnet-4-6")
-    const curl = `curl -N ${address}/v1/responses -H "Authorization: Bearer ${openai.key ?? config.demoKey}" ` +
+    const curl = `curl -sN ${address}/v1/responses -H "Authorization: Bearer ${openai.key ?? config.demoKey}" ` +
       `-H "Content-Type: application/json" -d '{"model":"${gpt}","input":"Hello!","stream":true}'`
     const lines = [
       "",
@@ -54,7 +54,7 @@ const Banner = Layer.effectDiscard(
     }
     lines.push(`  try:           ${curl}`)
     if (anthropic.key !== undefined) {
-      lines.push(`  Claude Code:   ANTHROPIC_BASE_URL=${address} ANTHROPIC_API_KEY=${anthropic.key} claude -p "hello" --model ${claude}`)
+      lines.push(`  Claude Code:   ANTHROPIC_BASE_URL=${address} ANTHROPIC_API_KEY=${anthropic.key} npx claude -p "hello" --model ${claude}`)
     }
     process.stdout.write(`${lines.join("\n")}\n\n`)
   })

@@ -29,6 +29,7 @@ import { parseUsd } from "../domain/money.js"
 import { accountKeyProblem } from "../domain/secretBox.js"
 import { ProviderTool } from "../domain/providerTools.js"
 import { parseDay } from "../domain/usageReport.js"
+import { VERSION } from "../domain/version.js"
 import { MODEL_NAME } from "../store/admin/prices.js"
 import { UsageDimension } from "../store/admin/usage.js"
 
@@ -436,9 +437,11 @@ export const AuditQuery = Schema.Struct({
 // Security: `Authorization: Bearer <ADMIN_TOKEN>` on every endpoint (not on /docs and
 // /openapi.json, which describe the API and hold nothing secret).
 
+// `HttpApiSecurity.bearer` declares the scheme as "Bearer": OpenAPI's HTTP schemes are compared
+// lowercase by the docs page (Scalar), which then offered Basic auth's username and password.
 export class AdminAuth extends HttpApiMiddleware.Service<AdminAuth>()("AdminAuth", {
   error: UnauthorizedWire,
-  security: { adminToken: HttpApiSecurity.bearer }
+  security: { adminToken: HttpApiSecurity.http({ scheme: "bearer" }) }
 }) {}
 
 /**
@@ -618,6 +621,7 @@ export class AdminApi extends HttpApi.make("modelgate-admin")
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
   .annotateMerge(OpenApi.annotations({
     title: "modelgate admin API",
+    version: VERSION,
     description: "Users, keys, usage and the audit trail of a modelgate gateway. Changes apply to the next request."
   }))
 {}

@@ -1,13 +1,15 @@
 /**
  * Reading the config file: YAML -> Schema decode -> cross-reference checks. A bad file fails the
  * start with one message that lists every problem by field path: every field the schema refuses
- * (a misspelt field name with the name it was probably meant to be), and, when the file decodes
- * once the unknown fields are left out, the cross-reference problems too, so one run shows them all.
+ * (a misspelt field name with the name it was probably meant to be, a value off by a letter), then
+ * its references to names it does not declare, so one run shows them all. When the file decodes
+ * once the unknown fields are left out, the other cross-field problems come too (resolve.ts).
  */
 import { readFileSync } from "node:fs"
 import { Effect, Result, Schema, SchemaAST, SchemaIssue } from "effect"
 import { parse as parseYaml } from "yaml"
 import { GatewayConfig } from "../domain/config.js"
+import { referenceProblems } from "./references.js"
 import { type GatewayData, resolveConfig } from "./resolve.js"
 import { nearest } from "./suggest.js"
 
@@ -82,6 +84,9 @@ export const decodeConfig = (
   if (Result.isSuccess(lenient)) {
     const references = resolveConfig(lenient.success, env)
     if (Result.isFailure(references)) problems.push(...references.failure)
+  } else {
+    // A value the schema refuses: the references are still checked, on the file as written.
+    problems.push(...referenceProblems(raw))
   }
   return Result.fail(new ConfigError({ source, problems }))
 }

@@ -1,6 +1,6 @@
 /**
- * Turns a decoded config file into the runtime model: keys hashed, references checked, secrets read
- * from the environment. Every problem names the field it is about.
+ * Turns a decoded config file into the runtime model: keys hashed, references checked (references.ts),
+ * secrets read from the environment. Every problem names the field it is about.
  */
 import { hash } from "node:crypto"
 import { Redacted, Result } from "effect"
@@ -12,6 +12,7 @@ import { type ToolPrices, toolPricesOf } from "../domain/providerTools.js"
 import type { Subscription, WindowLimits } from "../domain/subscription.js"
 import { ruleProblems } from "../domain/moderationRules.js"
 import { defaultModels } from "./defaultModels.js"
+import { referenceProblems } from "./references.js"
 
 export interface GatewayData {
   readonly groups: ReadonlyMap<string, Group>
@@ -87,6 +88,7 @@ export const resolveConfig = (
       tpmLimit: u.tpm_limit
     })
   })
+  problems.push(...referenceProblems(config))
   const seenHashes = new Set<string>()
   const keys: Array<ApiKey> = []
   config.keys.forEach((k, i) => {
@@ -95,8 +97,6 @@ export const resolveConfig = (
       problems.push(`${at}: exactly one of 'key' or 'key_sha256' is required`)
       return
     }
-    if (!users.has(k.user)) problems.push(`${at}.user: unknown user '${k.user}'`)
-    if (!groups.has(k.group)) problems.push(`${at}.group: unknown group '${k.group}'`)
     const sha256 = k.key !== undefined ? sha256Hex(k.key) : k.key_sha256!
     if (seenHashes.has(sha256)) problems.push(`${at}: duplicate key`)
     seenHashes.add(sha256)
@@ -127,9 +127,6 @@ export const resolveConfig = (
   config.accounts.forEach((a, i) => {
     const at = `accounts[${i}]`
     if (accounts.some((b) => b.name === a.name)) problems.push(`${at}.name: duplicate account '${a.name}'`)
-    a.groups.forEach((g, j) => {
-      if (!groups.has(g)) problems.push(`${at}.groups[${j}]: unknown group '${g}'`)
-    })
     let secret: Redacted.Redacted<string> | undefined
     if (a.api_key_env !== undefined) accountSecretEnv.set(a.name, a.api_key_env)
     if (a.api_key_env !== undefined) {
@@ -163,8 +160,7 @@ export const resolveConfig = (
     const name = config.moderation.openai?.account
     const account = accounts.find((a) => a.name === name)
     if (name === undefined) problems.push("moderation.openai.account: required when moderation.provider is openai")
-    else if (account === undefined) problems.push(`moderation.openai.account: unknown account '${name}'`)
-    else if (account.platform !== "openai" || account.kind !== "http") {
+    else if (account !== undefined && (account.platform !== "openai" || account.kind !== "http")) {
       problems.push(`moderation.openai.account: '${name}' must be an http account on the openai platform`)
     }
   }
@@ -172,10 +168,8 @@ export const resolveConfig = (
   const seenSubs = new Set<string>()
   ;(config.subscriptions ?? []).forEach((sub, i) => {
     const at = `subscriptions[${i}]`
-    if (!users.has(sub.user)) problems.push(`${at}.user: unknown user '${sub.user}'`)
     const group = groups.get(sub.group)
-    if (!group) problems.push(`${at}.group: unknown group '${sub.group}'`)
-    else if (group.billing !== "subscription") {
+    if (group !== undefined && group.billing !== "subscription") {
       problems.push(`${at}.group: group '${sub.group}' bills by balance; subscriptions need billing: subscription`)
     }
     const id = `${sub.user}\u0000${sub.group}`

@@ -23,8 +23,16 @@ export interface LogSettings {
   readonly format: LogFormat
 }
 
-/** LOG_LEVEL as Effect spells the levels; `Off` (Effect 3's name for `None`, which earlier releases documented) still silences. */
-const LEVELS: ReadonlyArray<string> = ["Trace", "Debug", "Info", "Warn", "Error", "Fatal", "None", "All", "Off"]
+/** LOG_LEVEL as Effect spells the levels, in any case as the CLI's --log-level takes them. */
+const LEVELS: ReadonlyArray<LogLevel.LogLevel> = ["Trace", "Debug", "Info", "Warn", "Error", "Fatal", "None", "All"]
+
+/** Other names for a level: the CLI's `warning`; `off`, Effect 3's name for `None`, which earlier releases documented. */
+const ALIASES: Readonly<Record<string, LogLevel.LogLevel>> = { warning: "Warn", off: "None" }
+
+const levelNamed = (text: string): LogLevel.LogLevel | undefined => {
+  const lower = text.trim().toLowerCase()
+  return LEVELS.find((l) => l.toLowerCase() === lower) ?? ALIASES[lower]
+}
 
 const didYouMean = (typed: string, choices: ReadonlyArray<string>) => {
   const guess = nearest(typed, choices)
@@ -58,9 +66,10 @@ export const checkEnvironment = (
 ): Effect.Effect<LogSettings, EnvironmentError> =>
   Effect.gen(function*() {
     const problems: Array<string> = []
-    const level = (yield* optionalString("LOG_LEVEL")) ?? "Info"
-    if (!LEVELS.includes(level)) {
-      problems.push(`LOG_LEVEL=${level}: not a log level; use one of ${LEVELS.slice(0, -1).join(", ")}${didYouMean(level, LEVELS)}`)
+    const levelText = (yield* optionalString("LOG_LEVEL")) ?? "Info"
+    const level = levelNamed(levelText)
+    if (level === undefined) {
+      problems.push(`LOG_LEVEL=${levelText}: not a log level; use one of ${LEVELS.join(", ")}${didYouMean(levelText, LEVELS)}`)
     }
     const format = ((yield* optionalString("LOG_FORMAT")) ?? "json").trim()
     const logFormat = LOG_FORMATS.find((f) => f === format.toLowerCase())
@@ -85,7 +94,7 @@ export const checkEnvironment = (
     const keys = yield* Effect.result(accountKeySettingsFromEnv)
     if (keys._tag === "Failure") problems.push(keys.failure.message)
     if (problems.length > 0) return yield* new EnvironmentError({ problems })
-    return { level: level === "Off" ? "None" : level as LogLevel.LogLevel, format: logFormat ?? "json" }
+    return { level: level ?? "Info", format: logFormat ?? "json" }
   })
 
 /** The operating-system error under a failure (a listen error's code, port and address), if any. */
@@ -104,7 +113,15 @@ const portSetting = (port: unknown, env: Readonly<Record<string, string | undefi
 const block = (title: string, problems: ReadonlyArray<string>) =>
   problems.length === 1 ? `${title}: ${problems[0]}` : `${title}:\n  - ${problems.join("\n  - ")}`
 
-const causeMessage = (u: unknown) => (u instanceof Error ? `: ${u.message}` : "")
+/**
+ * A store failure: its message, after "the database: " when it does not say what it is about (a
+ * Redis failure says Redis), and its cause's message unless the message already carries it.
+ */
+const storeFailureText = (e: StoreError): string => {
+  const about = /\b(database|DATABASE_URL|PostgreSQL|SQLite|Redis|REDIS_URL|STORE_TIMEOUT_MS)\b/.test(e.message) ? "" : "the database: "
+  const cause = e.cause instanceof Error && !e.message.includes(e.cause.message) ? `: ${e.cause.message}` : ""
+  return `${about}${e.message}${cause}`
+}
 
 /** What to print for a start that failed, or undefined when the failure is not an operator's to fix (a bug: keep its stack). */
 export const startupFailureText = (cause: Cause.Cause<unknown>, env: Readonly<Record<string, string | undefined>>): string | undefined => {
@@ -118,7 +135,7 @@ export const startupFailureText = (cause: Cause.Cause<unknown>, env: Readonly<Re
   if (typeof e === "object" && e !== null && "_tag" in e && e._tag === "JournalError" && "message" in e) {
     return `modelgate did not start: ${String(e.message)}`
   }
-  if (e instanceof StoreError) return `modelgate did not start: the database: ${e.message}${causeMessage(e.cause)}`
+  if (e instanceof StoreError) return `modelgate did not start: ${storeFailureText(e)}`
   if (typeof e === "object" && e !== null && "_tag" in e && e._tag === "ServeError") {
     const os = systemError(e)
     const setting = portSetting(os?.port, env)

@@ -6,9 +6,11 @@ import { Config, Effect, Layer, Result } from "effect"
 import type { SqlClient } from "effect/sql"
 import { AppConfig, type AppConfigShape } from "../config/AppConfig.js"
 import { StoreError } from "../domain/errors.js"
+import { DEFAULT_STORE_TIMEOUT_MS, storeTimeoutConfig } from "../config/storeTimeout.js"
 import { sqlClientLayer } from "./client.js"
 import * as KeyRepoSql from "./keyRepoSql.js"
 import { migrate } from "./migrate.js"
+import { explainConnectFailure } from "./pgConnectFailure.js"
 import { Unbounded } from "./statementDeadline.js"
 import * as QuotaSql from "./quotaSql.js"
 import * as UpstreamAccountsSql from "./upstreamAccountsSql.js"
@@ -16,9 +18,22 @@ import { Store, type StoreOptions } from "./Store.js"
 import { syncConfig } from "./sync.js"
 import { type DatabaseTarget, DEMO_SQLITE_FILE, describeTarget, parseDatabaseUrl, sqliteTarget } from "./target.js"
 
-/** A SqlClient for the target with the schema migrated (idempotent). */
+/**
+ * A SqlClient for the target with the schema migrated (idempotent). The migration is the first
+ * use of a PostgreSQL connection: a failure to connect is said with its address, reason and fix.
+ */
 export const databaseLayer = (target: DatabaseTarget): Layer.Layer<SqlClient.SqlClient, StoreError> =>
-  Layer.tap(sqlClientLayer(target), (ctx) => Effect.provide(Effect.provideService(migrate(), Unbounded, true), ctx))
+  Layer.tap(sqlClientLayer(target), (ctx) =>
+    Effect.provide(Effect.provideService(migrate(), Unbounded, true), ctx).pipe(
+      Effect.catchTag("StoreError", (e) =>
+        Effect.flatMap(connectTimeoutMillis, (millis) => Effect.fail(explainConnectFailure(target, e, millis) ?? e)))
+    ))
+
+/** The connect timeout client.ts gives the driver: STORE_TIMEOUT_MS, or the driver's 5 s when that is off. */
+const connectTimeoutMillis = storeTimeoutConfig.pipe(
+  Effect.map((millis) => (millis > 0 ? millis : 5_000)),
+  Effect.orElseSucceed(() => DEFAULT_STORE_TIMEOUT_MS)
+)
 
 /** Writes the loaded configuration into the database (see sync.ts for the rules). */
 export const configSyncLayer: Layer.Layer<never, StoreError, SqlClient.SqlClient | AppConfig> = Layer.effectDiscard(

@@ -1,7 +1,8 @@
 /**
  * Which database to open, from DATABASE_URL: unset -> the SQLite file ./data/modelgate.db;
- * `sqlite:<path>` or a plain path -> SQLite; `postgres://` / `postgresql://` -> PostgreSQL.
- * Pure, so the rules are tested without opening anything.
+ * `sqlite:<path>`, or a path ending in a SQLite file name (.db, .sqlite, .sqlite3) -> SQLite;
+ * `postgres://` / `postgresql://` -> PostgreSQL. Anything else is refused, not taken as a file
+ * named after it. Pure, so the rules are tested without opening anything.
  */
 import { Redacted, Result } from "effect"
 
@@ -35,6 +36,9 @@ const postgresTarget = (raw: string): Result.Result<DatabaseTarget, string> => {
   return Result.succeed({ _tag: "Postgres", url: Redacted.make(url.toString()) })
 }
 
+/** What a plain path must end in to be taken as a SQLite file. */
+const SQLITE_FILE = /\.(db|sqlite|sqlite3)$/i
+
 export const parseDatabaseUrl = (raw: string | undefined): Result.Result<DatabaseTarget, string> => {
   const value = raw?.trim() ?? ""
   if (value === "") return Result.succeed(sqliteTarget(DEFAULT_SQLITE_FILE))
@@ -48,7 +52,13 @@ export const parseDatabaseUrl = (raw: string | undefined): Result.Result<Databas
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
     return Result.fail(`DATABASE_URL scheme is not supported (use sqlite:<path> or postgres://): ${value.split(":")[0]}`)
   }
-  return Result.succeed(sqliteTarget(value))
+  if (SQLITE_FILE.test(value) || value === ":memory:") return Result.succeed(sqliteTarget(value))
+  // The value is shown only when it cannot be a URL with a password in it (user:pw@host, no scheme).
+  const shown = /^[\w./~-]+$/.test(value) ? `=${value}` : ""
+  return Result.fail(
+    `DATABASE_URL${shown} is neither a postgres:// URL nor a SQLite file; use postgres://user@host:5432/db, ` +
+      "sqlite:<path>, or a path ending in .db, .sqlite or .sqlite3"
+  )
 }
 
 /** For logs: never the password. */

@@ -1,14 +1,16 @@
 /**
  * The admin docs page (/docs) under its Content-Security-Policy: the header is sent, the page still
  * renders the reference in Chromium with no violation and nothing fetched from another host, and a
- * script that was not ours (injected markup) does not run. The browser part is skipped without
- * Chromium (as test/browser's), a failure in CI.
+ * script that was not ours (injected markup) does not run; its "Test Request" sends the admin
+ * token as a bearer token. The OpenAPI document declares that scheme and the package's version.
+ * The browser part is skipped without Chromium (as test/browser's), a failure in CI.
  */
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import { type Browser, chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Backend, sqliteBackend } from "../store/harness.js"
-import { type GatewayWithAdmin, startWithAdmin } from "../support/adminGateway.js"
+import { ADMIN_TOKEN, type GatewayWithAdmin, startWithAdmin } from "../support/adminGateway.js"
 
 const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 const requireServices = process.env["MODELGATE_REQUIRE_SERVICES"] === "1"
@@ -44,6 +46,25 @@ describe("/docs", () => {
     expect(policy.get("connect-src")).toEqual(["'self'"])
     expect(policy.get("frame-ancestors")).toEqual(["'none'"])
     await res.text()
+  })
+})
+
+describe("/openapi.json", () => {
+  it("declares the admin token as an HTTP bearer scheme (lowercase, as the docs page matches it) on every endpoint", async () => {
+    const spec = (await (await fetch(`${running.admin}/openapi.json`)).json()) as {
+      components: { securitySchemes: Record<string, unknown> }
+      paths: Record<string, Record<string, { security?: Array<Record<string, unknown>> }>>
+    }
+    expect(spec.components.securitySchemes).toEqual({ adminToken: { type: "http", scheme: "bearer" } })
+    const operations = Object.values(spec.paths).flatMap((p) => Object.values(p))
+    expect(operations.length).toBeGreaterThan(10)
+    for (const op of operations) expect(op.security).toEqual([{ adminToken: [] }])
+  })
+
+  it("reports the package's version", async () => {
+    const spec = (await (await fetch(`${running.admin}/openapi.json`)).json()) as { info: { version: string } }
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "package.json"), "utf8")) as { version: string }
+    expect(spec.info.version).toBe(pkg.version)
   })
 })
 
@@ -94,6 +115,22 @@ describe.skipIf(!withChromium)("/docs in Chromium", () => {
       return w.injected === true
     })
     expect(ran).toBe(false)
+    await page.close()
+  }, 60_000)
+
+  it("'Test Request' asks for a bearer token and sends it as Authorization: Bearer, which the API accepts", async () => {
+    const page = await browser.newPage()
+    const calls: Array<{ authorization: string | undefined; status: number }> = []
+    page.on("response", async (response) => {
+      if (new URL(response.url()).pathname !== "/admin/users") return
+      calls.push({ authorization: (await response.request().allHeaders())["authorization"], status: response.status() })
+    })
+    await page.goto(`${running.admin}/docs`)
+    // The reference's authentication box: one "Token" field (a Basic scheme would ask for a username and password).
+    await page.getByPlaceholder("Token").first().fill(ADMIN_TOKEN, { timeout: 20_000 })
+    await page.getByRole("button", { name: /Test Request\s*\(get \/admin\/users\)/ }).first().click()
+    await page.getByRole("button", { name: /^Send/ }).first().click()
+    await expect.poll(() => calls, { timeout: 20_000 }).toEqual([{ authorization: `Bearer ${ADMIN_TOKEN}`, status: 200 }])
     await page.close()
   }, 60_000)
 })

@@ -4,12 +4,13 @@
  * ADMIN_PORT the admin API and its docs page; SIGTERM ends it cleanly. Runs the real bundle, so
  * what only the bundle does (locating ui/ and Scalar's script from .build/) is covered too.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { delimiter, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { claudeAvailable } from "../support/claudeCode.js"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 const TOKEN = "npm-start-admin-token-0123"
@@ -73,7 +74,7 @@ describe("npm start, with no config", () => {
   it("prints the Anthropic demo key and a Claude Code command line that work on the Messages door", async () => {
     const key = /anthropic key: +(\S+)/.exec(out)?.[1]
     expect(key).toBeDefined()
-    const claude = /Claude Code: +ANTHROPIC_BASE_URL=(\S+) ANTHROPIC_API_KEY=(\S+) claude -p "hello" --model (\S+)/.exec(out)
+    const claude = /Claude Code: +ANTHROPIC_BASE_URL=(\S+) ANTHROPIC_API_KEY=(\S+) npx claude -p "hello" --model (\S+)/.exec(out)
     expect(claude?.[1]).toBe(base)
     expect(claude?.[2]).toBe(key)
     const res = await fetch(`${base}/v1/messages`, {
@@ -84,6 +85,43 @@ describe("npm start, with no config", () => {
     expect(res.status).toBe(200)
     expect(((await res.json()) as { type: string }).type).toBe("message")
   })
+
+  it("its curl line, run as printed, prints the stream and nothing else (no progress meter)", () => {
+    const line = /try: +(curl .*)$/m.exec(out)?.[1]
+    expect(line).toBeDefined()
+    // Output to a pipe, as `curl ... | grep` or a log: where curl draws its meter unless -s.
+    const ran = spawnSync("bash", ["-c", `${line!} 2>&1`], { encoding: "utf8", timeout: 30_000 })
+    expect(ran.status).toBe(0)
+    expect(ran.stdout).toMatch(/^event: response\.created\n/)
+    expect(ran.stdout).toContain("event: response.completed")
+    expect(ran.stdout).not.toMatch(/% Total/)
+  })
+
+  it.skipIf(!claudeAvailable)("its Claude Code command line, run as printed in the checkout after npm ci, gets the demo's answer", async () => {
+    const line = /Claude Code: +(.*)$/m.exec(out)?.[1]
+    expect(line).toBeDefined()
+    const home = mkdtempSync(join(tmpdir(), "modelgate-claude-"))
+    try {
+      // A fresh shell's PATH (no node_modules/.bin, no `claude`) and HOME; the rest keeps Claude Code off the network.
+      const env = {
+        PATH: (process.env["PATH"] ?? "/usr/bin:/bin").split(delimiter).filter((d) => !d.endsWith(join("node_modules", ".bin"))).join(delimiter),
+        HOME: home,
+        TMPDIR: home,
+        npm_config_update_notifier: "false",
+        DISABLE_TELEMETRY: "1",
+        DISABLE_ERROR_REPORTING: "1",
+        DISABLE_AUTOUPDATER: "1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        CLAUDE_CODE_MAX_RETRIES: "0"
+      }
+      const ran = spawnSync("bash", ["-c", line!], { cwd: ROOT, env, encoding: "utf8", timeout: 90_000 })
+      expect(ran.status, `${ran.stdout}\n${ran.stderr}`).toBe(0)
+      // The simulator's answer quotes the prompt.
+      expect(ran.stdout).toContain('"hello"')
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  }, 100_000)
 
   it("serves the dashboard, the admin API and its docs page from the bundle", async () => {
     const ui = await fetch(`${base}/ui`)

@@ -45,6 +45,37 @@ accounts:
     expect(e.message).toBe(`invalid configuration in x.yaml (4 problems):\n  - ${e.problems.join("\n  - ")}`)
   })
 
+  it("values the schema refuses and broken references come in one report too", () => {
+    const e = problemsOf(`
+groups:
+  - name: team
+    platform: opneai
+users:
+  - name: alice
+    balance_usd: lots
+keys:
+  - key: sk-team-alice-0000000001
+    user: bob
+    group: team
+accounts:
+  - name: up
+    platform: openai
+    kind: simulatr
+    groups: [team, ghost]
+subscriptions:
+  - user: alice
+    group: gold
+`)
+    expect(e.problems).toEqual([
+      `groups[0].platform: Expected "openai" | "anthropic" | "antigravity", got "opneai"; did you mean 'openai'?`,
+      'users[0].balance_usd: Expected number | undefined, got "lots"',
+      `accounts[0].kind: Expected "http" | "simulator", got "simulatr"; did you mean 'simulator'?`,
+      "keys[0].user: unknown user 'bob'",
+      "accounts[0].groups[1]: unknown group 'ghost'",
+      "subscriptions[0].group: unknown group 'gold'"
+    ])
+  })
+
   it("a field with no near name lists the fields allowed there", () => {
     const e = problemsOf("groups: []\nusers: [{ name: alice, colour: blue }]\nkeys: []\naccounts: []\n")
     expect(e.problems).toEqual(["users[0].colour: unknown field 'colour' (the fields here: name, balance_usd, concurrency, rpm_limit, tpm_limit)"])

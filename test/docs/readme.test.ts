@@ -15,7 +15,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { claudeAvailable, claudeBinary } from "../support/claudeCode.js"
+import { claudeAvailable } from "../support/claudeCode.js"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 const README = readFileSync(join(ROOT, "README.md"), "utf8")
@@ -112,13 +112,11 @@ describe.skipIf(!hostPortsFree)("README.md, followed as written", () => {
     root = mkdtempSync(join(tmpdir(), "modelgate-readme-"))
     work = join(root, "work")
     const home = join(root, "home")
-    const bin = join(root, "bin")
-    for (const dir of [work, home, bin]) mkdirSync(dir)
+    for (const dir of [work, home]) mkdirSync(dir)
     for (const name of CHECKOUT) symlinkSync(join(ROOT, name), join(work, name))
-    // The README assumes Claude Code is installed: `claude` on the PATH.
-    if (claudeAvailable) symlinkSync(claudeBinary, join(bin, "claude"))
+    // No `claude` on the PATH: the README's line runs the Claude Code `npm ci` installed (npx).
     env = {
-      PATH: `${bin}${delimiter}${systemPath}`,
+      PATH: systemPath,
       HOME: home,
       TMPDIR: home,
       LANG: process.env["LANG"] ?? "C.UTF-8",
@@ -219,6 +217,9 @@ describe.skipIf(!hostPortsFree)("README.md, followed as written", () => {
       expect(found, ran.output).toHaveLength(1)
       return found[0]!.output.trim()
     }
+    // Every curl line is silent but for the answer: no progress meter (curl draws one when its
+    // output is not a terminal, as here and in `curl ... | jq`), streams (-N) included.
+    for (const o of outputs.filter((o) => o.command.startsWith("curl"))) expect(o.output, o.command).not.toMatch(/% Total/)
     const models = JSON.parse(answer((c) => c.includes("/v1/models"))) as { data: Array<{ id: string }> }
     expect(models.data.map((m) => m.id)).toContain("gpt-5.4")
     const created = JSON.parse(answer((c) => c.includes('"input":"Hello!"}'))) as { status: string }

@@ -24,6 +24,17 @@ describe("DATABASE_URL", () => {
     expect(parse("sqlite:///var/lib/mg.db")).toEqual({ _tag: "Sqlite", filename: "/var/lib/mg.db" })
     expect(parse("sqlite::memory:")).toEqual({ _tag: "Sqlite", filename: ":memory:" })
     expect(parse("/srv/mg.db")).toEqual({ _tag: "Sqlite", filename: "/srv/mg.db" })
+    expect(parse("data/mg.sqlite")).toEqual({ _tag: "Sqlite", filename: "data/mg.sqlite" })
+    expect(parse("mg.SQLITE3")).toEqual({ _tag: "Sqlite", filename: "mg.SQLITE3" })
+    expect(parse(":memory:")).toEqual({ _tag: "Sqlite", filename: ":memory:" })
+  })
+
+  it("refuses a value that is neither a URL nor a SQLite file name, showing it only when it holds no password", () => {
+    expect(parseDatabaseUrl("garbage")).toEqual(Result.fail(expect.stringMatching(/^DATABASE_URL=garbage is neither a postgres:\/\/ URL nor a SQLite file/)))
+    expect(Result.isFailure(parseDatabaseUrl("./data/modelgate"))).toBe(true)
+    const typo = parseDatabaseUrl("gateway:s3cret@db.internal/modelgate")
+    expect(Result.isFailure(typo)).toBe(true)
+    expect(JSON.stringify(typo)).not.toContain("s3cret")
   })
 
   it("takes postgres:// and postgresql://, turns schema= into a search_path, never logs the password", () => {

@@ -37,6 +37,10 @@ export interface GatewayWithAdmin {
   readonly close: () => Promise<void>
 }
 
+// Each running gateway's platform services (NodeServices' Terminal) listen for stdin's end, and the
+// admin suites keep a dozen gateways running at once: past Node's leak warning at 10 listeners.
+process.stdin.setMaxListeners(32)
+
 export interface StartOptions {
   /** MODELGATE_SECRET_KEY and ADMIN_ACCOUNT_ENV_PREFIX as the gateway would read them (default: none). */
   readonly keys?: Partial<AccountKeySettingsShape>

@@ -774,6 +774,16 @@ describe("HTTP upstream: drain deadline", () => {
   })
 })
 
+/** Until `res` drains or closes; the listener that did not fire goes too (one per write would pile up). */
+const drainedOrClosed = (res: ServerResponse) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off("drain", done).off("close", done)
+      resolve()
+    }
+    res.once("drain", done).once("close", done)
+  })
+
 describe("HTTP upstream: bounded bodies (issue 16, item 5)", () => {
   const server = serverForBlock()
   const up = upstreamForBlock({ ...defaultSettings, maxUpstreamBodyBytes: 1024 * 1024 })
@@ -786,7 +796,7 @@ describe("HTTP upstream: bounded bodies (issue 16, item 5)", () => {
       res.writeHead(200, { "content-type": "application/json" })
       // 8 MB offered, far past the 1 MB limit; stops writing once the gateway hangs up.
       for (let i = 0; i < 128 && !res.destroyed; i++) {
-        if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve).once("close", resolve))
+        if (!res.write(chunk)) await drainedOrClosed(res)
       }
       res.end()
     }
