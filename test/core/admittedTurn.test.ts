@@ -213,7 +213,7 @@ describe("the admitted turn, on test layers", () => {
       ])
       yield* Scope.close(scope, Exit.void)
       expect(world.settled).toEqual([{ account: "second", usage: USAGE }])
-      expect((yield* turn.facts.outcome).settled).toEqual({ inputTokens: 11, outputTokens: 7, costMicros: 0 })
+      expect((yield* turn.facts.outcome).settled).toMatchObject({ inputTokens: 11, outputTokens: 7, costMicros: 0 })
     }).pipe(Effect.provide(world.layer))
   })
 
