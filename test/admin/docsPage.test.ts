@@ -127,7 +127,7 @@ describe.skipIf(!withChromium)("/docs in Chromium", () => {
     })
     await page.goto(`${running.admin}/docs`)
     // The reference's authentication box: one "Token" field (a Basic scheme would ask for a username and password).
-    await page.getByPlaceholder("Token").first().fill(ADMIN_TOKEN, { timeout: 20_000 })
+    await page.getByPlaceholder("Token").filter({ visible: true }).first().fill(ADMIN_TOKEN, { timeout: 20_000 })
     await page.getByRole("button", { name: /Test Request\s*\(get \/admin\/users\)/ }).first().click()
     await page.getByRole("button", { name: /^Send/ }).first().click()
     await expect.poll(() => calls, { timeout: 20_000 }).toEqual([{ authorization: `Bearer ${ADMIN_TOKEN}`, status: 200 }])
