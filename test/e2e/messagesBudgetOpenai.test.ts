@@ -11,7 +11,8 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
-import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, type TestGateway } from "../support/gateway.js"
+import { fakeUpstreamConfig, type TestGateway } from "../support/gateway.js"
+import { sseEvents, startBudgetGateway } from "../support/streamBudget.js"
 
 const KEY = "sk-test-openai-messages-budget-01"
 const SDK_KEY = "sk-test-openai-messages-budget-02"
@@ -30,21 +31,13 @@ const config = (upstreamUrl: string) => {
   }
 }
 
-interface Sse {
-  readonly type: string
-  readonly [field: string]: unknown
-}
-
-const sseEvents = (text: string): Array<Sse> =>
-  text.split("\n\n").filter((f) => f.includes("data: ")).map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as Sse)
-
 describe("a Messages stream on an openai group that outruns its key's balance", () => {
   let upstream: FakeUpstream
   let gw: TestGateway
   beforeAll(async () => {
     upstream = await startFakeUpstream()
     upstream.setFault({ _tag: "SlowEvents", delayMs: 5 })
-    gw = await startGateway({ config: config(upstream.url), env: fakeUpstreamEnv, settings: { streamOverdraftMicros: 0 } })
+    gw = await startBudgetGateway(config(upstream.url))
   })
   afterAll(async () => {
     await gw.close()
