@@ -12,6 +12,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { fakeUpstreamConfig, type TestGateway } from "../support/gateway.js"
+import { postMessages } from "../support/messagesGateway.js"
 import { sseEvents, startBudgetGateway } from "../support/streamBudget.js"
 
 const KEY = "sk-test-openai-messages-budget-01"
@@ -45,15 +46,11 @@ describe("a Messages stream on an openai group that outruns its key's balance", 
   })
 
   it("ends with an error event of type billing_error, mid-answer", async () => {
-    const res = await fetch(`${gw.url}/v1/messages`, {
-      method: "POST",
-      headers: { "x-api-key": KEY, "content-type": "application/json", "anthropic-version": "2023-06-01" },
-      body: JSON.stringify({
-        model: "gpt-5.4",
-        max_tokens: 256,
-        stream: true,
-        messages: [{ role: "user", content: "tell me a long story about gateways" }]
-      })
+    const res = await postMessages(gw, KEY, {
+      model: "gpt-5.4",
+      max_tokens: 256,
+      stream: true,
+      messages: [{ role: "user", content: "tell me a long story about gateways" }]
     })
     expect(res.status).toBe(200)
     const events = sseEvents(await res.text())
