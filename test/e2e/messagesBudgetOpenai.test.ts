@@ -10,10 +10,9 @@
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { fakeUpstreamConfig, type TestGateway } from "../support/gateway.js"
 import { postMessages } from "../support/messagesGateway.js"
-import { sseEvents, startBudgetGateway } from "../support/streamBudget.js"
+import { sseEvents, startSlowBudgetGateway } from "../support/streamBudget.js"
 
 const KEY = "sk-test-openai-messages-budget-01"
 const SDK_KEY = "sk-test-openai-messages-budget-02"
@@ -33,17 +32,12 @@ const config = (upstreamUrl: string) => {
 }
 
 describe("a Messages stream on an openai group that outruns its key's balance", () => {
-  let upstream: FakeUpstream
   let gw: TestGateway
+  let close: () => Promise<void>
   beforeAll(async () => {
-    upstream = await startFakeUpstream()
-    upstream.setFault({ _tag: "SlowEvents", delayMs: 5 })
-    gw = await startBudgetGateway(config(upstream.url))
+    ;({ gw, close } = await startSlowBudgetGateway(config))
   })
-  afterAll(async () => {
-    await gw.close()
-    await upstream.close()
-  })
+  afterAll(() => close())
 
   it("ends with an error event of type billing_error, mid-answer", async () => {
     const res = await postMessages(gw, KEY, {

@@ -10,10 +10,9 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
-import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { type HostileUpstream, startHostileUpstream } from "../support/hostileUpstream.js"
 import { fakeUpstreamConfig, type TestGateway } from "../support/gateway.js"
-import { balanceOf, type Sse, sseEvents, startBudgetGateway } from "../support/streamBudget.js"
+import { balanceOf, type Sse, sseEvents, startBudgetGateway, startSlowBudgetGateway } from "../support/streamBudget.js"
 
 const config = (upstreamUrl: string) => {
   const base = fakeUpstreamConfig(upstreamUrl)
@@ -40,17 +39,12 @@ const config = (upstreamUrl: string) => {
 }
 
 describe("a stream that outruns its key's balance", () => {
-  let upstream: FakeUpstream
   let gw: TestGateway
+  let close: () => Promise<void>
   beforeAll(async () => {
-    upstream = await startFakeUpstream()
-    upstream.setFault({ _tag: "SlowEvents", delayMs: 5 })
-    gw = await startBudgetGateway(config(upstream.url))
+    ;({ gw, close } = await startSlowBudgetGateway(config))
   })
-  afterAll(async () => {
-    await gw.close()
-    await upstream.close()
-  })
+  afterAll(() => close())
 
   const stream = async (key: string) => {
     const res = await fetch(`${gw.url}/v1/responses`, {
