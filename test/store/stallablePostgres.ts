@@ -2,10 +2,12 @@
  * A fresh PostgreSQL database reached through a stall proxy (test/support/stallProxy.ts), for the
  * tests of a database that accepts connections but stops answering. The gateway under test is
  * given `url`/`target` (through the proxy); the test itself may reach `direct` (not through it).
+ * `describeOnPostgres` runs such a suite only where PostgreSQL is reachable.
  */
+import { describe, expect, it } from "vitest"
 import { type DatabaseTarget, parseDatabaseUrl } from "../../src/store/target.js"
 import { type StallProxy, startStallProxy } from "../support/stallProxy.js"
-import { PG_URL, postgresBackend, type TestDatabase } from "./harness.js"
+import { PG_URL, postgresBackend, postgresReachable, requireServices, type TestDatabase } from "./harness.js"
 
 export interface StallablePostgres {
   readonly proxy: StallProxy
@@ -36,5 +38,26 @@ export const startStallablePostgres = async (): Promise<StallablePostgres> => {
       await proxy.close()
       await backend.cleanup()
     }
+  }
+}
+
+/**
+ * `suite` as `describe(title)` when PostgreSQL is reachable; otherwise a failing test under
+ * MODELGATE_REQUIRE_SERVICES=1, or a warning and a skipped block.
+ */
+export const describeOnPostgres = async (title: string, suite: () => void): Promise<void> => {
+  if (await postgresReachable()) {
+    describe(title, suite)
+  } else if (requireServices) {
+    describe(title, () => {
+      it(`PostgreSQL is reachable at ${PG_URL} (MODELGATE_REQUIRE_SERVICES=1)`, () => {
+        expect.fail(`PostgreSQL is not reachable at ${PG_URL}`)
+      })
+    })
+  } else {
+    console.warn(`PostgreSQL is not reachable at ${PG_URL}: skipping "${title}" (set DATABASE_TEST_URL)`)
+    describe.skip(`${title} (skipped: not reachable at ${PG_URL})`, () => {
+      it("needs PostgreSQL", () => undefined)
+    })
   }
 }

@@ -9,12 +9,11 @@
  * Judged by order, not by a clock: the stall is held for ten store timeouts (the backlog alone
  * holds the writer for some thirty), and the admin answers must come while it holds.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, expect, it } from "vitest"
 import { sleep } from "../core/helpers.js"
 import { ADMIN_TOKEN, type GatewayWithAdmin, respond, startWithAdmin } from "../support/adminGateway.js"
 import type { StallProxy } from "../support/stallProxy.js"
-import { PG_URL, postgresReachable, requireServices } from "./harness.js"
-import { type StallablePostgres, startStallablePostgres } from "./stallablePostgres.js"
+import { describeOnPostgres, type StallablePostgres, startStallablePostgres } from "./stallablePostgres.js"
 
 const KEY = "sk-admin-config-key-0001"
 const STORE_TIMEOUT_MS = 300
@@ -98,18 +97,4 @@ const stalledSuite = () => {
   }, 60_000)
 }
 
-const reachable = await postgresReachable()
-if (reachable) {
-  describe("the admin API on a PostgreSQL that stalls", stalledSuite)
-} else if (requireServices) {
-  describe("the admin API on a PostgreSQL that stalls", () => {
-    it(`PostgreSQL is reachable at ${PG_URL} (MODELGATE_REQUIRE_SERVICES=1)`, () => {
-      expect.fail(`PostgreSQL is not reachable at ${PG_URL}`)
-    })
-  })
-} else {
-  console.warn(`PostgreSQL is not reachable at ${PG_URL}: skipping the stalled admin API test (set DATABASE_TEST_URL)`)
-  describe.skip(`the admin API on a PostgreSQL that stalls (skipped: not reachable at ${PG_URL})`, () => {
-    it("answers 503 within the store timeout", () => undefined)
-  })
-}
+await describeOnPostgres("the admin API on a PostgreSQL that stalls", stalledSuite)

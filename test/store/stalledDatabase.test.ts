@@ -9,11 +9,10 @@
  * SQLite is not tested here: it is a file in the gateway's own process, with no connection that
  * can stall (a full disk or a lock held by another process fails at once or after busy_timeout).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, expect, it } from "vitest"
 import { ADMIN_TOKEN, type GatewayWithAdmin, startWithAdmin } from "../support/adminGateway.js"
 import type { StallProxy } from "../support/stallProxy.js"
-import { PG_URL, postgresReachable, requireServices } from "./harness.js"
-import { type StallablePostgres, startStallablePostgres } from "./stallablePostgres.js"
+import { describeOnPostgres, type StallablePostgres, startStallablePostgres } from "./stallablePostgres.js"
 
 const KEY = "sk-admin-config-key-0001"
 const STORE_TIMEOUT_MS = 1000
@@ -119,18 +118,4 @@ const stalledSuite = () => {
   }, 4 * CLIENT_PATIENCE_MS)
 }
 
-const reachable = await postgresReachable()
-if (reachable) {
-  describe("a PostgreSQL that stalls", stalledSuite)
-} else if (requireServices) {
-  describe("a PostgreSQL that stalls", () => {
-    it(`PostgreSQL is reachable at ${PG_URL} (MODELGATE_REQUIRE_SERVICES=1)`, () => {
-      expect.fail(`PostgreSQL is not reachable at ${PG_URL}`)
-    })
-  })
-} else {
-  console.warn(`PostgreSQL is not reachable at ${PG_URL}: skipping the stalled-database test (set DATABASE_TEST_URL)`)
-  describe.skip(`a PostgreSQL that stalls (skipped: not reachable at ${PG_URL})`, () => {
-    it("answers 503 store_unavailable and recovers", () => undefined)
-  })
-}
+await describeOnPostgres("a PostgreSQL that stalls", stalledSuite)
