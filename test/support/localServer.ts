@@ -4,7 +4,7 @@
  * keep-alive or a held stream still closes at once. Each fake passes its own handler, with its
  * own answer to a handler that throws.
  */
-import { createServer, type RequestListener, type Server } from "node:http"
+import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 
 export interface LocalServer {
@@ -50,4 +50,11 @@ export const listenLocal = async (handler: RequestListener, label: string, optio
         for (const socket of sockets) socket.destroy()
       })
   }
+}
+
+/** A handler's failure as an Anthropic-shaped 500 `api_error`, or a cut once the answer has begun. */
+export const answerApiError = (res: ServerResponse, error: unknown): void => {
+  if (res.headersSent) return void res.destroy()
+  res.writeHead(500, { "content-type": "application/json" })
+  res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: String(error) } }))
 }

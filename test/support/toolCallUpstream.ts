@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
-import { listenLocal } from "./localServer.js"
+import { answerApiError, listenLocal } from "./localServer.js"
 import { parseBody, readBody } from "./requestBody.js"
 
 export interface ToolCallRequest {
@@ -155,11 +155,7 @@ export const startToolCallUpstream = async (): Promise<ToolCallUpstream> => {
   }
 
   const server = await listenLocal((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (res.headersSent) return void res.destroy()
-      res.writeHead(500, { "content-type": "application/json" })
-      res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: String(error) } }))
-    })
+    handle(req, res).catch((error: unknown) => answerApiError(res, error))
   }, "tool call upstream", { keepAlive: true })
   return {
     url: server.url,
