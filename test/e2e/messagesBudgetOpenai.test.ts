@@ -10,8 +10,9 @@
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
-import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, type TestGateway } from "../support/gateway.js"
+import { fakeUpstreamConfig, type TestGateway } from "../support/gateway.js"
+import { postMessages } from "../support/messagesGateway.js"
+import { sseEvents, startSlowBudgetGateway } from "../support/streamBudget.js"
 
 const KEY = "sk-test-openai-messages-budget-01"
 const SDK_KEY = "sk-test-openai-messages-budget-02"
@@ -30,37 +31,20 @@ const config = (upstreamUrl: string) => {
   }
 }
 
-interface Sse {
-  readonly type: string
-  readonly [field: string]: unknown
-}
-
-const sseEvents = (text: string): Array<Sse> =>
-  text.split("\n\n").filter((f) => f.includes("data: ")).map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as Sse)
-
 describe("a Messages stream on an openai group that outruns its key's balance", () => {
-  let upstream: FakeUpstream
   let gw: TestGateway
+  let close: () => Promise<void>
   beforeAll(async () => {
-    upstream = await startFakeUpstream()
-    upstream.setFault({ _tag: "SlowEvents", delayMs: 5 })
-    gw = await startGateway({ config: config(upstream.url), env: fakeUpstreamEnv, settings: { streamOverdraftMicros: 0 } })
+    ;({ gw, close } = await startSlowBudgetGateway(config))
   })
-  afterAll(async () => {
-    await gw.close()
-    await upstream.close()
-  })
+  afterAll(() => close())
 
   it("ends with an error event of type billing_error, mid-answer", async () => {
-    const res = await fetch(`${gw.url}/v1/messages`, {
-      method: "POST",
-      headers: { "x-api-key": KEY, "content-type": "application/json", "anthropic-version": "2023-06-01" },
-      body: JSON.stringify({
-        model: "gpt-5.4",
-        max_tokens: 256,
-        stream: true,
-        messages: [{ role: "user", content: "tell me a long story about gateways" }]
-      })
+    const res = await postMessages(gw, KEY, {
+      model: "gpt-5.4",
+      max_tokens: 256,
+      stream: true,
+      messages: [{ role: "user", content: "tell me a long story about gateways" }]
     })
     expect(res.status).toBe(200)
     const events = sseEvents(await res.text())

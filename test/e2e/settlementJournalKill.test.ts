@@ -25,8 +25,8 @@ import { afterAll, describe, expect, it } from "vitest"
 import { sqlClientLayer } from "../../src/store/client.js"
 import { cleanEnv, type Gateway, startGateway } from "../cli/processes.js"
 import { sleep, waitFor } from "../core/helpers.js"
-import { type StallProxy, startStallProxy } from "../support/stallProxy.js"
-import { PG_URL, postgresBackend, postgresReachable, requireServices } from "../store/harness.js"
+import { PG_URL, postgresReachable, requireServices } from "../store/harness.js"
+import { startStallablePostgres } from "../store/stallablePostgres.js"
 
 const KEY = "sk-journal-kill-0001"
 const STORE_TIMEOUT_MS = 500
@@ -51,22 +51,16 @@ interface HeldStore {
 }
 
 const postgresStore = async (): Promise<HeldStore> => {
-  const backend = postgresBackend()
-  const db = await backend.fresh()
-  const pg = new URL(PG_URL)
-  const proxy: StallProxy = await startStallProxy({ host: pg.hostname, port: Number(pg.port || 5432) })
-  const through = new URL(db.url)
-  through.host = `127.0.0.1:${proxy.port}`
-  const direct = ManagedRuntime.make(sqlClientLayer(db.target))
+  const pg = await startStallablePostgres()
+  const direct = ManagedRuntime.make(sqlClientLayer(pg.direct.target))
   return {
-    url: through.toString(),
+    url: pg.url,
     rows: (text) => direct.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<Record<string, unknown>>(text))),
-    hold: proxy.stall,
-    release: proxy.resume,
+    hold: pg.proxy.stall,
+    release: pg.proxy.resume,
     close: async () => {
       await direct.dispose()
-      await proxy.close()
-      await backend.cleanup()
+      await pg.close()
     }
   }
 }

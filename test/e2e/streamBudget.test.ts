@@ -10,9 +10,9 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
-import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { type HostileUpstream, startHostileUpstream } from "../support/hostileUpstream.js"
-import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, type TestGateway } from "../support/gateway.js"
+import { fakeUpstreamConfig, type TestGateway } from "../support/gateway.js"
+import { balanceOf, type Sse, sseEvents, startBudgetGateway, startSlowBudgetGateway } from "../support/streamBudget.js"
 
 const config = (upstreamUrl: string) => {
   const base = fakeUpstreamConfig(upstreamUrl)
@@ -38,31 +38,13 @@ const config = (upstreamUrl: string) => {
   }
 }
 
-interface Sse {
-  readonly type: string
-  readonly [field: string]: unknown
-}
-
-const sseEvents = (text: string): Array<Sse> =>
-  text.split("\n\n").filter((f) => f.includes("data: ")).map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as Sse)
-
 describe("a stream that outruns its key's balance", () => {
-  let upstream: FakeUpstream
   let gw: TestGateway
+  let close: () => Promise<void>
   beforeAll(async () => {
-    upstream = await startFakeUpstream()
-    upstream.setFault({ _tag: "SlowEvents", delayMs: 5 })
-    gw = await startGateway({ config: config(upstream.url), env: fakeUpstreamEnv, settings: { streamOverdraftMicros: 0 } })
+    ;({ gw, close } = await startSlowBudgetGateway(config))
   })
-  afterAll(async () => {
-    await gw.close()
-    await upstream.close()
-  })
-
-  const balanceOf = async (key: string) => {
-    const res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
-    return (await res.json() as { balance: number }).balance
-  }
+  afterAll(() => close())
 
   const stream = async (key: string) => {
     const res = await fetch(`${gw.url}/v1/responses`, {
@@ -75,7 +57,7 @@ describe("a stream that outruns its key's balance", () => {
   }
 
   it("Responses over HTTP: response.failed insufficient_quota before the answer is complete, and what was sent is billed", async () => {
-    const before = await balanceOf("sk-test-openai-0001")
+    const before = await balanceOf(gw, "sk-test-openai-0001")
     const events = await stream("sk-test-openai-0001")
     const last = events.at(-1) as { type: string; response?: { error?: { code?: string } } }
     expect(last.type).toBe("response.failed")
@@ -85,7 +67,7 @@ describe("a stream that outruns its key's balance", () => {
     expect(sent.length).toBeGreaterThan(0)
     // What was sent is billed (0.1 USD a token): the balance went down to about nothing, not far below.
     expect(before).toBe(1)
-    const after = await balanceOf("sk-test-openai-0001")
+    const after = await balanceOf(gw, "sk-test-openai-0001")
     expect(after).toBeLessThan(before)
     expect(after).toBeGreaterThan(-1)
   })
@@ -173,23 +155,18 @@ describe("one giant delta that alone outruns the key's balance (issue 32, item 6
       contentType: "text/event-stream",
       chunks: request.path.startsWith("/v1/responses") ? responsesStream() : messagesStream()
     }))
-    gw = await startGateway({ config: config(upstream.url), env: fakeUpstreamEnv, settings: { streamOverdraftMicros: 0 } })
+    gw = await startBudgetGateway(config(upstream.url))
   })
   afterAll(async () => {
     await gw.close()
     await upstream.close()
   })
 
-  const balanceOf = async (key: string) => {
-    const res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
-    return (await res.json() as { balance: number }).balance
-  }
-
   it.each([
     ["Responses", "/v1/responses", "sk-test-openai-0001", { model: "gpt-5.4", input: "one long word please", stream: true }],
     ["Messages", "/v1/messages", "sk-test-anthropic-0001", { model: "claude-sonnet-4-6", max_tokens: 64, messages: [{ role: "user", content: "one long word please" }], stream: true }]
   ])("%s door: cut with insufficient_quota while the event arrives, never relayed whole, billed within the balance", async (door, path, key, body) => {
-    expect(await balanceOf(key)).toBe(1)
+    expect(await balanceOf(gw, key)).toBe(1)
     const res = await fetch(`${gw.url}${path}`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -202,7 +179,7 @@ describe("one giant delta that alone outruns the key's balance (issue 32, item 6
     if (door === "Responses") expect(last).toMatchObject({ type: "response.failed", response: { error: { code: "insufficient_quota" } } })
     else expect(last).toMatchObject({ type: "error", error: { type: "billing_error" } })
     // What was sent ("Once") is billed; nothing like the 25,000 USD the giant event would cost.
-    const after = await balanceOf(key)
+    const after = await balanceOf(gw, key)
     expect(after).toBeLessThan(1)
     expect(after).toBeGreaterThanOrEqual(0)
   })

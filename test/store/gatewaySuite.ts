@@ -13,6 +13,7 @@ import { sqlServices } from "../../src/store/Database.js"
 import { simulatorUpstream } from "../../src/services/upstream/simulator.js"
 import { Upstream } from "../../src/services/upstream/Upstream.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
+import { postMessages } from "../support/messagesGateway.js"
 import { SEARCHES, startToolCallUpstream } from "../support/toolCallUpstream.js"
 import type { Backend, TestDatabase } from "./harness.js"
 
@@ -260,16 +261,12 @@ export const gatewaySuite = (makeBackend: () => Backend) => {
         const tools = [{ type: "web_search" }]
         expect((await post(gw, TOOLS_OA, { model: "free", input: "look it up", tools })).status).toBe(200)
         expect((await post(gw, TOOLS_OA, { model: "free", input: "look it up", tools, stream: true })).status).toBe(200)
-        const messages = await fetch(`${gw.url}/v1/messages`, {
-          method: "POST",
-          headers: { "x-api-key": TOOLS_AN, "anthropic-version": "2023-06-01", "content-type": "application/json" },
-          body: JSON.stringify({
-            model: "free",
-            max_tokens: 10,
-            stream: true,
-            tools: [{ type: "web_search_20250305", name: "web_search" }],
-            messages: [{ role: "user", content: "look it up" }]
-          })
+        const messages = await postMessages(gw, TOOLS_AN, {
+          model: "free",
+          max_tokens: 10,
+          stream: true,
+          tools: [{ type: "web_search_20250305", name: "web_search" }],
+          messages: [{ role: "user", content: "look it up" }]
         })
         expect(messages.status).toBe(200)
         expect(await messages.text()).toContain("message_stop")

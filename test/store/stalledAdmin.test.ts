@@ -9,12 +9,11 @@
  * Judged by order, not by a clock: the stall is held for ten store timeouts (the backlog alone
  * holds the writer for some thirty), and the admin answers must come while it holds.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { parseDatabaseUrl } from "../../src/store/target.js"
+import { afterAll, beforeAll, expect, it } from "vitest"
 import { sleep } from "../core/helpers.js"
 import { ADMIN_TOKEN, type GatewayWithAdmin, respond, startWithAdmin } from "../support/adminGateway.js"
-import { type StallProxy, startStallProxy } from "../support/stallProxy.js"
-import { type Backend, PG_URL, postgresBackend, postgresReachable, requireServices } from "./harness.js"
+import type { StallProxy } from "../support/stallProxy.js"
+import { describeOnPostgres, type StallablePostgres, startStallablePostgres } from "./stallablePostgres.js"
 
 const KEY = "sk-admin-config-key-0001"
 const STORE_TIMEOUT_MS = 300
@@ -54,30 +53,23 @@ const balanceOf = async (gw: GatewayWithAdmin, user: string): Promise<number | u
 }
 
 const stalledSuite = () => {
-  let backend: Backend
+  let pg: StallablePostgres
   let proxy: StallProxy
   let gw: GatewayWithAdmin
 
   beforeAll(async () => {
-    backend = postgresBackend()
-    const db = await backend.fresh()
-    const pg = new URL(PG_URL)
-    proxy = await startStallProxy({ host: pg.hostname, port: Number(pg.port || 5432) })
-    const through = new URL(db.url)
-    through.host = `127.0.0.1:${proxy.port}`
-    const target = parseDatabaseUrl(through.toString())
-    if (target._tag !== "Success") throw new Error(target.failure)
+    pg = await startStallablePostgres()
+    proxy = pg.proxy
     // The key and its figures stay cached through the stall, so requests are served and their
     // settlements queue; one settlement per batch makes the backlog as long as a busy gateway's.
-    gw = await startWithAdmin({ target: target.success, store: { cacheTtlMillis: 600_000, maxBatch: 1 } })
+    gw = await startWithAdmin({ target: pg.target, store: { cacheTtlMillis: 600_000, maxBatch: 1 } })
   })
   afterAll(async () => {
     if (previousTimeout === undefined) delete process.env["STORE_TIMEOUT_MS"]
     else process.env["STORE_TIMEOUT_MS"] = previousTimeout
     proxy?.resume()
     await gw?.close().catch(() => undefined)
-    await proxy?.close()
-    await backend?.cleanup()
+    await pg?.close()
   })
 
   it("behind settlements waiting on the stalled database, an admin list and a write answer 503 store_unavailable while it stalls", async () => {
@@ -105,18 +97,4 @@ const stalledSuite = () => {
   }, 60_000)
 }
 
-const reachable = await postgresReachable()
-if (reachable) {
-  describe("the admin API on a PostgreSQL that stalls", stalledSuite)
-} else if (requireServices) {
-  describe("the admin API on a PostgreSQL that stalls", () => {
-    it(`PostgreSQL is reachable at ${PG_URL} (MODELGATE_REQUIRE_SERVICES=1)`, () => {
-      expect.fail(`PostgreSQL is not reachable at ${PG_URL}`)
-    })
-  })
-} else {
-  console.warn(`PostgreSQL is not reachable at ${PG_URL}: skipping the stalled admin API test (set DATABASE_TEST_URL)`)
-  describe.skip(`the admin API on a PostgreSQL that stalls (skipped: not reachable at ${PG_URL})`, () => {
-    it("answers 503 within the store timeout", () => undefined)
-  })
-}
+await describeOnPostgres("the admin API on a PostgreSQL that stalls", stalledSuite)

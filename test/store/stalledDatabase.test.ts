@@ -9,11 +9,10 @@
  * SQLite is not tested here: it is a file in the gateway's own process, with no connection that
  * can stall (a full disk or a lock held by another process fails at once or after busy_timeout).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { parseDatabaseUrl } from "../../src/store/target.js"
+import { afterAll, beforeAll, expect, it } from "vitest"
 import { ADMIN_TOKEN, type GatewayWithAdmin, startWithAdmin } from "../support/adminGateway.js"
-import { type StallProxy, startStallProxy } from "../support/stallProxy.js"
-import { type Backend, PG_URL, postgresBackend, postgresReachable, requireServices } from "./harness.js"
+import type { StallProxy } from "../support/stallProxy.js"
+import { describeOnPostgres, type StallablePostgres, startStallablePostgres } from "./stallablePostgres.js"
 
 const KEY = "sk-admin-config-key-0001"
 const STORE_TIMEOUT_MS = 1000
@@ -63,27 +62,20 @@ const topUp = (gw: GatewayWithAdmin) =>
   })
 
 const stalledSuite = () => {
-  let backend: Backend
+  let pg: StallablePostgres
   let proxy: StallProxy
   let gw: GatewayWithAdmin
 
   beforeAll(async () => {
-    backend = postgresBackend()
-    const db = await backend.fresh()
-    const pg = new URL(PG_URL)
-    proxy = await startStallProxy({ host: pg.hostname, port: Number(pg.port || 5432) })
-    const through = new URL(db.url)
-    through.host = `127.0.0.1:${proxy.port}`
-    const target = parseDatabaseUrl(through.toString())
-    if (target._tag !== "Success") throw new Error(target.failure)
-    gw = await startWithAdmin({ target: target.success })
+    pg = await startStallablePostgres()
+    proxy = pg.proxy
+    gw = await startWithAdmin({ target: pg.target })
   })
   afterAll(async () => {
     if (previousTimeout === undefined) delete process.env["STORE_TIMEOUT_MS"]
     else process.env["STORE_TIMEOUT_MS"] = previousTimeout
     await gw?.close().catch(() => undefined)
-    await proxy?.close()
-    await backend?.cleanup()
+    await pg?.close()
   })
 
   it("while the database stalls, requests, /v1/usage and the admin API answer 503 store_unavailable; then serve again by themselves", async () => {
@@ -126,18 +118,4 @@ const stalledSuite = () => {
   }, 4 * CLIENT_PATIENCE_MS)
 }
 
-const reachable = await postgresReachable()
-if (reachable) {
-  describe("a PostgreSQL that stalls", stalledSuite)
-} else if (requireServices) {
-  describe("a PostgreSQL that stalls", () => {
-    it(`PostgreSQL is reachable at ${PG_URL} (MODELGATE_REQUIRE_SERVICES=1)`, () => {
-      expect.fail(`PostgreSQL is not reachable at ${PG_URL}`)
-    })
-  })
-} else {
-  console.warn(`PostgreSQL is not reachable at ${PG_URL}: skipping the stalled-database test (set DATABASE_TEST_URL)`)
-  describe.skip(`a PostgreSQL that stalls (skipped: not reachable at ${PG_URL})`, () => {
-    it("answers 503 store_unavailable and recovers", () => undefined)
-  })
-}
+await describeOnPostgres("a PostgreSQL that stalls", stalledSuite)

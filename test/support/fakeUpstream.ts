@@ -7,11 +7,12 @@
  * Run directly (`tsx test/support/fakeUpstream.ts`) it listens on $PORT (default 0) and prints
  * `{"url": "..."}` as one JSON line.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
 import { simulateMessages } from "../../src/services/upstream/simulator/messages.js"
 import { simulateResponses } from "../../src/services/upstream/simulator/responses.js"
+import { listenLocal } from "./localServer.js"
 import { parseBody, readBody } from "./requestBody.js"
 
 export interface FakeUpstreamRequest {
@@ -122,7 +123,6 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
 
 export const startFakeUpstream = async (options: { readonly port?: number } = {}): Promise<FakeUpstream> => {
   const requests: Array<FakeUpstreamRequest> = []
-  const sockets = new Set<Socket>()
   /** Sockets that have carried at least one request (HTTP clients may pre-open idle spares). */
   const usedSockets = new Set<Socket>()
   let inFlightCount = 0
@@ -268,37 +268,28 @@ export const startFakeUpstream = async (options: { readonly port?: number } = {}
     res.end()
   }
 
-  const server = createServer({ keepAlive: true }, (req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) {
-        res.writeHead(500, { "content-type": "application/json" })
-        res.end(JSON.stringify(openaiErrorBody(500, String(error))))
-      } else {
-        res.destroy()
-      }
-    })
+  const local = await listenLocal(
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) {
+          res.writeHead(500, { "content-type": "application/json" })
+          res.end(JSON.stringify(openaiErrorBody(500, String(error))))
+        } else {
+          res.destroy()
+        }
+      })
+    },
+    "fake upstream",
+    { keepAlive: true, port: options.port }
+  )
+  // Set before the event loop can accept a connection, so they hold for every one.
+  local.server.keepAliveTimeout = 30_000
+  local.server.on("connection", (socket: Socket) => {
+    socket.on("close", () => usedSockets.delete(socket))
   })
-  server.keepAliveTimeout = 30_000
-  server.on("connection", (socket: Socket) => {
-    sockets.add(socket)
-    socket.on("close", () => {
-      sockets.delete(socket)
-      usedSockets.delete(socket)
-    })
-  })
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(options.port ?? 0, "127.0.0.1", () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const address = server.address()
-  if (address === null || typeof address === "string") throw new Error("fake upstream: no TCP address")
 
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: local.url,
     requests,
     setFault: (fault) => {
       persistentFault = fault
@@ -309,12 +300,10 @@ export const startFakeUpstream = async (options: { readonly port?: number } = {}
     openConnections: () => usedSockets.size,
     inFlight: () => inFlightCount,
     aborted: () => abortedCount,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        shutdown.abort()
-        server.close((error) => (error === undefined ? resolve() : reject(error)))
-        for (const socket of sockets) socket.destroy()
-      })
+    close: () => {
+      shutdown.abort()
+      return local.close()
+    }
   }
 }
 

@@ -4,8 +4,8 @@
  * comments, in frames the gateway does not know) and bodies written in many reads (one event of
  * megabytes). It speaks no platform: the script writes every byte. Every request is recorded.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { Socket } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { listenLocal } from "./localServer.js"
 import { parseBody, readBody } from "./requestBody.js"
 
 export interface HostileRequest {
@@ -47,7 +47,6 @@ const flatHeaders = (req: IncomingMessage): Record<string, string | undefined> =
 
 export const startHostileUpstream = async (): Promise<HostileUpstream> => {
   const requests: Array<HostileRequest> = []
-  const sockets = new Set<Socket>()
   let script: HostileScript = () => ({ _tag: "Page", status: 500, contentType: "text/plain", body: "no script" })
   let written = 0
 
@@ -80,33 +79,16 @@ export const startHostileUpstream = async (): Promise<HostileUpstream> => {
     res.end()
   }
 
-  const server = createServer({ keepAlive: true }, (req, res) => {
+  const server = await listenLocal((req, res) => {
     handle(req, res).catch(() => res.destroy())
-  })
-  server.on("connection", (socket: Socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const address = server.address()
-  if (address === null || typeof address === "string") throw new Error("hostile upstream: no TCP address")
+  }, "hostile upstream", { keepAlive: true })
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: server.url,
     requests,
     setScript: (s) => {
       script = s
     },
     writtenBytes: () => written,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)))
-        for (const socket of sockets) socket.destroy()
-      })
+    close: server.close
   }
 }

@@ -6,11 +6,11 @@
  * simulators; a test scripts other answers (a reasoning item, cache reads, an error status, a
  * stream that is cut or held open) with `script`, which sees each request before the default does.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { Socket } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { simulateMessages } from "../../src/services/upstream/simulator/messages.js"
 import { simulateResponses } from "../../src/services/upstream/simulator/responses.js"
 import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
+import { listenLocal } from "./localServer.js"
 import { readBody } from "./requestBody.js"
 
 export type Json = Record<string, unknown>
@@ -109,7 +109,6 @@ const defaultReply = (seen: Seen): Reply => {
 export const startMessagesUpstream = async (): Promise<MessagesUpstream> => {
   const requests: Array<Seen> = []
   const scripts: Array<Script> = []
-  const sockets = new Set<Socket>()
   let counter = 0
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -176,19 +175,12 @@ export const startMessagesUpstream = async (): Promise<MessagesUpstream> => {
     // "hold": nothing more is written; the caller leaving closes the response.
   }
 
-  const server = createServer({ keepAlive: true }, (req, res) => {
+  const server = await listenLocal((req, res) => {
     handle(req, res).catch(() => res.destroy())
-  })
-  server.on("connection", (socket: Socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const address = server.address()
-  if (address === null || typeof address === "string") throw new Error("messages upstream: no TCP address")
+  }, "messages upstream", { keepAlive: true })
 
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: server.url,
     requests,
     script: (script) => {
       scripts.push(script)
@@ -197,11 +189,7 @@ export const startMessagesUpstream = async (): Promise<MessagesUpstream> => {
         if (i >= 0) scripts.splice(i, 1)
       }
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)))
-        for (const socket of sockets) socket.destroy()
-      })
+    close: server.close
   }
 }
 

@@ -5,8 +5,8 @@
  * test can compare what reached an upstream with what the client sent, and print what the server
  * answered when a client fails.
  */
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from "node:http"
-import type { Socket } from "node:net"
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http"
+import { listenLocal } from "./localServer.js"
 
 export interface RecordedExchange {
   readonly method: string
@@ -31,9 +31,8 @@ const MAX_RECORDED_RESPONSE = 64 * 1024
 
 export const startRecordingProxy = async (target: string): Promise<RecordingProxy> => {
   const exchanges: Array<RecordedExchange> = []
-  const sockets = new Set<Socket>()
   const to = new URL(target)
-  const server = createServer({ keepAlive: true }, (req, res) => {
+  const server = await listenLocal((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
@@ -81,27 +80,10 @@ export const startRecordingProxy = async (target: string): Promise<RecordingProx
       })
       upstream.end(body)
     })
-  })
-  server.on("connection", (socket: Socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const address = server.address()
-  if (address === null || typeof address === "string") throw new Error("recording proxy: no TCP address")
+  }, "recording proxy", { keepAlive: true })
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: server.url,
     exchanges,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)))
-        for (const socket of sockets) socket.destroy()
-      })
+    close: server.close
   }
 }

@@ -5,9 +5,9 @@
  * tools with a call to the first tool, with sampled arguments, which an agent would run.
  * Every request is recorded with its path, query, headers and parsed body.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { Socket } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
+import { answerApiError, listenLocal } from "./localServer.js"
 import { parseBody, readBody } from "./requestBody.js"
 
 export interface ScriptedRequest {
@@ -153,7 +153,6 @@ const responsesAnswer = (model: string, answer: ScriptedAnswer, n: number): { re
 
 export const startScriptedUpstream = async (script: Script = () => ({ _tag: "Text", text: "scripted answer" })): Promise<ScriptedUpstream> => {
   const requests: Array<ScriptedRequest> = []
-  const sockets = new Set<Socket>()
   let current = script
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -191,36 +190,15 @@ export const startScriptedUpstream = async (script: Script = () => ({ _tag: "Tex
     res.end(events.map((event) => encodeSseEvent(event, { eventLines: true })).join(""))
   }
 
-  const server = createServer({ keepAlive: true }, (req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (res.headersSent) return void res.destroy()
-      res.writeHead(500, { "content-type": "application/json" })
-      res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: String(error) } }))
-    })
-  })
-  server.on("connection", (socket: Socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const address = server.address()
-  if (address === null || typeof address === "string") throw new Error("scripted upstream: no TCP address")
+  const server = await listenLocal((req, res) => {
+    handle(req, res).catch((error: unknown) => answerApiError(res, error))
+  }, "scripted upstream", { keepAlive: true })
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: server.url,
     requests,
     setScript: (next) => {
       current = next
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)))
-        for (const socket of sockets) socket.destroy()
-      })
+    close: server.close
   }
 }

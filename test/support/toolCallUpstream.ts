@@ -6,9 +6,9 @@
  * `server_tool_use` blocks and `usage.server_tool_use.web_search_requests: 2` (the stream's
  * `message_delta`). Every request is recorded with its path and parsed body.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { Socket } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
+import { answerApiError, listenLocal } from "./localServer.js"
 import { parseBody, readBody } from "./requestBody.js"
 
 export interface ToolCallRequest {
@@ -134,7 +134,6 @@ const messagesAnswer = (model: string, n: number): { readonly json: Json; readon
 
 export const startToolCallUpstream = async (): Promise<ToolCallUpstream> => {
   const requests: Array<ToolCallRequest> = []
-  const sockets = new Set<Socket>()
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = parseBody(await readBody(req))
@@ -155,33 +154,12 @@ export const startToolCallUpstream = async (): Promise<ToolCallUpstream> => {
     res.end(events.map((event) => encodeSseEvent(event, { eventLines: true })).join(""))
   }
 
-  const server = createServer({ keepAlive: true }, (req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (res.headersSent) return void res.destroy()
-      res.writeHead(500, { "content-type": "application/json" })
-      res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: String(error) } }))
-    })
-  })
-  server.on("connection", (socket: Socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const address = server.address()
-  if (address === null || typeof address === "string") throw new Error("tool call upstream: no TCP address")
+  const server = await listenLocal((req, res) => {
+    handle(req, res).catch((error: unknown) => answerApiError(res, error))
+  }, "tool call upstream", { keepAlive: true })
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: server.url,
     requests,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)))
-        for (const socket of sockets) socket.destroy()
-      })
+    close: server.close
   }
 }

@@ -5,21 +5,20 @@
  * keeps its stream open after the terminal event, as upstreams may, so the client's close always
  * lands while the turn is still reading it.
  */
-import { createServer, type ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { ServerResponse } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { type AccessEntry, AccessLog } from "../../src/observability/accessLog.js"
 import { waitFor } from "../core/helpers.js"
+import { listenLocal } from "../support/localServer.js"
 import { OA_KEY, startWsGateway, usageTotals, WsClient, type WsGateway } from "./helpers.js"
 
 const model = "gpt-5.4"
 
 /** An OpenAI Responses upstream whose streams complete and then stay open until the caller leaves. */
 const startLingeringUpstream = async () => {
-  const sockets = new Set<Socket>()
   const open = new Set<ServerResponse>()
-  const server = createServer((req, res) => {
+  const server = await listenLocal((req, res) => {
     req.resume()
     req.on("end", () => {
       const id = `resp_linger${Date.now()}`
@@ -54,21 +53,8 @@ const startLingeringUpstream = async () => {
       open.add(res)
       res.on("close", () => open.delete(res))
     })
-  })
-  server.on("connection", (socket: Socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return {
-    url,
-    lingering: () => open.size,
-    close: async () => {
-      for (const socket of sockets) socket.destroy()
-      await new Promise((resolve) => server.close(resolve))
-    }
-  }
+  }, "lingering upstream")
+  return { url: server.url, lingering: () => open.size, close: server.close }
 }
 
 describe("a client that closes right after response.completed", () => {
