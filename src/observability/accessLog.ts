@@ -101,7 +101,7 @@ export const recordAdminCall = (log: AccessLogShape, entry: AdminAccessEntry): E
 /**
  * `factFields` as JSON members (`,"key":…`), appended straight to one string: this runs for every
  * request, and the pairs, the mapped array and its join cost more than the line itself. The
- * fields and their order are factFields' (test/core/accessLogFacts.test.ts holds them equal).
+ * fields and their order are factFields' (test/http/accessLogFacts.test.ts holds them equal).
  */
 const factMembers = (f: RequestFacts | undefined): string => {
   if (f === undefined) return ""

@@ -5,7 +5,7 @@
  */
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
 import { describe, expect, it } from "@effect/vitest"
-import { call, waitFor } from "../core/helpers.js"
+import { call, waitFor } from "../http/helpers.js"
 import { fakeUpstreamGatewayForBlock } from "../support/block.js"
 
 const KEY = "sk-test-openai-0001"

@@ -11,7 +11,7 @@
  * text), so only the gateway knowing them can take them out.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { expectEnvelope, readEvents, waitFor } from "../core/helpers.js"
+import { expectEnvelope, readEvents, waitFor } from "../http/helpers.js"
 import { type HostileRequest, type HostileUpstream, startHostileUpstream } from "../support/hostileUpstream.js"
 import { fakeUpstreamConfig, startGateway, type TestGateway } from "../support/gateway.js"
 

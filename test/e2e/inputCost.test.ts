@@ -6,7 +6,7 @@
  * in-memory quota (test/store/gatewaySuite.ts runs the same on SQLite and PostgreSQL).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { call } from "../core/helpers.js"
+import { call } from "../http/helpers.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 import { startToolCallUpstream, type ToolCallUpstream } from "../support/toolCallUpstream.js"
 

@@ -5,7 +5,7 @@
  * passed on as an answer, and nothing is billed.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { call, expectEnvelope, postResponses } from "../core/helpers.js"
+import { call, expectEnvelope, postResponses } from "../http/helpers.js"
 import { startFakeUpstream } from "../support/fakeUpstream.js"
 import { fakeUpstreamConfig, fakeUpstreamEnv, startGateway, startWithFakeUpstream } from "../support/gateway.js"
 import { fakeUpstreamGatewayForBlock } from "../support/block.js"

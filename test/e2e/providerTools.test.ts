@@ -11,7 +11,7 @@
  * - `background: true` is refused 400 `background_not_supported` (its answer would carry no usage).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { call, waitFor } from "../core/helpers.js"
+import { call, waitFor } from "../http/helpers.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 import { SEARCHES, startToolCallUpstream, type ToolCallUpstream } from "../support/toolCallUpstream.js"
 import { WsClient } from "../websocket/helpers.js"

@@ -24,7 +24,7 @@ import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
 import { sqlClientLayer } from "../../src/store/client.js"
 import { cleanEnv, type Gateway, startGateway } from "../cli/processes.js"
-import { sleep, waitFor } from "../core/helpers.js"
+import { sleep, waitFor } from "../http/helpers.js"
 import { PG_URL, postgresReachable, requireServices } from "../store/harness.js"
 import { startStallablePostgres } from "../store/stallablePostgres.js"
 

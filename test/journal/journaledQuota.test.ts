@@ -25,7 +25,7 @@ import * as KeyRepoSql from "../../src/store/keyRepoSql.js"
 import * as QuotaSqlJournaled from "../../src/store/quotaSqlJournaled.js"
 import { Store } from "../../src/store/Store.js"
 import { sqliteTarget } from "../../src/store/target.js"
-import { waitFor } from "../core/helpers.js"
+import { waitFor } from "../http/helpers.js"
 import { dataOf } from "../store/harness.js"
 import { testPrincipal } from "../support/principal.js"
 

@@ -7,7 +7,7 @@ import Anthropic, { APIError } from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { simulateMessages } from "../../src/services/upstream/simulator/messages.js"
 import { simulateResponses } from "../../src/services/upstream/simulator/responses.js"
-import { waitFor } from "../core/helpers.js"
+import { waitFor } from "../http/helpers.js"
 import { DOORS, keyFor, type MessagesSetup, postMessages, sdk, startMessagesGateway } from "../support/messagesGateway.js"
 import type { Reply } from "../support/messagesUpstream.js"
 

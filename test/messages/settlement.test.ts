@@ -7,7 +7,7 @@ import type Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { simulateMessages } from "../../src/services/upstream/simulator/messages.js"
 import { simulateResponses } from "../../src/services/upstream/simulator/responses.js"
-import { waitFor } from "../core/helpers.js"
+import { waitFor } from "../http/helpers.js"
 import {
   DOORS,
   expectedCost,

@@ -4,7 +4,7 @@
  * else in its process has recorded them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { call } from "../core/helpers.js"
+import { call } from "../http/helpers.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 
 const config = {

@@ -4,7 +4,7 @@
  * when it is reachable (REDIS_TEST_URL; skipped with a warning otherwise, a failure in CI).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { postResponses, sleep, waitFor } from "../core/helpers.js"
+import { postResponses, sleep, waitFor } from "../http/helpers.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { allFree, type SchedulingGateway, startSchedulingGateway, streamRequest } from "./gatewayHarness.js"
 import { cleanupRedis, freshPrefix, REDIS_URL, redisReachable, requireServices } from "./redisHarness.js"

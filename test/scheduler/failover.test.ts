@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Scheduler } from "../../src/services/scheduler/Scheduler.js"
-import { call, expectEnvelope, postResponses, readEvents, sleep } from "../core/helpers.js"
+import { call, expectEnvelope, postResponses, readEvents, sleep } from "../http/helpers.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
 import { type GatewayOptions, type SchedulingGateway, startSchedulingGateway, streamRequest } from "./gatewayHarness.js"

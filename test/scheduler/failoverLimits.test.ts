@@ -9,7 +9,7 @@
 import { Effect } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type AccountHealth, Scheduler } from "../../src/services/scheduler/Scheduler.js"
-import { expectEnvelope, postResponses } from "../core/helpers.js"
+import { expectEnvelope, postResponses } from "../http/helpers.js"
 import { type FakeUpstream, type FakeUpstreamRequest, startFakeUpstream } from "../support/fakeUpstream.js"
 import { type SchedulingGateway, startSchedulingGateway } from "./gatewayHarness.js"
 

@@ -4,7 +4,7 @@
  * `response.failed` pair when the wait fails. Its place and slots are given back however it ends.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { call, expectEnvelope, postResponses, readEvents, waitFor } from "../core/helpers.js"
+import { call, expectEnvelope, postResponses, readEvents, waitFor } from "../http/helpers.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
 import { allFree, type GatewayOptions, type SchedulingGateway, startSchedulingGateway, streamRequest } from "./gatewayHarness.js"

@@ -4,7 +4,7 @@
  * both. Needs Redis (REDIS_TEST_URL): skipped with a warning when unreachable, a failure in CI.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { expectEnvelope, postResponses, readEvents, waitFor } from "../core/helpers.js"
+import { expectEnvelope, postResponses, readEvents, waitFor } from "../http/helpers.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { allFree, type SchedulingGateway, startSchedulingGateway, streamRequest, watchInFlight } from "./gatewayHarness.js"
 import { cleanupRedis, freshPrefix, REDIS_URL, redisReachable, requireServices } from "./redisHarness.js"

@@ -6,7 +6,7 @@
 import { connect, type Socket } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { startGateway, type TestGateway } from "../support/gateway.js"
-import { waitFor } from "../core/helpers.js"
+import { waitFor } from "../http/helpers.js"
 
 const config = {
   groups: [{ name: "oa", platform: "openai", models: ["gpt-5.4"] }],

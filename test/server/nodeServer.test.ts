@@ -9,7 +9,7 @@ import { AppConfig, Settings } from "../../src/config/AppConfig.js"
 import { gatewayLayer, gatewayWebHandler } from "../../src/layers.js"
 import { type AccessEntry, AccessLog } from "../../src/observability/accessLog.js"
 import { GatewayServer } from "../../src/server/GatewayServer.js"
-import { expectEnvelope, postResponses, readEvents, waitFor } from "../core/helpers.js"
+import { expectEnvelope, postResponses, readEvents, waitFor } from "../http/helpers.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { fakeUpstreamConfig, fakeUpstreamEnv, testData } from "../support/gateway.js"
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { DEMO_KEY, demoConfig } from "../../src/config/demo.js"
-import { call, expectEnvelope, postResponses, readEvents } from "../core/helpers.js"
+import { call, expectEnvelope, postResponses, readEvents } from "../http/helpers.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 import { claudeCodeTools } from "./agentTools.js"
 

@@ -10,7 +10,7 @@
  * holds the writer for some thirty), and the admin answers must come while it holds.
  */
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { sleep } from "../core/helpers.js"
+import { sleep } from "../http/helpers.js"
 import { ADMIN_TOKEN, type GatewayWithAdmin, respond, startWithAdmin } from "../support/adminGateway.js"
 import type { StallProxy } from "../support/stallProxy.js"
 import { describeOnPostgres, type StallablePostgres, startStallablePostgres } from "./stallablePostgres.js"

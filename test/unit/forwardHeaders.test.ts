@@ -1,7 +1,7 @@
 /**
  * src/domain/forwardHeaders.ts: which client headers go upstream, per wire format, without HTTP.
  * The socket-level check (the upstream really receives them, and never the client's credentials)
- * is test/core/forwardHeaders.test.ts.
+ * is test/http/forwardHeaders.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { type AccessEntry, AccessLog } from "../../src/observability/accessLog.js"
-import { waitFor } from "../core/helpers.js"
+import { waitFor } from "../http/helpers.js"
 import { OA_KEY, SERVERS, startWsGateway, WsClient, type WsGateway } from "./helpers.js"
 
 const model = "gpt-5.4"

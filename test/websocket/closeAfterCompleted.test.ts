@@ -9,7 +9,7 @@ import type { ServerResponse } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { type AccessEntry, AccessLog } from "../../src/observability/accessLog.js"
-import { waitFor } from "../core/helpers.js"
+import { waitFor } from "../http/helpers.js"
 import { listenLocal } from "../support/localServer.js"
 import { OA_KEY, startWsGateway, usageTotals, WsClient, type WsGateway } from "./helpers.js"
 

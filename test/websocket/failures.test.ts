@@ -10,7 +10,7 @@
  *   /v1/usage (estimated on the passthrough, as a cut HTTP stream is).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { call, expectEnvelope, postResponses, sleep, waitFor } from "../core/helpers.js"
+import { call, expectEnvelope, postResponses, sleep, waitFor } from "../http/helpers.js"
 import { fakeUpstreamConfig } from "../support/gateway.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
 import { PLATFORMS, SERVERS, startWsGateway, usageTotals, WsClient, type WsGateway } from "./helpers.js"

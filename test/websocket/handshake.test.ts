@@ -10,7 +10,7 @@
  */
 import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { call, expectEnvelope, rawAsAnswer } from "../core/helpers.js"
+import { call, expectEnvelope, rawAsAnswer } from "../http/helpers.js"
 import { fakeUpstreamConfig } from "../support/gateway.js"
 import { OA_KEY, type Refused, SERVERS, startWsGateway, usageTotals, WsClient, type WsGateway } from "./helpers.js"
 

@@ -5,7 +5,7 @@
  * turn reaches the upstream as an HTTP request, where that beta means nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { call } from "../core/helpers.js"
+import { call } from "../http/helpers.js"
 import { OA_KEY, startWsGateway, WsClient, type WsGateway } from "./helpers.js"
 
 const model = "gpt-5.4"

@@ -10,7 +10,7 @@ import { AppConfig, Settings, type SettingsShape } from "../../src/config/AppCon
 import type { GatewayData } from "../../src/config/resolve.js"
 import { gatewayLayer, type ServiceOverrides, type Services } from "../../src/layers.js"
 import { GatewayServer } from "../../src/server/GatewayServer.js"
-import { call } from "../core/helpers.js"
+import { call } from "../http/helpers.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { fakeUpstreamConfig, fakeUpstreamEnv, testData } from "../support/gateway.js"
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { defaultSchedulingSettings } from "../../src/config/scheduling.js"
 import { Lifecycle } from "../../src/services/lifecycle/Lifecycle.js"
-import { sleep } from "../core/helpers.js"
+import { sleep } from "../http/helpers.js"
 import { OA_KEY, responseOf, SERVERS, startWsGateway, WsClient, type WsGateway } from "./helpers.js"
 
 const model = "gpt-5.4"

@@ -5,7 +5,7 @@
  * are a 429 envelope at the handshake, no upgrade), and warm-ups count against rpm_limit like turns.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { expectEnvelope, postResponses, rawAsAnswer } from "../core/helpers.js"
+import { expectEnvelope, postResponses, rawAsAnswer } from "../http/helpers.js"
 import { fakeUpstreamConfig } from "../support/gateway.js"
 import { AN_KEY, OA_KEY, type Refused, responseOf, startWsGateway, WsClient, type WsGateway } from "./helpers.js"
 

@@ -7,7 +7,7 @@
  * response.completed events report them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { call, postResponses } from "../core/helpers.js"
+import { call, postResponses } from "../http/helpers.js"
 import { fakeUpstreamConfig } from "../support/gateway.js"
 import { type Frame, PLATFORMS, responseOf, startWsGateway, usageTotals, WsClient, type WsGateway } from "./helpers.js"
 

@@ -12,7 +12,7 @@
  *   (error event 413), and drops the chain.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { postResponses } from "../core/helpers.js"
+import { postResponses } from "../http/helpers.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { OA_KEY, responseOf, startWsGateway, WsClient, type WsGateway } from "./helpers.js"
 

@@ -81,7 +81,7 @@ describe("passthrough over a socket with the openai SDK", () => {
     expect(cacheKey).toMatch(/^mg-[\w-]{22}$/)
     expect(String(cacheKey)).not.toContain(KEY)
     // The same conversation again: the same cache name; the client's own name goes namespaced by its
-    // tenant (test/core/tenantCacheKey.test.ts), the rest as it came.
+    // tenant (test/http/tenantCacheKey.test.ts), the rest as it came.
     await postResponses(gw.url, KEY, raw)
     expect((lastUpstreamRequest(upstream).body as Record<string, unknown>)["prompt_cache_key"]).toBe(cacheKey)
     const named = "{\"model\":\"gpt-5.4-mini\",\"input\":\"bytes\",\"prompt_cache_key\":\"mine\"}"
