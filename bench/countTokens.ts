@@ -1,5 +1,5 @@
 /**
- * `npm run bench:count` (and a section of `npm run bench`): how long the o200k token count (src/endpoints/responses/tokenEstimate.ts:
+ * `npm run bench:count` (and a section of `npm run bench`): how long the o200k token count (src/endpoints/kit/tokenEstimate.ts:
  * `count_tokens` on an OpenAI group, the usage of a stream cut short) holds the event loop, and the
  * CPU it takes, on hostile text, this checkout's module against an older one. Method and figures:
  * docs/performance.md ("Token counts").
@@ -26,7 +26,7 @@ import { f, fInt, quantile, table } from "./report.js"
 import { envNumber, exitWithParent } from "./shared.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
-const MODULE = "src/endpoints/responses/tokenEstimate.ts"
+const MODULE = "src/endpoints/kit/tokenEstimate.ts"
 const PARALLEL = Math.round(envNumber("BENCH_COUNT_PARALLEL", 4))
 const CHARS = Math.round(envNumber("BENCH_COUNT_CHARS", 4_000_000))
 

@@ -112,6 +112,25 @@ describe("the import graph of src/", () => {
     expect(wrong).toEqual([])
   })
 
+  it("keeps the doors apart: a door imports no other door, the kit imports no door", () => {
+    // A door is endpoints/<door>/ (responses, with its WebSocket; messages) or endpoints/<door>.ts
+    // (models, usage, ops); what two doors share lives in endpoints/kit/.
+    const doorOf = (file: string): string | undefined => {
+      const match = /^endpoints\/([^/]+?)(?:\.ts|\/.*)$/.exec(name(file))
+      return match === null ? undefined : match[1]
+    }
+    const wrong: Array<string> = []
+    for (const [file, imports] of graph) {
+      const from = doorOf(file)
+      if (from === undefined) continue
+      for (const target of imports) {
+        const to = doorOf(target)
+        if (to !== undefined && to !== from && to !== "kit") wrong.push(`${name(file)} -> ${name(target)}`)
+      }
+    }
+    expect(wrong).toEqual([])
+  })
+
   it("keeps each service's contract apart from its implementations", () => {
     // A contract is services/<name>/<Name>.ts: its tag, shape, types and test layer.
     const contracts = files.filter((file) => /^services\/[^/]+\/[A-Z][^/]*\.ts$/.test(name(file)))

@@ -14,7 +14,7 @@ import { KeyRepo } from "../services/keyRepo/KeyRepo.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
 import { authenticate } from "./kit/auth.js"
 import { json } from "./kit/reply.js"
-import { listedModels } from "./responses/policy.js"
+import { listedModels } from "../domain/modelList.js"
 
 // A fixed timestamp: the list is configuration, not a record of when models were made.
 const CREATED = 1_700_000_000

@@ -7,7 +7,7 @@
 import { Effect, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { PassthroughStream } from "../../src/endpoints/responses/passthroughStream.js"
-import { relaySse } from "../../src/endpoints/responses/sseRelay.js"
+import { relaySse } from "../../src/endpoints/kit/sseRelay.js"
 import { SseDecoder } from "../../src/domain/sse.js"
 
 /** What the stream writes for one frame, as SSE text (undefined: nothing). */

@@ -2,7 +2,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Account, Group } from "../../src/domain/model.js"
 import { offersModel } from "../../src/domain/model.js"
-import { listedModels, moderationTexts, roughInputTokens, wantsImageGeneration } from "../../src/endpoints/responses/policy.js"
+import { listedModels } from "../../src/domain/modelList.js"
+import { moderationTexts, roughInputTokens, wantsImageGeneration } from "../../src/endpoints/responses/policy.js"
 
 const group = (overrides: Partial<Group> = {}): Group => ({
   name: "g",

@@ -1,5 +1,5 @@
 /**
- * src/endpoints/responses/sseRelay.ts: an upstream SSE byte Stream becomes the client's SSE body. Frames come
+ * src/endpoints/kit/sseRelay.ts: an upstream SSE byte Stream becomes the client's SSE body. Frames come
  * out rewritten, in order, whatever the split of the upstream reads (mid-frame, mid-character); one
  * output element per upstream pull (an array of reads) that completed frames, none for reads that completed none. The
  * relay never fails: it always ends with `finish(early)`, `early` saying why (upstream ended, failed,
@@ -13,7 +13,7 @@ import { Cause, Deferred, Effect, Exit, Fiber, Logger, type LogLevel, Stream } f
 import { UpstreamFailed } from "../../src/domain/errors.js"
 import type { SseFrame } from "../../src/domain/sse.js"
 import type { EventOut } from "../../src/endpoints/kit/eventOut.js"
-import { type EarlyEnd, type FrameRewrite, relaySse, SHUTTING_DOWN } from "../../src/endpoints/responses/sseRelay.js"
+import { type EarlyEnd, type FrameRewrite, relaySse, SHUTTING_DOWN } from "../../src/endpoints/kit/sseRelay.js"
 import { DrainSignal, Lifecycle } from "../../src/services/lifecycle/Lifecycle.js"
 
 const encoder = new TextEncoder()

@@ -1,8 +1,8 @@
-/** src/endpoints/responses/tokenEstimate.ts: o200k token counts, bounded for text from clients. */
+/** src/endpoints/kit/tokenEstimate.ts: o200k token counts, bounded for text from clients. */
 import { Effect } from "effect"
 import { countTokens as exactCount } from "gpt-tokenizer/encoding/o200k_base"
 import { describe, expect, it } from "vitest"
-import { countTokens, EXACT_CHARS, SLICE_CHARS } from "../../src/endpoints/responses/tokenEstimate.js"
+import { countTokens, EXACT_CHARS, SLICE_CHARS } from "../../src/endpoints/kit/tokenEstimate.js"
 
 /** Lowercase letters in a fixed pseudo-random order, no spaces: text the tokenizer finds hard. */
 const hardText = (chars: number): string => {

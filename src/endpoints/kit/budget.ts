@@ -7,7 +7,7 @@
  */
 import type { Budget } from "../../core/admittedTurn.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
-import type { EarlyEnd, OpenFrame } from "../responses/sseRelay.js"
+import type { EarlyEnd, OpenFrame } from "./sseRelay.js"
 
 export const OUT_OF_BUDGET: EarlyEnd = {
   code: "insufficient_quota",

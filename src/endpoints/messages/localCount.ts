@@ -5,7 +5,7 @@
  * window), so it never fails: a field of an unexpected shape counts as nothing.
  */
 import { Effect } from "effect"
-import { countTokens } from "../responses/tokenEstimate.js"
+import { countTokens } from "../kit/tokenEstimate.js"
 
 /**
  * Per message: the role and the delimiters around it, as OpenAI's chat format frames a message

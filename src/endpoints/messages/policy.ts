@@ -5,7 +5,7 @@
 import type { TurnPolicy } from "../../core/admittedTurn.js"
 import type { Platform } from "../../domain/config.js"
 import { messagesToolOf, type ProviderTool, providerToolsIn } from "../../domain/providerTools.js"
-import { roughTokens } from "../responses/policy.js"
+import { roughTokens } from "../kit/roughTokens.js"
 import type { MessagesRequest } from "./validate.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)

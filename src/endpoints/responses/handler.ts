@@ -20,7 +20,7 @@ import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { responsesSubpath } from "./subpath.js"
 import { makeResponsesTurn } from "./responsesTurn.js"
 import { validateResponsesBody } from "./validate.js"
-import { renderHttp } from "./waitingStream.js"
+import { renderHttp } from "../kit/waitingStream.js"
 
 /**
  * The door, with its services resolved once when the gateway is built: a request pays for its

@@ -5,28 +5,27 @@
  * nothing is buffered whole. The handler runs the upstream call; this file builds its request and
  * renders its answer (a PathPlan).
  */
-import { Clock, Effect, Metric, Result, type Stream } from "effect"
+import { Clock, Effect, type Stream } from "effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { responsesAnswerFacts } from "../../domain/answerFacts.js"
 import { type InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
 import { type ClientHeaders, type ForwardedHeaders, openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
-import { fromResponsesAnswer, parseUpstreamJson } from "../../domain/upstreamJson.js"
-import { emptyUsage, type TokenUsage, withToolCalls } from "../../domain/usage.js"
+import { fromResponsesAnswer } from "../../domain/upstreamJson.js"
+import { withToolCalls } from "../../domain/usage.js"
 import { json as jsonReply, rawJson } from "../kit/reply.js"
-import { taggedCounters, usageEstimated } from "../../observability/metrics.js"
+import { answerJson, estimatedUsage } from "../kit/upstreamAnswer.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { promptCacheKeyFor, tenantCacheKey } from "../../services/scheduler/session.js"
-import { readText, type UpstreamRequest } from "../../services/upstream/Upstream.js"
+import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { moderationTexts, roughInputTokens, stripImageCalls } from "./policy.js"
 import { budgetHalt } from "../kit/budget.js"
 import { frameGuard } from "../kit/frameGuard.js"
 import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
-import { relay } from "./sseRelay.js"
+import { relay } from "../kit/sseRelay.js"
 import type { Collector } from "../kit/eventOut.js"
-import { countTokens } from "./tokenEstimate.js"
 import type { Answer } from "../../core/upstreamCall.js"
 import type { Budget, RoutePlan } from "../../core/admittedTurn.js"
 import type { ResponsesRequest } from "./validate.js"
@@ -114,40 +113,6 @@ export interface PathPlan extends RoutePlan {
 
 /** How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts. */
 export type Planner = (input: PathInput) => Effect.Effect<PathPlan, InvalidRequest>
-
-/**
- * A JSON answer's text and object: as the upstream call read them, or read now; one that is not
- * a JSON object is a typed upstream failure (502 upstream_invalid_response), never a defect.
- */
-export const answerJson = (answer: Answer): Effect.Effect<{ readonly text: string; readonly body: Record<string, unknown> }, UpstreamFailed> =>
-  answer.json !== undefined
-    ? Effect.succeed(answer.json)
-    : Effect.flatMap(readText(answer.response), (text) =>
-      Result.match(parseUpstreamJson(text), {
-        onSuccess: (body) => Effect.succeed({ text, body }),
-        onFailure: (why) => Effect.fail(new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
-      }))
-
-const estimatedCounter = taggedCounters(usageEstimated, ["group"])
-
-/**
- * The usage of a stream that ended before its upstream reported any (the client left, the
- * upstream was cut): the request's input and the output sent so far, in tokens. Counted, and
- * logged, as an estimate.
- */
-export const estimatedUsage = (group: string, input: ReadonlyArray<string>, output: string): Effect.Effect<TokenUsage> =>
-  Effect.zipWith(countTokens(input), countTokens([output]), (inputTokens, outputTokens): TokenUsage => ({
-    ...emptyUsage,
-    inputTokens,
-    outputTokens
-  })).pipe(
-    Effect.tap(() => Metric.update(estimatedCounter(group), 1)),
-    Effect.tap((usage) =>
-      Effect.logInfo("usage estimated for a stream without upstream usage").pipe(
-        Effect.annotateLogs({ input_tokens: usage.inputTokens, output_tokens: usage.outputTokens })
-      )
-    )
-  )
 
 /** How an upstream stream that ended without its terminal event is closed. */
 const UNFINISHED: StreamEnding = {

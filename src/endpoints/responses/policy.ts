@@ -1,33 +1,11 @@
 /**
- * Request policy as plain functions over the decoded request: which models a group offers, what text
- * moderation reads, and whether a request intends image generation. Tested without HTTP.
+ * Request policy as plain functions over the decoded request: what text moderation reads, whether
+ * a request intends image generation, and the provider tools it asks for. Tested without HTTP.
  */
 import type { Platform } from "../../domain/config.js"
-import type { Account, Group } from "../../domain/model.js"
+import { isImageModel } from "../../domain/modelList.js"
 import { type ProviderTool, providerToolsIn, responsesToolOf } from "../../domain/providerTools.js"
-
-/**
- * /v1/models: the group's configured list, else the union of its accounts' model mappings, else the
- * platform's default list.
- */
-/** An image model (`gpt-image-*`): calling one is image generation. */
-export const isImageModel = (model: string): boolean => model.trim().toLowerCase().startsWith("gpt-image-")
-
-export const listedModels = (
-  group: Group,
-  accounts: ReadonlyArray<Account>,
-  defaults: Readonly<Record<Platform, ReadonlyArray<string>>>
-): ReadonlyArray<string> => {
-  // Only what the key can call: no image model for a group that may not generate images.
-  const callable = (models: ReadonlyArray<string>) =>
-    group.allowImageGeneration ? models : models.filter((m) => !isImageModel(m))
-  if (group.models !== undefined && group.models.length > 0) return callable(group.models)
-  const mapped = new Set<string>()
-  for (const a of accounts) for (const m of Object.keys(a.modelMapping ?? {})) mapped.add(m)
-  if (mapped.size > 0) return callable([...mapped].sort())
-  return callable(defaults[group.platform])
-}
-
+import { roughTokens } from "../kit/roughTokens.js"
 
 const asRecord = (v: unknown): Record<string, unknown> | undefined =>
   typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined
@@ -131,14 +109,6 @@ export const stripImageCalls = (response: Record<string, unknown>): boolean => {
  * base64 says nothing about their tokens.
  */
 export const roughInputTokens = (body: Record<string, unknown>): number => roughTokens(moderationTexts(body), body["tools"])
-
-/** Characters / 4 of `texts` and of the tool definitions (whatever the wire format's `tools` array holds). */
-export const roughTokens = (texts: ReadonlyArray<string>, tools: unknown): number => {
-  let chars = 0
-  for (const text of texts) chars += text.length
-  if (Array.isArray(tools) && tools.length > 0) chars += JSON.stringify(tools).length
-  return Math.ceil(chars / 4)
-}
 
 /**
  * The provider tools (billed per call upstream) a request gives its upstream: the hosted tools in

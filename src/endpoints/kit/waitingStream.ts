@@ -19,7 +19,7 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { answerOfTurn, type TurnAnswer } from "../../core/admittedTurn.js"
 import { mapRendered, type Metered, type Rendered } from "../../core/settlement.js"
 import type { Answer } from "../../core/upstreamCall.js"
-import { sse } from "../kit/reply.js"
+import { sse } from "./reply.js"
 
 /** A Responses stream that failed before it produced anything: `response.created`, then `response.failed`. */
 export const failedResponseFrames = (model: string, code: string, message: string, nowMillis: number): string => {

@@ -25,7 +25,7 @@
 import { Cause, Effect, Option, Result, Stream } from "effect"
 import type { UpstreamFailed } from "../../domain/errors.js"
 import { SseDecoder, type SseFrame } from "../../domain/sse.js"
-import { type Collector, type EventOut, SseBytes } from "../kit/eventOut.js"
+import { type Collector, type EventOut, SseBytes } from "./eventOut.js"
 
 /** Why a stream ended before the upstream finished it, as its closing `response.failed` says. */
 export interface EarlyEnd {
