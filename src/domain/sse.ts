@@ -130,21 +130,6 @@ export class SseDecoder {
     return this.take(this.decode(chunk), chunk.byteLength)
   }
 
-  /**
-   * The frames this already decoded text completes: the same decoder for a stream of text (the
-   * Responses WebSocket bridge reads the client SSE text a turn produces). Do not mix with `push`
-   * on one decoder. The event size limit counts UTF-16 units here, not bytes.
-   */
-  pushText(chunk: string): Array<SseFrame> {
-    if (this.overflowed) return []
-    let text = chunk
-    if (this.atStart && text !== "") {
-      this.atStart = false
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-    }
-    return this.take(text, chunk.length)
-  }
-
   private take(decoded: string, size: number): Array<SseFrame> {
     let text = decoded
     if (this.heldCR) {

@@ -50,9 +50,6 @@ export const decodeRowsResult = <A>(schema: RowSchema<A>) => {
   return (rows: ReadonlyArray<unknown>): Result.Result<ReadonlyArray<A>, StoreError> => Result.mapError(decode(rows), unexpectedRow)
 }
 
-/** The former name (Effect 3's Either), kept for callers outside the store. */
-export const decodeRowsEither = decodeRowsResult
-
 export const decodeRows = <A>(schema: RowSchema<A>) => (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<A>, StoreError> => {
   const decoded = decoderOf(schema)(rows)
   return Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : Effect.fail(unexpectedRow(decoded.failure))

@@ -112,26 +112,6 @@ describe("SseDecoder", () => {
   it("skips empty frames made of blank lines only", () => {
     expect(decodeAll([encoder.encode("\n\n\n\ndata: x\n\n\n\n")]).map((f) => f.data)).toEqual(["x"])
   })
-
-  it("decodes text (pushText) into the frames it decodes from the same text's bytes, however the text is split", () => {
-    const text = wire.replace(/\n/g, "\r\n") + "data: tail"
-    const whole = decodeAll([encoder.encode(text)])
-    fc.assert(
-      fc.property(fc.array(fc.nat({ max: text.length }), { maxLength: 40 }), (offsets) => {
-        const points = [...new Set(offsets)].sort((a, b) => a - b)
-        const decoder = new SseDecoder()
-        const frames = []
-        let from = 0
-        for (const p of [...points, text.length]) {
-          frames.push(...decoder.pushText(text.slice(from, p)))
-          from = p
-        }
-        frames.push(...decoder.flush())
-        expect(frames).toEqual(whole)
-      }),
-      { numRuns: 200 }
-    )
-  })
 })
 
 describe("sseFrames", () => {
