@@ -15,22 +15,18 @@
  * The request's Scope (the platform's, closed after the response is written) carries what a request
  * holds: slots, the upstream connection, the settlement that runs after the answer.
  */
-import { Cause, Clock, Context, Effect, Exit, Layer, Scope, type Tracer } from "effect"
-import type * as HttpServerError from "effect/http/HttpServerError"
+import { Cause, Clock, Context, Effect, Layer, Scope, type Tracer } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../config/AppConfig.js"
-import { envelopeBody, envelopeHeaders, envelopeOf, type Envelope, internalError, type RouteRefused } from "../domain/envelope.js"
-import type { GatewayError } from "../domain/errors.js"
-import { anthropicErrorOf } from "../domain/anthropicError.js"
 import { newRequestId } from "../domain/ids.js"
-import { type DoorRecord, factsOf, recordHeaders, type Refused as DoorRefused, type Served } from "../endpoints/kit/door.js"
+import { type DoorRecord, recordHeaders, type Refused as DoorRefused, type Served } from "../endpoints/kit/door.js"
+import { type EdgeError, endRequest, errorResponse, failureOf, interrupted } from "../endpoints/kit/edge.js"
 import { pathOf, requestContext } from "../endpoints/kit/request.js"
 import { makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
 import { AccessLog } from "../observability/accessLog.js"
 import { Lifecycle } from "../services/lifecycle/Lifecycle.js"
-import { countRequest } from "../observability/metrics.js"
-import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
+import { startRequestSpan } from "../observability/tracing.js"
 import { doorFor, type Doors, isMessagesRoute, makeDoors, makeRouterWith, refusal, routeName } from "./router.js"
 import { watchWriteStall } from "./writeStall.js"
 
@@ -46,28 +42,7 @@ const routeTemplate = (path: string): string => {
     : path
 }
 
-type Refused = GatewayError | RouteRefused | HttpServerError.HttpServerError
-
-/** The envelope of a typed failure; undefined for a platform failure other than RouteNotFound. */
-const envelopeFor = (e: Refused, method: string, path: string): Envelope | undefined =>
-  e._tag === "RouteRefused"
-    ? e.envelope
-    : e._tag === "HttpServerError"
-    ? (e.reason._tag === "RouteNotFound" ? refusal(method, path) : undefined)
-    : envelopeOf(e)
-
-export const envelopeResponse = (e: Envelope) =>
-  HttpServerResponse.text(JSON.stringify(envelopeBody(e)), {
-    status: e.status,
-    contentType: "application/json",
-    headers: envelopeHeaders(e)
-  })
-
-/** The same failure in Anthropic's shape, for the Messages door's clients. */
-const anthropicErrorResponse = (e: Envelope, requestId: string) => {
-  const { body, headers, status } = anthropicErrorOf(e, requestId)
-  return HttpServerResponse.text(JSON.stringify(body), { status, contentType: "application/json", headers })
-}
+export { envelopeResponse } from "../endpoints/kit/edge.js"
 
 export interface GatewayAppOptions {
   /** A span per request (and its steps) through the runtime's Tracer: observability/tracing.ts. */
@@ -80,10 +55,6 @@ export type GatewayApp = Effect.Effect<
   never,
   HttpServerRequest.HttpServerRequest | Scope.Scope
 >
-
-/** A Scope's exit that says the request was interrupted: its client left (or the server cut it). */
-const interrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>
-  Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)
 
 /**
  * The gateway app: every request answered (never a platform default), logged and counted. Build it
@@ -139,24 +110,18 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
           } else if (cutByDrain && code === "ok") {
             code = "server_shutting_down"
           }
-          const facts = record === undefined ? Effect.undefined : factsOf(record)
-          return Effect.flatMap(facts, (facts) => {
-            const logged = Effect.andThen(countRequest(routeName(path), status, code), accessLog.record({
-              requestId: id,
-              method: request.method,
-              path,
-              status,
-              code,
-              durationMs: (answeredAt ?? clock.currentTimeMillisUnsafe()) - started,
-              facts
-            }))
-            if (span === undefined) return logged
-            return Effect.tap(logged, Effect.sync(() => {
-              // The router names the route it took (`/v1/responses/*`) on the span; ours is the template.
-              span.attribute("http.route", routeTemplate(path))
-              endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())
-            }))
-          })
+          const end = {
+            requestId: id,
+            method: request.method,
+            path,
+            route: routeName(path),
+            status,
+            code,
+            durationMs: () => (answeredAt ?? clock.currentTimeMillisUnsafe()) - started,
+            record
+          }
+          // The router names the route it took (`/v1/responses/*`) on the span; ours is the template.
+          return endRequest(accessLog, end, span, (span) => span.attribute("http.route", routeTemplate(path)))
         }))
 
     const answered = (response: HttpServerResponse.HttpServerResponse) => {
@@ -181,16 +146,16 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
       )
     }
 
-    const failed = (cause: Cause.Cause<Refused>) => {
+    const failed = (cause: Cause.Cause<EdgeError>) => {
       // The client went away: nobody to answer (an interrupted-only cause carries no failure).
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-      const failure = Cause.findErrorOption(cause)
-      const envelope = (failure._tag === "Some" ? envelopeFor(failure.value, request.method, path) : undefined) ??
-        internalError(id)
+      const failure = failureOf(cause, id, (e) => e.reason._tag === "RouteNotFound" ? refusal(request.method, path) : undefined)
+      if (failure.record !== undefined) record = failure.record
+      const { envelope } = failure
       code = envelope.code
       // Each door answers in its clients' shape: Anthropic's on the Messages door, ours elsewhere.
-      const response = answered(routeName(path) === "messages" ? anthropicErrorResponse(envelope, id) : envelopeResponse(envelope))
-      return envelope.status < 500 || failure._tag === "Some" && envelope.code !== "internal_error"
+      const response = answered(errorResponse(envelope, routeName(path) === "messages" ? "anthropic" : "envelope", id))
+      return envelope.status < 500 || !failure.defect && envelope.code !== "internal_error"
         ? response
         : Effect.andThen(Effect.logError("unhandled defect", cause), response)
     }
@@ -198,11 +163,7 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
     const served: GatewayApp = door === undefined
       ? Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
       : Effect.matchCauseEffect(door, {
-        onFailure: (cause: Cause.Cause<DoorRefused>) => {
-          const refused = Cause.findErrorOption(cause)
-          if (refused._tag === "Some") record = refused.value.record
-          return failed(Cause.map(cause, (r) => r.error))
-        },
+        onFailure: (cause: Cause.Cause<DoorRefused>) => failed(cause),
         onSuccess: (served: Served) => {
           record = served.record
           return answered(served.response)
