@@ -4,16 +4,18 @@
  * route's error shape, and the end of a request once it is over (its metric, its access-log line
  * and its span), so that an HTTP request and a WebSocket turn are logged and counted alike.
  */
-import { Cause, Effect, Exit, Option, type Tracer } from "effect"
+import { Cause, Context, Effect, Exit, Option, type Scope, type Tracer } from "effect"
 import type * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { anthropicErrorOf } from "../../domain/anthropicError.js"
 import { type Envelope, envelopeBody, envelopeHeaders, envelopeOf, internalError, type RouteRefused } from "../../domain/envelope.js"
 import type { GatewayError } from "../../domain/errors.js"
 import type { AccessLogShape } from "../../observability/accessLog.js"
 import { countRequest } from "../../observability/metrics.js"
-import { endRequestSpan } from "../../observability/tracing.js"
-import { type DoorRecord, factsOf, type Refused } from "./door.js"
+import { endRequestSpan, startRequestSpan } from "../../observability/tracing.js"
+import { asRoute, type DoorProgram, type DoorRecord, factsOf, type Refused } from "./door.js"
+import { currentRequestId, pathOf, requestContext } from "./request.js"
 
 /** How a route's clients are told of a failure: our envelope, or Anthropic's shape (the Messages door). */
 export type ErrorShape = "envelope" | "anthropic"
@@ -109,3 +111,84 @@ export const endRequest = (
     ))
   })
 
+/** A route's facts, given with the route: its metric label, its span's route, its error shape. */
+export interface RouteFacts {
+  /** The metric's label: one per endpoint, not per path. */
+  readonly name: string
+  /** The route as its span names it (`POST /v1/responses` for every alias and subpath). */
+  readonly template: string
+  readonly shape: ErrorShape
+  /** A model turn (its span says so: a chat operation). */
+  readonly turn: boolean
+}
+
+/**
+ * What the edge learns of a request from the route that took it: the route's facts, its span (the
+ * route starts it, named by its template), and a door's record (with its answer or its refusal).
+ * Set by `edgeRoute` through the request's context; read when the answer is out and at the end.
+ */
+export interface EdgeCell {
+  route: RouteFacts | undefined
+  span: Tracer.Span | undefined
+  record: DoorRecord | undefined
+}
+
+/** The request's cell, set by the edge (none under a router mounted on its own). */
+export const currentEdgeCell: Context.Reference<EdgeCell | undefined> = Context.Reference<EdgeCell | undefined>(
+  "modelgate/EdgeCell",
+  { defaultValue: () => undefined }
+)
+
+/** A route's handler: its answer, or a typed failure for the edge to map. */
+export type RouteHandler = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  GatewayError | RouteRefused,
+  HttpServerRequest.HttpServerRequest | Scope.Scope
+>
+
+/** A route as the edge serves it: its answer, or its failure (a door's refusal with its record). */
+export type EdgeRoute = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  GatewayError | RouteRefused | Refused,
+  HttpServerRequest.HttpServerRequest | Scope.Scope
+>
+
+/** `served` with the route's facts told to the edge, in the route's span (tracing on). */
+const withFacts = (facts: RouteFacts, tracing: boolean, served: (cell: EdgeCell) => EdgeRoute): EdgeRoute =>
+  Effect.withFiber((fiber) => {
+    const cell = fiber.getRef(currentEdgeCell)
+    if (cell === undefined) return served({ route: facts, span: undefined, record: undefined })
+    cell.route = facts
+    if (!tracing) return served(cell)
+    const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+    return Effect.flatMap(startRequestSpan(request, pathOf(request.url), facts.template, facts.turn), (span) => {
+      cell.span = span
+      const withRequest = requestContext(fiber.getRef(currentRequestId), span)
+      return Effect.updateContext(Effect.withParentSpan(served(cell), span), (context: Context.Context<HttpServerRequest.HttpServerRequest | Scope.Scope>) => withRequest(context))
+    })
+  })
+
+/** A plain route with its facts, for the edge. */
+export const edgeRoute = (facts: RouteFacts, handler: RouteHandler, tracing: boolean): EdgeRoute =>
+  withFacts(facts, tracing, () => handler)
+
+/**
+ * A door as a route with its facts: its record given to the edge with its answer or its refusal.
+ * Under a router mounted on its own (no edge), its answer carries its rate-limit headers and its
+ * refusal is its error (`asRoute`).
+ */
+export const edgeDoor = (facts: RouteFacts, program: DoorProgram, tracing: boolean): EdgeRoute => {
+  const alone = asRoute(program)
+  return Effect.withFiber((fiber) =>
+    fiber.getRef(currentEdgeCell) === undefined ? alone : withFacts(facts, tracing, (cell) =>
+      Effect.matchEffect(program, {
+        onFailure: (refused) => {
+          cell.record = refused.record
+          return Effect.fail(refused)
+        },
+        onSuccess: (served) => {
+          cell.record = served.record
+          return Effect.succeed(served.response)
+        }
+      })))
+}
