@@ -14,7 +14,7 @@ import type { GatewayError } from "../../domain/errors.js"
 import type { AccessLogShape } from "../../observability/accessLog.js"
 import { countRequest } from "../../observability/metrics.js"
 import { endRequestSpan, startRequestSpan } from "../../observability/tracing.js"
-import { asRoute, type DoorProgram, type DoorRecord, factsOf, type Refused } from "./door.js"
+import { type DoorProgram, type DoorRecord, factsOf, type Refused } from "./door.js"
 import { currentRequestId, pathOf, requestContext } from "./request.js"
 
 /** How a route's clients are told of a failure: our envelope, or Anthropic's shape (the Messages door). */
@@ -153,18 +153,23 @@ export type EdgeRoute = Effect.Effect<
   HttpServerRequest.HttpServerRequest | Scope.Scope
 >
 
-/** `served` with the route's facts told to the edge, in the route's span (tracing on). */
+/**
+ * `served` with the route's facts told to the edge, in the route's span (tracing on). Outside the
+ * edge (no cell: a router mounted on its own builds its routes without these) it is served as is.
+ */
 const withFacts = (facts: RouteFacts, tracing: boolean, served: (cell: EdgeCell) => EdgeRoute): EdgeRoute =>
   Effect.withFiber((fiber) => {
-    const cell = fiber.getRef(currentEdgeCell)
-    if (cell === undefined) return served({ route: facts, span: undefined, record: undefined })
+    const cell = fiber.getRef(currentEdgeCell) ?? { route: facts, span: undefined, record: undefined }
     cell.route = facts
     if (!tracing) return served(cell)
     const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
     return Effect.flatMap(startRequestSpan(request, pathOf(request.url), facts.template, facts.turn), (span) => {
       cell.span = span
       const withRequest = requestContext(fiber.getRef(currentRequestId), span)
-      return Effect.updateContext(Effect.withParentSpan(served(cell), span), (context: Context.Context<HttpServerRequest.HttpServerRequest | Scope.Scope>) => withRequest(context))
+      return Effect.updateContext(
+        Effect.withParentSpan(served(cell), span),
+        (context: Context.Context<HttpServerRequest.HttpServerRequest | Scope.Scope>) => withRequest(context)
+      )
     })
   })
 
@@ -172,23 +177,16 @@ const withFacts = (facts: RouteFacts, tracing: boolean, served: (cell: EdgeCell)
 export const edgeRoute = (facts: RouteFacts, handler: RouteHandler, tracing: boolean): EdgeRoute =>
   withFacts(facts, tracing, () => handler)
 
-/**
- * A door as a route with its facts: its record given to the edge with its answer or its refusal.
- * Under a router mounted on its own (no edge), its answer carries its rate-limit headers and its
- * refusal is its error (`asRoute`).
- */
-export const edgeDoor = (facts: RouteFacts, program: DoorProgram, tracing: boolean): EdgeRoute => {
-  const alone = asRoute(program)
-  return Effect.withFiber((fiber) =>
-    fiber.getRef(currentEdgeCell) === undefined ? alone : withFacts(facts, tracing, (cell) =>
-      Effect.matchEffect(program, {
-        onFailure: (refused) => {
-          cell.record = refused.record
-          return Effect.fail(refused)
-        },
-        onSuccess: (served) => {
-          cell.record = served.record
-          return Effect.succeed(served.response)
-        }
-      })))
-}
+/** A door as a route with its facts, for the edge: its record given to the edge with its answer or its refusal. */
+export const edgeDoor = (facts: RouteFacts, program: DoorProgram, tracing: boolean): EdgeRoute =>
+  withFacts(facts, tracing, (cell) =>
+    Effect.matchEffect(program, {
+      onFailure: (refused) => {
+        cell.record = refused.record
+        return Effect.fail(refused)
+      },
+      onSuccess: (served) => {
+        cell.record = served.record
+        return Effect.succeed(served.response)
+      }
+    }))
