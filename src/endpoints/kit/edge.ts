@@ -2,7 +2,9 @@
  * The request's edge, as every transport serves it (the HTTP app, src/server/app.ts, and a
  * WebSocket turn, endpoints/responses/websocket/turn.ts): what a failure tells the client, in the
  * route's error shape, and the end of a request once it is over (its metric, its access-log line
- * and its span), so that an HTTP request and a WebSocket turn are logged and counted alike.
+ * and its span), so that an HTTP request and a WebSocket turn are logged and counted alike; and the
+ * wrappers a route is given to the router with (`edgeRoute`, `edgeDoor`), which tell the edge the
+ * route's facts, start its span and hand over a door's record.
  */
 import { Cause, Context, Effect, Exit, Option, type Scope, type Tracer } from "effect"
 import type * as HttpServerError from "effect/http/HttpServerError"
