@@ -297,7 +297,7 @@ export type GatewayRunner = "bundle" | "tsx"
 /** The `npm start` command line after `node` in the checkout at `root`: its flags, then scripts/start.mjs. */
 const startArgs = (root: string): ReadonlyArray<string> => {
   const { scripts } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } }
-  const [node, ...args] = scripts.start.trim().split(/\s+/)
+  const [node, ...args] = scripts.start.trim().replace(/^exec\s+/, "").split(/\s+/)
   if (node !== "node" || args.at(-1) !== "scripts/start.mjs") {
     throw new Error(`bench: expected package.json's start script to be "node [flags] scripts/start.mjs", found "${scripts.start}"`)
   }

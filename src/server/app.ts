@@ -1,11 +1,13 @@
 /**
- * The gateway as one HttpEffect (effect/http): the router, with what every request gets at its edges.
+ * The gateway as one HttpEffect (effect/http): the router, which alone dispatches, inside the edge
+ * every request gets (its shared parts, also a WebSocket turn's, in endpoints/kit/edge.ts).
  * - an id (`x-request-id` on every answer, `request_id` on every log line of the request);
- * - the one mapping of failures to the error envelope: typed errors exhaustively (domain/envelope),
- *   the router's RouteNotFound as 404/405, defects as 500s that do not leak internals;
- * - the doors (responses, messages, the WebSocket upgrade) run as programs that return their answer
- *   or refusal with their record of the request (endpoints/kit/door.ts); other routes through the
- *   router;
+ * - each route given with its facts (name, span template, error shape: ./router.ts), which it tells
+ *   the edge when it takes the request, with a door's record of the request (endpoints/kit/door.ts);
+ *   a request no route took is named by its path (`unmatched`);
+ * - the one mapping of failures to the error envelope (or Anthropic's shape, per route): typed
+ *   errors exhaustively (domain/envelope), the router's RouteNotFound as 404/405, defects as 500s
+ *   that do not leak internals;
  * - one access-log line and one metric per request, once it is over: the status it was answered
  *   with, or 499 when the client left first (as nginx logs it), and what the door's record came to
  *   (observability/requestFacts.ts);
@@ -15,59 +17,22 @@
  * The request's Scope (the platform's, closed after the response is written) carries what a request
  * holds: slots, the upstream connection, the settlement that runs after the answer.
  */
-import { Cause, Clock, Context, Effect, Exit, Layer, Scope, type Tracer } from "effect"
-import type * as HttpServerError from "effect/http/HttpServerError"
+import { Cause, Clock, Context, Effect, Layer, Scope } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../config/AppConfig.js"
-import { envelopeBody, envelopeHeaders, envelopeOf, type Envelope, internalError, type RouteRefused } from "../domain/envelope.js"
-import type { GatewayError } from "../domain/errors.js"
-import { anthropicErrorOf } from "../domain/anthropicError.js"
 import { newRequestId } from "../domain/ids.js"
-import { type DoorRecord, factsOf, recordHeaders, type Refused as DoorRefused, type Served } from "../endpoints/kit/door.js"
+import { recordHeaders } from "../endpoints/kit/door.js"
+import { currentEdgeCell, type EdgeCell, type EdgeError, endRequest, errorResponse, failureOf, interrupted } from "../endpoints/kit/edge.js"
 import { pathOf, requestContext } from "../endpoints/kit/request.js"
 import { makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
 import { AccessLog } from "../observability/accessLog.js"
 import { Lifecycle } from "../services/lifecycle/Lifecycle.js"
-import { countRequest } from "../observability/metrics.js"
-import { endRequestSpan, startRequestSpan } from "../observability/tracing.js"
-import { doorFor, type Doors, isMessagesRoute, makeDoors, makeRouterWith, refusal, routeName } from "./router.js"
+import { startRequestSpan } from "../observability/tracing.js"
+import { makeDoors, makeEdgeRoutes, refusal, unmatched } from "./router.js"
 import { watchWriteStall } from "./writeStall.js"
 
-/** The route as a span names it: one name for the responses aliases, none for unknown paths. */
-const routeTemplate = (path: string): string => {
-  const name = routeName(path)
-  return name === "responses"
-    ? "/v1/responses"
-    : name === "ui"
-    ? "/ui"
-    : name === "unknown" || (name === "messages" && !isMessagesRoute(path))
-    ? "unknown"
-    : path
-}
-
-type Refused = GatewayError | RouteRefused | HttpServerError.HttpServerError
-
-/** The envelope of a typed failure; undefined for a platform failure other than RouteNotFound. */
-const envelopeFor = (e: Refused, method: string, path: string): Envelope | undefined =>
-  e._tag === "RouteRefused"
-    ? e.envelope
-    : e._tag === "HttpServerError"
-    ? (e.reason._tag === "RouteNotFound" ? refusal(method, path) : undefined)
-    : envelopeOf(e)
-
-export const envelopeResponse = (e: Envelope) =>
-  HttpServerResponse.text(JSON.stringify(envelopeBody(e)), {
-    status: e.status,
-    contentType: "application/json",
-    headers: envelopeHeaders(e)
-  })
-
-/** The same failure in Anthropic's shape, for the Messages door's clients. */
-const anthropicErrorResponse = (e: Envelope, requestId: string) => {
-  const { body, headers, status } = anthropicErrorOf(e, requestId)
-  return HttpServerResponse.text(JSON.stringify(body), { status, contentType: "application/json", headers })
-}
+export { envelopeResponse } from "../endpoints/kit/edge.js"
 
 export interface GatewayAppOptions {
   /** A span per request (and its steps) through the runtime's Tracer: observability/tracing.ts. */
@@ -81,10 +46,6 @@ export type GatewayApp = Effect.Effect<
   HttpServerRequest.HttpServerRequest | Scope.Scope
 >
 
-/** A Scope's exit that says the request was interrupted: its client left (or the server cut it). */
-const interrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>
-  Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)
-
 /**
  * The gateway app: every request answered (never a platform default), logged and counted. Build it
  * once (in a Scope: its routes live as long); it needs nothing more from the context than the
@@ -93,16 +54,9 @@ const interrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>
 export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(function*() {
   const tracing = options.tracing === true
   const upgrade = yield* makeResponsesWebSocket({ tracing })
-  const doors: Doors = { ...(yield* makeDoors), responsesUpgrade: upgrade }
-  const router = yield* makeRouterWith({ doors })
   // The platform serves a request uninterruptibly and its router makes a route's handler
-  // interruptible (a client that leaves interrupts it); a door dispatched here is made so too.
-  const dispatched: Doors = {
-    responses: Effect.interruptible(doors.responses),
-    messages: Effect.interruptible(doors.messages),
-    countTokens: Effect.interruptible(doors.countTokens),
-    responsesUpgrade: Effect.interruptible(upgrade)
-  }
+  // interruptible (a client that leaves interrupts it); the edge's own steps run around it.
+  const router = yield* makeEdgeRoutes({ ...(yield* makeDoors), responsesUpgrade: upgrade }, tracing)
   const accessLog = yield* AccessLog
   const lifecycle = yield* Lifecycle
   const stallMillis = (yield* Settings).streamWriteTimeoutMillis
@@ -115,20 +69,18 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
     const id = newRequestId()
     const started = clock.currentTimeMillisUnsafe()
     const path = pathOf(request.url)
-    const door = doorFor(dispatched, request.method, path)
     let status = 200
     let code = "ok"
     let answeredAt: number | undefined
     let stalled = false
     let cutByDrain = false
-    // What the door returned of the request (with its answer or its refusal): none for other routes.
-    let record: DoorRecord | undefined
+    // What the route that took the request tells the edge: its facts, its span, a door's record.
+    const cell: EdgeCell = { route: undefined, span: undefined, record: undefined }
 
     // Last to run when the request's scope closes: the response is out (or the client left), and
     // what the request held has been given back, its settlement done. The scope closes with how
     // the request ended: an interruption there is a client that went away (or was cut for not reading).
-    const logged = (span: Tracer.Span | undefined) =>
-      Scope.addFinalizerExit(scope, (exit) =>
+    const logged = Scope.addFinalizerExit(scope, (exit) =>
         Effect.suspend(() => {
           if (stalled) {
             status = 499
@@ -139,31 +91,24 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
           } else if (cutByDrain && code === "ok") {
             code = "server_shutting_down"
           }
-          const facts = record === undefined ? Effect.undefined : factsOf(record)
-          return Effect.flatMap(facts, (facts) => {
-            const logged = Effect.andThen(countRequest(routeName(path), status, code), accessLog.record({
-              requestId: id,
-              method: request.method,
-              path,
-              status,
-              code,
-              durationMs: (answeredAt ?? clock.currentTimeMillisUnsafe()) - started,
-              facts
-            }))
-            if (span === undefined) return logged
-            return Effect.tap(logged, Effect.sync(() => {
-              // The router names the route it took (`/v1/responses/*`) on the span; ours is the template.
-              span.attribute("http.route", routeTemplate(path))
-              endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())
-            }))
-          })
+          const end = {
+            requestId: id,
+            method: request.method,
+            path,
+            route: (cell.route ?? unmatched(path)).name,
+            status,
+            code,
+            durationMs: () => (answeredAt ?? clock.currentTimeMillisUnsafe()) - started,
+            record: cell.record
+          }
+          return endRequest(accessLog, end, cell.span)
         }))
 
     const answered = (response: HttpServerResponse.HttpServerResponse) => {
       status = response.status
       const identified = HttpServerResponse.setHeader(response, "x-request-id", id)
       // Once a request is admitted under its per-minute limits, every answer says where they stand.
-      const headers = recordHeaders(record)
+      const headers = recordHeaders(cell.record)
       const answer = headers === undefined ? identified : HttpServerResponse.setHeaders(identified, headers)
       const streamed = answer.body._tag === "Stream"
       if (streamed) watchWriteStall(request, stallMillis, () => void (stalled = true))
@@ -181,39 +126,36 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
       )
     }
 
-    const failed = (cause: Cause.Cause<Refused>) => {
+    const failed = (cause: Cause.Cause<EdgeError>) => {
       // The client went away: nobody to answer (an interrupted-only cause carries no failure).
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-      const failure = Cause.findErrorOption(cause)
-      const envelope = (failure._tag === "Some" ? envelopeFor(failure.value, request.method, path) : undefined) ??
-        internalError(id)
+      const failure = failureOf(cause, id, (e) => e.reason._tag === "RouteNotFound" ? refusal(request.method, path) : undefined)
+      if (failure.record !== undefined) cell.record = failure.record
+      const { envelope } = failure
       code = envelope.code
+      const route = cell.route ?? unmatched(path)
       // Each door answers in its clients' shape: Anthropic's on the Messages door, ours elsewhere.
-      const response = answered(routeName(path) === "messages" ? anthropicErrorResponse(envelope, id) : envelopeResponse(envelope))
-      return envelope.status < 500 || failure._tag === "Some" && envelope.code !== "internal_error"
+      const response = answered(errorResponse(envelope, route.shape, id))
+      const told = envelope.status < 500 || !failure.defect && envelope.code !== "internal_error"
         ? response
         : Effect.andThen(Effect.logError("unhandled defect", cause), response)
+      // A request no route took has its span here (a route starts its own).
+      if (!tracing || cell.route !== undefined) return told
+      return Effect.flatMap(startRequestSpan(request, path, route.template, false), (span) => {
+        cell.span = span
+        return told
+      })
     }
 
-    const served: GatewayApp = door === undefined
-      ? Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
-      : Effect.matchCauseEffect(door, {
-        onFailure: (cause: Cause.Cause<DoorRefused>) => {
-          const refused = Cause.findErrorOption(cause)
-          if (refused._tag === "Some") record = refused.value.record
-          return failed(Cause.map(cause, (r) => r.error))
-        },
-        onSuccess: (served: Served) => {
-          record = served.record
-          return answered(served.response)
-        }
-      })
-    if (!tracing) return Effect.updateContext(Effect.andThen(logged(undefined), served), requestContext(id, undefined))
-    // A model turn (not count_tokens, not the WebSocket upgrade: its turns have spans of their own).
-    const turn = door === dispatched.responses || door === dispatched.messages
-    return startRequestSpan(request, path, routeTemplate(path), turn).pipe(
-      Effect.tap(logged),
-      Effect.flatMap((span): GatewayApp => Effect.updateContext(Effect.withParentSpan(served, span), requestContext(id, span)))
+    const served: GatewayApp = Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
+    const withRequest = requestContext(id, undefined)
+    return Effect.andThen(
+      logged,
+      Effect.updateContext(
+        served,
+        (context: Context.Context<HttpServerRequest.HttpServerRequest | Scope.Scope>) =>
+          Context.add(withRequest(context), currentEdgeCell, cell)
+      )
     )
   })
   return app

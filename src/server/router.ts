@@ -1,9 +1,11 @@
 /**
  * The gateway's routes, as README lists them (docs/architecture.md follows a request through
- * them), on effect/http's HttpRouter. Each handler is an Effect over the HttpServerRequest, built
- * once with its services resolved. Failures (the handlers' typed errors, and the router's own
- * RouteNotFound) are mapped to the envelope in one place, src/server/app.ts; `refusal` says there
- * which unknown-route answer a path gets.
+ * them), on effect/http's HttpRouter, which alone dispatches. Each route is given with its facts as
+ * data (its metric name, its span's template, its error shape: `RouteFacts`), which it tells the
+ * gateway app's edge (src/server/app.ts, endpoints/kit/edge.ts) when it takes a request. Each
+ * handler is an Effect over the HttpServerRequest, built once with its services resolved. Failures
+ * are mapped to the envelope by the edge; a request no route took (the router's RouteNotFound) is
+ * named by its path (`unmatched`), and `refusal` says which 404/405 it gets.
  */
 import { Effect, Result, type Scope } from "effect"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -19,7 +21,8 @@ import { makeUsageHandler } from "../endpoints/usage.js"
 import { makeResponsesHandler } from "../endpoints/responses/handler.js"
 import { responsesSubpath } from "../endpoints/responses/subpath.js"
 import { makeMessagesHandlers } from "../endpoints/messages/handler.js"
-import { asRoute, type DoorProgram } from "../endpoints/kit/door.js"
+import { asRoute, type DoorProgram, type Refused } from "../endpoints/kit/door.js"
+import { edgeDoor, edgeRoute, type ErrorShape, type RouteFacts } from "../endpoints/kit/edge.js"
 import { Settings } from "../config/AppConfig.js"
 import { Readiness } from "../services/readiness/Readiness.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
@@ -148,62 +151,53 @@ export const makeDoors = Effect.gen(function*() {
   return doors
 })
 
-/** Whether a path's percent-escapes decode (the router matches no path whose escapes do not). */
-const decodes = (path: string): boolean => {
-  try {
-    decodeURIComponent(path)
-    return true
-  } catch {
-    return false
-  }
+/** The routes' handlers, each given as a route of the router built with them. */
+interface Wrap<E> {
+  readonly route: (facts: RouteFacts, handler: RouteHandler) => Handler<E>
+  readonly door: (facts: RouteFacts, program: DoorProgram) => Handler<E>
 }
 
-/**
- * The door a request is for, if any: the one the router would route it to among `doors`
- * (test/server/doorDispatch.test.ts holds the two to agreeing).
- */
-export const doorFor = (doors: Doors, method: string, raw: string): DoorProgram | undefined => {
-  const path = asMatched(raw)
-  if (method === "POST") {
-    if (path === MESSAGES_PATHS[0]) return doors.messages
-    if (path === MESSAGES_PATHS[1]) return doors.countTokens
-    return isResponsesPath(path) && decodes(path) ? doors.responses : undefined
-  }
-  return method === "GET" && isResponsesPath(path) && decodes(path) ? doors.responsesUpgrade : undefined
-}
+type Handler<E> = Effect.Effect<HttpServerResponse.HttpServerResponse, E, HttpServerRequest.HttpServerRequest | Scope.Scope>
 
-export interface RouterOptions {
-  /** The doors, when built already (the gateway app dispatches to them itself). */
-  readonly doors?: Doors
-}
+const facts = (name: RouteName, template: string, shape: ErrorShape = "envelope", turn = false): RouteFacts => ({
+  name,
+  template,
+  shape,
+  turn
+})
 
-/**
- * The router, with every handler's services resolved once, as an HttpEffect over the request. Its
- * routes live as long as the Scope it is built in. A door's route answers with the door's answer
- * (and its rate-limit headers), or fails with its error.
- */
-export const makeRouterWith = (options: RouterOptions) => Effect.gen(function*() {
-  const doors = options.doors ?? (yield* makeDoors)
-  const responses = asRoute(doors.responses)
+/** The routes, each handler given with its facts (its name, its span's template, its error shape). */
+const makeRoutes = <E>(doors: Doors, wrap: Wrap<E>) => Effect.gen(function*() {
   const { antigravityModels, models } = yield* makeModelsHandlers
   const usage = yield* makeUsageHandler
   const scheduler = yield* Scheduler
   const settings = yield* Settings
   const readiness = yield* Readiness
-  const upgrade = doors.responsesUpgrade === undefined ? upgradeAnswer : asRoute(doors.responsesUpgrade)
-  const routes: Array<HttpRouter.Route<GatewayError | RouteRefused>> = [
-    HttpRouter.route("GET", "/v1/models", models),
-    HttpRouter.route("GET", "/antigravity/models", antigravityModels),
-    HttpRouter.route("GET", "/v1/usage", usage),
-    HttpRouter.route("GET", "/health", health),
-    HttpRouter.route("GET", "/readyz", readyz(readiness)),
-    HttpRouter.route("GET", "/metrics", metrics(scheduler, settings.metricsToken, yield* monitorEventLoop)),
+  const get = (path: `/${string}`, name: RouteName, handler: RouteHandler, template: string = path) =>
+    HttpRouter.route("GET", path, wrap.route(facts(name, template), handler))
+  const responsesFacts = facts("responses", "/v1/responses", "envelope", true)
+  const responses = wrap.door(responsesFacts, doors.responses)
+  const upgradeFacts = facts("responses", "/v1/responses")
+  const upgrade = doors.responsesUpgrade === undefined
+    ? wrap.route(upgradeFacts, upgradeAnswer)
+    : wrap.door(upgradeFacts, doors.responsesUpgrade)
+  const routes: Array<HttpRouter.Route<E>> = [
+    get("/v1/models", "models", models),
+    get("/antigravity/models", "models", antigravityModels),
+    get("/v1/usage", "usage", usage),
+    get("/health", "health", health),
+    get("/readyz", "readyz", readyz(readiness)),
+    get("/metrics", "metrics", metrics(scheduler, settings.metricsToken, yield* monitorEventLoop)),
     // The dashboard's key-holder view (its operator view is on the admin listener); `/ui/*` also
     // takes `/ui`.
-    HttpRouter.route("GET", "/ui/*", uiHandler("key")),
+    get("/ui/*", "ui", uiHandler("key"), "/ui"),
     // Claude Code and the Anthropic SDK (`?beta=true` is a query: the path is the same).
-    HttpRouter.route("POST", "/v1/messages", asRoute(doors.messages)),
-    HttpRouter.route("POST", "/v1/messages/count_tokens", asRoute(doors.countTokens))
+    HttpRouter.route("POST", "/v1/messages", wrap.door(facts("messages", "/v1/messages", "anthropic", true), doors.messages)),
+    HttpRouter.route(
+      "POST",
+      "/v1/messages/count_tokens",
+      wrap.door(facts("messages", "/v1/messages/count_tokens", "anthropic"), doors.countTokens)
+    )
   ]
   for (const path of RESPONSES_PATHS) {
     // `<path>/*` takes `<path>` itself too.
@@ -212,9 +206,50 @@ export const makeRouterWith = (options: RouterOptions) => Effect.gen(function*()
       HttpRouter.route("GET", `${path}/*`, upgrade)
     )
   }
+  return routes
+})
+
+/**
+ * The routes as the gateway app's edge serves them (src/server/app.ts): each tells the edge its
+ * facts and, for a door, its record; the router's RouteNotFound is the edge's to map (`unmatched`).
+ */
+export const makeEdgeRoutes = (doors: Doors, tracing: boolean) => Effect.gen(function*() {
+  const routes = yield* makeRoutes<GatewayError | RouteRefused | Refused>(doors, {
+    route: (facts, handler) => edgeRoute(facts, handler, tracing),
+    door: (facts, program) => edgeDoor(facts, program, tracing)
+  })
+  return yield* HttpRouter.toHttpEffect(HttpRouter.addAll(routes))
+})
+
+/** The facts of a request no route took, as its path reads: its 404/405 (`refusal`) is named so. */
+export const unmatched = (path: string): RouteFacts => {
+  const name = routeName(path)
+  return facts(name, routeTemplate(path), name === "messages" ? "anthropic" : "envelope")
+}
+
+/** The route as a span names it: one name for the responses aliases, none for unknown paths. */
+const routeTemplate = (path: string): string => {
+  const name = routeName(path)
+  return name === "responses"
+    ? "/v1/responses"
+    : name === "ui"
+    ? "/ui"
+    : name === "unknown" || (name === "messages" && !isMessagesRoute(path))
+    ? "unknown"
+    : path
+}
+
+/**
+ * The router on its own (no edge, no WebSocket transport: GET upgrades on the responses paths get
+ * 426), with every handler's services resolved once, as an HttpEffect over the request. Its routes
+ * live as long as the Scope it is built in. A door's route answers with the door's answer (and its
+ * rate-limit headers), or fails with its error.
+ */
+export const makeRouter = Effect.gen(function*() {
+  const routes = yield* makeRoutes<GatewayError | RouteRefused>(yield* makeDoors, {
+    route: (_, handler) => handler,
+    door: (_, program) => asRoute(program)
+  })
   const app: GatewayRoutes = yield* HttpRouter.toHttpEffect(HttpRouter.addAll(routes))
   return app
 })
-
-/** The router without the WebSocket transport (GET upgrades on the responses paths get 426). */
-export const makeRouter = makeRouterWith({})

@@ -1,8 +1,8 @@
 /**
  * A door's program: what it answered, or why it refused, each with the door's record of the
- * request (who called, the model, the admitted turn's facts) once it knows them. The gateway app
- * (src/server/app.ts) runs a door, sets the turn's rate-limit headers on whatever answer it gets,
- * and, once the request is over, logs what the record came to (`factsOf`).
+ * request (who called, the model, the admitted turn's facts) once it knows them. Its route hands
+ * the record to the edge (`edgeDoor`, ./edge.ts), which sets the turn's rate-limit headers on
+ * whatever answer it gets and, once the request is over, logs what the record came to (`factsOf`).
  */
 import { Data, Effect, type Scope } from "effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"

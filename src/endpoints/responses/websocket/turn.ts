@@ -7,20 +7,20 @@
  * sends them: each event's data alone, collected straight from the upstream's stream, which is
  * decoded once.
  */
-import { Cause, Clock, type Context, Effect, Exit, Option, Scope, type Stream } from "effect"
+import { Cause, Clock, type Context, Effect, Scope, type Stream } from "effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { Settings } from "../../../config/AppConfig.js"
-import { type Envelope, envelopeHeaders, envelopeOf, internalError } from "../../../domain/envelope.js"
+import { type Envelope, envelopeHeaders } from "../../../domain/envelope.js"
 import { InvalidRequest, RequestTooLarge } from "../../../domain/errors.js"
 import { newRequestId } from "../../../domain/ids.js"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../../domain/jsonDepth.js"
 import { AccessLog } from "../../../observability/accessLog.js"
-import { countRequest } from "../../../observability/metrics.js"
-import { CHAT_OPERATION, endRequestSpan } from "../../../observability/tracing.js"
+import { CHAT_OPERATION } from "../../../observability/tracing.js"
 import { answerOfTurn } from "../../../core/admittedTurn.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { authenticate } from "../../kit/auth.js"
-import { type DoorRecord, factsOf, recordHeaders, recordFor, refusedWith, turnRefused } from "../../kit/door.js"
+import { type DoorRecord, recordHeaders, recordFor, refusedWith, turnRefused } from "../../kit/door.js"
+import { endRequest, failureOf, interrupted } from "../../kit/edge.js"
 import { eventData } from "../../kit/eventOut.js"
 import { pathOf, requestContext } from "../../kit/request.js"
 import { makeResponsesTurn } from "../responsesTurn.js"
@@ -114,26 +114,21 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
         // terminal event: a client that leaves after it, with the upstream's stream still open, had its answer).
         yield* Scope.addFinalizerExit(yield* Effect.scope, (exit) =>
           Effect.suspend(() => {
-            if (Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause) && !progress.terminalSent) {
+            if (interrupted(exit) && !progress.terminalSent) {
               status = 499
               code = "client_closed_request"
             }
-            const facts = record === undefined ? Effect.undefined : factsOf(record)
-            return Effect.flatMap(facts, (facts) => {
-              if (span !== undefined) endRequestSpan(span, facts, status, code, clock.currentTimeNanosUnsafe())
-              return Effect.andThen(
-                countRequest("responses", status, code),
-                accessLog.record({
-                  requestId: id,
-                  method: "POST",
-                  path,
-                  status,
-                  code,
-                  durationMs: clock.currentTimeMillisUnsafe() - started,
-                  facts
-                })
-              )
-            })
+            const end = {
+              requestId: id,
+              method: "POST",
+              path,
+              route: "responses",
+              status,
+              code,
+              durationMs: () => clock.currentTimeMillisUnsafe() - started,
+              record
+            }
+            return endRequest(accessLog, end, span)
           }))
 
         const run = Effect.gen(function*() {
@@ -177,13 +172,10 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
           }),
           Effect.catchCause((cause) => {
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-            const failure = Cause.findErrorOption(cause)
-            if (Option.isSome(failure)) {
-              record = failure.value.record
-              const error = failure.value.error
-              return Effect.succeed(refused(error._tag === "RouteRefused" ? error.envelope : envelopeOf(error), recordHeaders(record)))
-            }
-            return Effect.as(Effect.logError("unhandled defect", cause), refused(internalError(id), undefined))
+            const failure = failureOf(cause, id)
+            record = failure.record
+            if (!failure.defect) return Effect.succeed(refused(failure.envelope, recordHeaders(record)))
+            return Effect.as(Effect.logError("unhandled defect", cause), refused(failure.envelope, undefined))
           })
         )
         const withRequest = requestContext(id, span)
