@@ -20,7 +20,7 @@ import type { TokenUsage } from "../domain/usage.js"
 import { observeUpstreamLatency } from "../observability/metrics.js"
 import { currentRequestSpan, traced } from "../observability/tracing.js"
 import { Moderation } from "../services/moderation/Moderation.js"
-import { affordable } from "../services/quota/eligibility.js"
+import { affordable } from "../domain/spend.js"
 import { Quota } from "../services/quota/Quota.js"
 import { RateLimits } from "../services/rateLimits/RateLimits.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
@@ -56,7 +56,7 @@ export interface TurnInput<P extends RoutePlan, A> {
   readonly requestId: string
   readonly principal: Principal
   readonly policy: TurnPolicy
-  /** The sticky-session id (services/scheduler/session.ts), from the door's session signal. */
+  /** The sticky-session id (domain/session.ts), from the door's session signal. */
   readonly session: string | undefined
   /** The route's plan, made once the request is admitted. */
   readonly plan: (admitted: Admission) => Effect.Effect<P, InvalidRequest>

@@ -25,9 +25,9 @@ import { isEventStream } from "../domain/sse.js"
 import { decodeUpstreamError, parseUpstreamJson } from "../domain/upstreamJson.js"
 import { observeUpstreamFirstByte } from "../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../services/scheduler/Scheduler.js"
-import { countFailover } from "../services/scheduler/metrics.js"
-import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
-import { credentialRefused } from "../services/scheduler/verdict.js"
+import { countFailover } from "../observability/schedulerMetrics.js"
+import { retryAfterMillis } from "../domain/rateLimitReset.js"
+import { credentialRefused } from "../domain/credential.js"
 import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../services/upstream/Upstream.js"
 import { attemptAttributes, traced, traceparentOf } from "../observability/tracing.js"
 import type { Attempt } from "./turnFacts.js"
@@ -44,7 +44,7 @@ const retryAfterOf = (headers: Readonly<Record<string, string>>, now: number): n
 /**
  * What the client sees when an upstream refused: its own words for request problems (a 403 for a
  * model or feature the credential may not use among them), ours otherwise; a refused credential
- * (401, or a 403 that says so: verdict.ts's `credentialRefused`) is `upstream_auth_failed`.
+ * (401, or a 403 that says so: domain/credential.ts) is `upstream_auth_failed`.
  * `now` (epoch millis, from the caller's Clock) reads a retry-after given as a date.
  */
 export const upstreamError = (

@@ -17,7 +17,7 @@ import { json as jsonReply, rawJson } from "../kit/reply.js"
 import { answerJson, estimatedUsage } from "../kit/upstreamAnswer.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { promptCacheKeyFor, tenantCacheKey } from "../../services/scheduler/session.js"
+import { promptCacheKeyFor, tenantCacheKey } from "../../domain/session.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { moderationTexts, roughInputTokens, stripImageCalls } from "./policy.js"
@@ -44,7 +44,7 @@ export interface PathInput {
   readonly budget: Budget | undefined
   /** The client's headers, for those that go upstream (src/domain/forwardHeaders.ts). */
   readonly clientHeaders: ClientHeaders
-  /** The sticky-session id (services/scheduler/session.ts), which also names the upstream's prompt cache. */
+  /** The sticky-session id (domain/session.ts), which also names the upstream's prompt cache. */
   readonly session: string | undefined
 }
 
