@@ -27,7 +27,7 @@ import { messagesTexts, roughMessagesTokens } from "./policy.js"
 import { budgetHalt, deltaChars } from "../kit/budget.js"
 import { frameGuard } from "../kit/frameGuard.js"
 
-export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
+export const makeOpenAIPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
   const plan: MessagesPlanner = (input) =>
