@@ -14,22 +14,21 @@ import { Clock, Effect, Scope } from "effect"
 import { AppConfig, Settings } from "../config/AppConfig.js"
 import type { AnswerFacts } from "../domain/answerFacts.js"
 import { type GatewayError, type InvalidRequest, ModelNotFound, PermissionDenied } from "../domain/errors.js"
-import { type Account, offersModel, type Principal } from "../domain/model.js"
+import { offersModel, type Principal } from "../domain/model.js"
 import { firstDenied, type ProviderTool } from "../domain/providerTools.js"
-import type { TokenUsage } from "../domain/usage.js"
 import { observeUpstreamLatency } from "../observability/metrics.js"
 import { currentRequestSpan, traced } from "../observability/tracing.js"
 import { Moderation } from "../services/moderation/Moderation.js"
-import { affordable } from "../services/quota/eligibility.js"
+import { affordable } from "../domain/spend.js"
 import { Quota } from "../services/quota/Quota.js"
 import { RateLimits } from "../services/rateLimits/RateLimits.js"
 import { Scheduler } from "../services/scheduler/Scheduler.js"
-import type { UpstreamRequest } from "../services/upstream/Upstream.js"
 import { afterAnswer } from "./afterAnswer.js"
 import { moderate } from "./moderate.js"
 import { type Metered, type Rendered, settleUsage } from "./settlement.js"
 import { type Attempt, type Settled, type TurnFacts, TurnFailed, unsettled } from "./turnFacts.js"
-import { type Answer, answerOf, type CallFailed, type CallInput, makeUpstreamCaller } from "./upstreamCall.js"
+import type { Budget, Plan } from "./plan.js"
+import { type Answer, answerOf, type CallFailed, type CallInput, makeUpstreamCaller, type TurnAnswer } from "./upstreamCall.js"
 
 /** What admission reads of a request, whatever wire format it came in. */
 export interface TurnPolicy {
@@ -47,16 +46,11 @@ export interface TurnPolicy {
   readonly roughInputTokens: () => number
 }
 
-/** How the upstream is called for a turn. */
-export interface RoutePlan {
-  readonly build: (account: Account) => UpstreamRequest
-}
-
-export interface TurnInput<P extends RoutePlan, A> {
+export interface TurnInput<P extends Plan, A> {
   readonly requestId: string
   readonly principal: Principal
   readonly policy: TurnPolicy
-  /** The sticky-session id (services/scheduler/session.ts), from the door's session signal. */
+  /** The sticky-session id (domain/session.ts), from the door's session signal. */
   readonly session: string | undefined
   /** The route's plan, made once the request is admitted. */
   readonly plan: (admitted: Admission) => Effect.Effect<P, InvalidRequest>
@@ -78,20 +72,6 @@ export interface Admission {
   readonly budget: Budget | undefined
 }
 
-export interface Budget {
-  /** Whether `usage` (what the answer has cost so far) passed the limit. */
-  readonly exceeded: (usage: TokenUsage) => boolean
-}
-
-/** The upstream's answer, or (a stream whose slot was not free at once) the wait for it. */
-export type TurnAnswer =
-  | { readonly _tag: "Answered"; readonly answer: Answer }
-  | { readonly _tag: "Waiting"; readonly resume: Effect.Effect<Answer, GatewayError> }
-
-/** The answer of a turn: at hand, or after its wait. */
-export const answerOfTurn = (answer: TurnAnswer): Effect.Effect<Answer, GatewayError> =>
-  answer._tag === "Answered" ? Effect.succeed(answer.answer) : answer.resume
-
 /** A turn as the door rendered it, and what it came to. */
 export interface Turn<A> {
   readonly answer: A
@@ -102,7 +82,7 @@ export interface Turn<A> {
  * Admits and runs a turn in the request's Scope (slots, the upstream connection and the
  * settlement belong to it). A non-stream turn always comes back `Answered` to `render`.
  */
-export type AdmitTurn = <P extends RoutePlan, A>(input: TurnInput<P, A>) => Effect.Effect<Turn<A>, TurnFailed, Scope.Scope>
+export type AdmitTurn = <P extends Plan, A>(input: TurnInput<P, A>) => Effect.Effect<Turn<A>, TurnFailed, Scope.Scope>
 
 const listsModels = (principal: Principal): boolean =>
   principal.group.models !== undefined && principal.group.models.length > 0

@@ -14,7 +14,7 @@ import { upstreamModel } from "../../domain/model.js"
 import { KeyRepo } from "../../services/keyRepo/KeyRepo.js"
 import { RateLimits } from "../../services/rateLimits/RateLimits.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { sessionOf } from "../../services/scheduler/session.js"
+import { sessionOf } from "../../domain/session.js"
 import { authenticate } from "../kit/auth.js"
 import { parseJson, readBodyText } from "../kit/body.js"
 import { type DoorProgram, type DoorRecord, Refused, recordFor, refusedWith, turnRefused } from "../kit/door.js"
@@ -27,7 +27,7 @@ import { makeAnthropicPlanner } from "./anthropicPlan.js"
 import { errorFrame, PING_FRAME } from "./events.js"
 import { makeCountSlots } from "./countSlots.js"
 import { countMessagesTokens } from "./localCount.js"
-import { makeOpenAIMessagesPlanner } from "./openaiPlan.js"
+import { makeOpenAIPlanner } from "./openaiPlan.js"
 import { messagesPolicy } from "./policy.js"
 import { validateMessagesBody } from "./validate.js"
 import { type Attempt, type TurnFacts, unsettled } from "../../core/turnFacts.js"
@@ -40,7 +40,7 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   const admit = yield* makeAdmitTurn
   const call = yield* makeUpstreamCaller
   const planAnthropic = yield* makeAnthropicPlanner
-  const planOpenAI = yield* makeOpenAIMessagesPlanner
+  const planOpenAI = yield* makeOpenAIPlanner
   const rateLimits = yield* RateLimits
   const countSlot = makeCountSlots(settings.countTokensConcurrencyPerKey)
 

@@ -11,7 +11,7 @@ import { InvalidRequest } from "../../domain/errors.js"
 import { eventData } from "../../domain/sse.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { promptCacheKeyFor } from "../../services/scheduler/session.js"
+import { promptCacheKeyFor } from "../../domain/session.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { messagesToResponses } from "../../translate/messages/request.js"
 import { responseToMessage } from "../../translate/messages/response.js"
@@ -27,7 +27,7 @@ import { messagesTexts, roughMessagesTokens } from "./policy.js"
 import { budgetHalt, deltaChars } from "../kit/budget.js"
 import { frameGuard } from "../kit/frameGuard.js"
 
-export const makeOpenAIMessagesPlanner = Effect.gen(function*() {
+export const makeOpenAIPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
   const plan: MessagesPlanner = (input) =>

@@ -173,7 +173,7 @@ const Text = Schema.Struct({
 
 /**
  * The only previous_response_id HTTP can live with: null, read as absent (the upstream never sees
- * it: openaiPath.ts leaves it out). Any string, blank included, names a response HTTP does not keep.
+ * it: openaiPlan.ts leaves it out). Any string, blank included, names a response HTTP does not keep.
  */
 const NoPreviousResponse = Schema.Null
 

@@ -10,24 +10,8 @@
  * This is the contract and an in-memory layer for tests; file.ts is the durable one.
  */
 import { Context, Effect, Latch, Layer, Metric, Schema } from "effect"
-import type { Principal } from "../../domain/model.js"
-import type { TokenUsage } from "../../domain/usage.js"
+import type { Settlement } from "../../domain/settlement.js"
 import { settlementJournalDepth } from "../../observability/metrics.js"
-
-/**
- * A settlement as the Quota takes it (services/quota/Quota.ts `Settlement`), spelled out from the
- * domain types because a contract imports no other service; quota/journaled.ts checks at compile
- * time that the two stay the same shape.
- */
-export interface Settlement {
-  readonly requestId: string
-  readonly principal: Principal
-  readonly model: string
-  readonly usage: TokenUsage
-  readonly estimated?: boolean
-  readonly account?: string
-  readonly at: Date
-}
 
 /** The journal could not be read or written (the disk is full, the path is not writable). */
 export class JournalError extends Schema.TaggedError<JournalError>()("JournalError", {

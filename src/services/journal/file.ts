@@ -39,7 +39,8 @@ import { dirname, extname, join } from "node:path"
 import { Config, Effect, Exit, Latch, Layer, Result, type Scope } from "effect"
 import { lockJournal } from "./lock.js"
 import { decodeLine, encodeLine } from "./record.js"
-import { JournalError, reportDepth, type Settlement, SettlementJournal, type SettlementJournalShape } from "./SettlementJournal.js"
+import type { Settlement } from "../../domain/settlement.js"
+import { JournalError, reportDepth, SettlementJournal, type SettlementJournalShape } from "./SettlementJournal.js"
 
 interface Entry {
   readonly settlement: Settlement

@@ -23,8 +23,9 @@
 import { Duration, Effect, Exit, Fiber, Layer, Metric, Option, Result } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import { costMicrosTotal, settlementsReplayed, taggedCounters } from "../../observability/metrics.js"
-import { type JournalError, type Settlement as JournalSettlement, SettlementJournal } from "../journal/SettlementJournal.js"
-import { type Charged, Quota, type QuotaShape, type Settlement } from "./Quota.js"
+import type { Settlement } from "../../domain/settlement.js"
+import { type JournalError, SettlementJournal } from "../journal/SettlementJournal.js"
+import { type Charged, Quota, type QuotaShape } from "./Quota.js"
 
 export interface JournaledOptions {
   /**
@@ -44,10 +45,6 @@ export interface JournaledOptions {
    */
   readonly onReplayed?: (requestIds: ReadonlyArray<string>) => Effect.Effect<void, unknown>
 }
-
-// The journal's Settlement and the Quota's are one shape: a change to either fails to compile here.
-const sameShape: [(s: Settlement) => JournalSettlement, (s: JournalSettlement) => Settlement] = [(s) => s, (s) => s]
-void sameShape
 
 export const journaledCharge: Charged = { cost: 0, priceFallback: false, journaled: true }
 

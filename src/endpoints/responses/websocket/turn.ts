@@ -16,7 +16,7 @@ import { newRequestId } from "../../../domain/ids.js"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../../domain/jsonDepth.js"
 import { AccessLog } from "../../../observability/accessLog.js"
 import { CHAT_OPERATION } from "../../../observability/tracing.js"
-import { answerOfTurn } from "../../../core/admittedTurn.js"
+import { answerOf } from "../../../core/upstreamCall.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { authenticate } from "../../kit/auth.js"
 import { type DoorRecord, recordHeaders, recordFor, refusedWith, turnRefused } from "../../kit/door.js"
@@ -153,7 +153,7 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
             rawBody,
             subpath,
             clientHeaders: headers,
-            render: (plan, answer) => Effect.map(answerOfTurn(answer), (ready) => plan.stream(ready, eventData))
+            render: (plan, answer) => Effect.map(answerOf(answer), (ready) => plan.stream(ready, eventData))
           }).pipe(Effect.mapError(turnRefused(modelled)))
           return { events: turn.answer, record: { ...modelled, turn: turn.facts } }
         })

@@ -2,7 +2,7 @@
  * Messages-style groups: the Responses request is translated to an Anthropic Messages request, the
  * answer translated back (JSON, or event by event for streams). The translation is pure
  * (`src/translate`); this file wires it to the upstream answer, the drain signal and settlement, as
- * a PathPlan the handler runs around the upstream call.
+ * a ResponsesPlan the door runs around the upstream call.
  */
 import { Clock, Effect, Result } from "effect"
 import { afterMessagesEvent, type AnswerFacts, messagesAnswerFacts } from "../../domain/answerFacts.js"
@@ -20,7 +20,7 @@ import { messageToResponse } from "../../translate/response.js"
 import { finishStream, initialStreamState, stepStream, streamUsage } from "../../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../../translate/types.js"
 import { eventData } from "../../domain/sse.js"
-import type { PathPlan, Planner } from "./openaiPath.js"
+import type { ResponsesPlan, ResponsesPlanner } from "./openaiPlan.js"
 import { answerJson } from "../kit/upstreamAnswer.js"
 import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import type { Stream } from "effect"
@@ -31,10 +31,10 @@ import { roughInputTokens } from "./policy.js"
 import type { Collector } from "../kit/eventOut.js"
 import type { Answer } from "../../core/upstreamCall.js"
 
-export const makeMessagesPlanner = Effect.gen(function*() {
+export const makeAnthropicPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: Planner = (input) => Effect.gen(function*() {
+  const plan: ResponsesPlanner = (input) => Effect.gen(function*() {
     const { request } = input
     const translation = responsesToMessages(request.body, { upstreamModel: request.model })
     if (Result.isFailure(translation)) {
@@ -94,12 +94,12 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       return { answer: events, usage: meteredAtEnd(() => streamUsage(state), () => answered) }
     }
 
-    const pathPlan: PathPlan = {
+    const responsesPlan: ResponsesPlan = {
       build: build(anthropicForwardedHeaders(input.clientHeaders)),
       json,
       stream
     }
-    return pathPlan
+    return responsesPlan
   })
   return plan
 })
