@@ -7,8 +7,8 @@ import type { Platform } from "../domain/config.js"
  * from what its door returned (src/endpoints/kit/door.ts); absent fields: it did not get that far.
  */
 export interface RequestFacts {
-  /** Which door served the request: `responses`, `responses_ws` or `messages`. */
-  readonly door: "responses" | "responses_ws" | "messages"
+  /** Which door served the request: `responses`, `responses_ws`, `messages` or `chat`. */
+  readonly door: "responses" | "responses_ws" | "messages" | "chat"
   /** The key's id (its configured name, or an id derived from its hash): never key material. */
   readonly keyId: string
   readonly group: string

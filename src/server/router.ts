@@ -21,6 +21,7 @@ import { makeUsageHandler } from "../endpoints/usage.js"
 import { makeResponsesHandler } from "../endpoints/responses/handler.js"
 import { responsesSubpath } from "../endpoints/responses/subpath.js"
 import { makeMessagesHandlers } from "../endpoints/messages/handler.js"
+import { makeChatHandler } from "../endpoints/chat/handler.js"
 import { asRoute, type DoorProgram, type Refused } from "../endpoints/kit/door.js"
 import { edgeDoor, edgeRoute, type ErrorShape, type RouteFacts } from "../endpoints/kit/edge.js"
 import { Settings } from "../config/AppConfig.js"
@@ -32,7 +33,7 @@ import { uiHandler } from "../ui/assets.js"
 export const RESPONSES_PATHS = ["/v1/responses", "/responses", "/backend-api/codex/responses"] as const
 
 /** The label the request metrics carry: one per endpoint, not per path. */
-export type RouteName = "responses" | "messages" | "models" | "usage" | "health" | "readyz" | "metrics" | "ui" | "unknown"
+export type RouteName = "responses" | "messages" | "chat" | "models" | "usage" | "health" | "readyz" | "metrics" | "ui" | "unknown"
 
 const GET_ROUTES: ReadonlyArray<readonly [string, RouteName]> = [
   ["/v1/models", "models"],
@@ -56,6 +57,9 @@ export const MESSAGES_PATHS = ["/v1/messages", "/v1/messages/count_tokens"] as c
 
 const isMessagesPath = (path: string): boolean => path === MESSAGES_PATHS[0] || path.startsWith("/v1/messages/")
 
+/** The Chat Completions door's paths. */
+export const CHAT_PATHS = ["/v1/chat/completions", "/chat/completions"] as const
+
 /** Whether a path is one of the Messages door's routes (not merely under `/v1/messages/`). */
 export const isMessagesRoute = (path: string): boolean => (MESSAGES_PATHS as ReadonlyArray<string>).includes(asMatched(path))
 
@@ -75,6 +79,8 @@ export const routeName = (raw: string): RouteName => {
   return getRoutes.get(path) ??
     (isResponsesPath(path)
       ? "responses"
+      : (CHAT_PATHS as ReadonlyArray<string>).includes(path)
+      ? "chat"
       : isMessagesPath(path)
       ? "messages"
       : path === "/ui" || path.startsWith("/ui/")
@@ -95,7 +101,7 @@ export const refusal = (method: string, path: string): Envelope => {
     if (Result.isFailure(subpath)) return envelopeOf(subpath.failure)
   }
   if (name === "messages" && !isMessagesRoute(path)) return routeNotFound(method, path)
-  return methodNotAllowed(method, path, [name === "responses" || name === "messages" ? "POST" : "GET"])
+  return methodNotAllowed(method, path, [name === "responses" || name === "messages" || name === "chat" ? "POST" : "GET"])
 }
 
 const websocketRefused = new RouteRefused({
@@ -139,6 +145,7 @@ export interface Doors {
   readonly responses: DoorProgram
   readonly messages: DoorProgram
   readonly countTokens: DoorProgram
+  readonly chat: DoorProgram
   /** GET on the responses paths: the WebSocket transport (the gateway app provides it). */
   readonly responsesUpgrade?: DoorProgram | undefined
 }
@@ -147,7 +154,8 @@ export interface Doors {
 export const makeDoors = Effect.gen(function*() {
   const responses = yield* makeResponsesHandler
   const { countTokens, messages } = yield* makeMessagesHandlers
-  const doors: Doors = { responses, messages, countTokens }
+  const chat = yield* makeChatHandler
+  const doors: Doors = { responses, messages, countTokens, chat }
   return doors
 })
 
@@ -199,6 +207,9 @@ const makeRoutes = <E>(doors: Doors, wrap: Wrap<E>) => Effect.gen(function*() {
       wrap.door(facts("messages", "/v1/messages/count_tokens", "anthropic"), doors.countTokens)
     )
   ]
+  // The openai SDK, the AI SDK, LangChain; `/chat/completions` for clients given the bare host.
+  const chat = wrap.door(facts("chat", "/v1/chat/completions", "envelope", true), doors.chat)
+  for (const path of CHAT_PATHS) routes.push(HttpRouter.route("POST", path, chat))
   for (const path of RESPONSES_PATHS) {
     // `<path>/*` takes `<path>` itself too.
     routes.push(
