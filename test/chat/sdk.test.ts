@@ -49,6 +49,50 @@ describe("POST /v1/chat/completions through the openai SDK", () => {
         expect(final.usage?.completion_tokens).toBeGreaterThan(0)
       })
 
+      it("runs a tool round trip with runTools", async () => {
+        const calls: Array<string> = []
+        const runner = client().chat.completions.runTools({
+          model: group.model,
+          messages: [{ role: "user", content: "What is the weather in Paris? Use get_weather." }],
+          tools: [{
+            type: "function",
+            function: {
+              name: "get_weather",
+              description: "The weather in a city",
+              parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+              function: (args: { city: string }) => {
+                calls.push(args.city)
+                return `Sunny in ${args.city}`
+              },
+              parse: JSON.parse
+            }
+          }]
+        })
+        const content = await runner.finalContent()
+        expect(calls.length).toBe(1)
+        expect(content?.length).toBeGreaterThan(0)
+        const messages = runner.messages
+        expect(messages.some((m) => m.role === "tool")).toBe(true)
+      })
+
+      it("writes data-only SSE that ends with [DONE]", async () => {
+        const response = await fetch(`${setup.gw.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${group.key}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: group.model, stream: true, messages: [{ role: "user", content: "Say hello" }] })
+        })
+        expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/)
+        expect(response.headers.get("x-request-id")).toBeTruthy()
+        const text = await response.text()
+        const frames = text.split("\n\n").filter((f) => f !== "")
+        expect(frames.every((f) => f.startsWith("data: "))).toBe(true)
+        expect(frames.at(-1)).toBe("data: [DONE]")
+        const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.slice("data: ".length)) as Record<string, unknown>)
+        expect(chunks.every((c) => c["object"] === "chat.completion.chunk")).toBe(true)
+        // No usage chunk unless asked for.
+        expect(chunks.some((c) => "usage" in c)).toBe(false)
+      })
+
       it("refuses n > 1 with a 400 naming the field, in OpenAI's envelope", async () => {
         const error = await client().chat.completions.create({ model: group.model, messages: [{ role: "user", content: "x" }], n: 2 })
           .then(() => undefined, (e: unknown) => e)
