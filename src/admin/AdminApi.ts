@@ -160,7 +160,7 @@ const Limit = Schema.NullOr(Usd)
 const withDefault = <S extends Schema.Top & { readonly "DecodingServices": never }>(value: S["Type"]) =>
   Schema.withDecodingDefaultTypeKey<S>(Effect.succeed(value))
 
-const Platform = Schema.Literals(["openai", "anthropic", "antigravity"])
+const Platform = Schema.Literals(["openai", "anthropic", "antigravity", "openai_chat"])
 const Billing = Schema.Literals(["balance", "subscription"])
 const Moderation = Schema.Literals(["off", "observe", "block"])
 const Multiplier = Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1000 }))

@@ -302,7 +302,7 @@ const accountKey = (o: { readonly stdin: boolean; readonly file: Option.Option<s
 const accountsAdd = Command.make("add", {
   ...common,
   name: Argument.String("name"),
-  platform: Flag.Literals("platform", ["openai", "anthropic", "antigravity"]).pipe(Flag.withDescription("the provider's API the account speaks")),
+  platform: Flag.Literals("platform", ["openai", "anthropic", "antigravity", "openai_chat"]).pipe(Flag.withDescription("the provider's API the account speaks")),
   groups: Flag.atLeast(Flag.String("group"), 1).pipe(Flag.withDescription("a group it serves (repeat for more), of the same platform")),
   kind: Flag.Literals("kind", ["http", "simulator"]).pipe(Flag.withDescription("http: a provider's API; simulator: canned answers, no network"), Flag.withDefault("http")),
   baseUrl: Flag.String("base-url").pipe(Flag.withDescription("the provider's API URL (default: the platform's)"), Flag.optional),

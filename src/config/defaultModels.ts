@@ -20,5 +20,8 @@ export const defaultModels: Readonly<Record<Platform, ReadonlyArray<string>>> = 
     "gemini-2.5-flash",
     "gemini-3-pro-high",
     "gemini-3.1-pro-high"
-  ]
+  ],
+  // A self-hosted or third-party server's models are the operator's: the group's `models` or its
+  // accounts' `model_mapping` name them.
+  openai_chat: []
 }

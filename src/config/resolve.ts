@@ -44,8 +44,15 @@ export const keyIdFromHash = (sha256: string): string => `key-${sha256.slice(0, 
 export const defaultBaseUrl: Record<Platform, string> = {
   openai: "https://api.openai.com/v1",
   anthropic: "https://api.anthropic.com",
-  antigravity: "https://api.anthropic.com"
+  antigravity: "https://api.anthropic.com",
+  // No default: an OpenAI-compatible server is wherever the operator runs it (resolve requires base_url).
+  openai_chat: ""
 }
+
+/** Headers an account's config may not set: the credential, and what the HTTP layer owns. */
+const RESERVED_HEADERS: ReadonlySet<string> = new Set([
+  "authorization", "x-api-key", "host", "content-length", "content-type", "transfer-encoding", "connection", "accept"
+])
 
 const limitMicros = (usd: number | undefined) => (usd === undefined || usd === 0 ? undefined : usdToMicros(usd))
 
@@ -134,9 +141,16 @@ export const resolveConfig = (
       if (value === undefined || value === "") {
         problems.push(`${at}.api_key_env: environment variable ${a.api_key_env} is not set`)
       } else secret = Redacted.make(value)
-    } else if (a.kind === "http") {
+    } else if (a.kind === "http" && a.platform !== "openai_chat") {
+      // A local OpenAI-compatible server (Ollama, vLLM, llama.cpp) often takes no key.
       problems.push(`${at}.api_key_env: required for an http account (name the environment variable holding its key)`)
     }
+    if (a.platform === "openai_chat" && a.kind === "http" && a.base_url === undefined) {
+      problems.push(`${at}.base_url: required for an openai_chat account (the server's OpenAI-compatible URL, e.g. http://127.0.0.1:11434/v1)`)
+    }
+    if (a.platform === "openai_chat" && a.kind === "simulator") problems.push(`${at}.kind: the simulator speaks Responses and Messages, not openai_chat`)
+    const reserved = Object.keys(a.headers ?? {}).filter((h) => RESERVED_HEADERS.has(h.toLowerCase()))
+    if (reserved.length > 0) problems.push(`${at}.headers: ${reserved.join(", ")} cannot be set here (the gateway sets it)`)
     for (const field of ["openai_organization", "openai_project"] as const) {
       if (a[field] !== undefined && a.platform !== "openai") problems.push(`${at}.${field}: only for accounts on the openai platform`)
     }
@@ -152,7 +166,8 @@ export const resolveConfig = (
       concurrency: a.concurrency,
       modelMapping: a.model_mapping,
       ...(a.openai_organization === undefined ? {} : { openaiOrganization: a.openai_organization }),
-      ...(a.openai_project === undefined ? {} : { openaiProject: a.openai_project })
+      ...(a.openai_project === undefined ? {} : { openaiProject: a.openai_project }),
+      ...(a.headers === undefined ? {} : { extraHeaders: Object.fromEntries(Object.entries(a.headers).map(([k, v]) => [k.toLowerCase(), v])) })
     })
   })
   problems.push(...ruleProblems(config.moderation.rules))
@@ -206,7 +221,8 @@ export const resolveConfig = (
     defaultModels: {
       openai: config.default_models?.openai ?? defaultModels.openai,
       anthropic: config.default_models?.anthropic ?? defaultModels.anthropic,
-      antigravity: config.default_models?.antigravity ?? defaultModels.antigravity
+      antigravity: config.default_models?.antigravity ?? defaultModels.antigravity,
+      openai_chat: config.default_models?.openai_chat ?? defaultModels.openai_chat
     }
   })
 }

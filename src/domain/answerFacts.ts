@@ -60,3 +60,23 @@ export const afterMessagesEvent = (facts: AnswerFacts | undefined, event: Record
   }
   return type === "message_delta" ? withStopReason(facts, event["delta"]) : facts
 }
+
+const firstChoice = (answer: Record<string, unknown>): Record<string, unknown> => {
+  const choices = answer["choices"]
+  const first: unknown = Array.isArray(choices) ? choices[0] : undefined
+  return isRecord(first) ? first : {}
+}
+
+/** An OpenAI-compatible `chat.completion` (a JSON answer): its id, model and the first choice's finish reason. */
+export const chatAnswerFacts = (completion: Record<string, unknown>): AnswerFacts => ({
+  id: text(completion["id"]),
+  model: text(completion["model"]),
+  finishReason: text(firstChoice(completion)["finish_reason"])
+})
+
+/** `facts` after one Chat chunk: every chunk names the answer; the last choice chunk says why it stopped. */
+export const afterChatChunk = (facts: AnswerFacts | undefined, chunk: Record<string, unknown>): AnswerFacts | undefined => ({
+  id: text(chunk["id"]) ?? facts?.id,
+  model: text(chunk["model"]) ?? facts?.model,
+  finishReason: text(firstChoice(chunk)["finish_reason"]) ?? facts?.finishReason
+})

@@ -7,7 +7,8 @@ import { Schema } from "effect"
 import { defaultModerationConfig, ModerationConfig, withDefault } from "./moderationConfig.js"
 import { ProviderTool } from "./providerTools.js"
 
-export const Platform = Schema.Literals(["openai", "anthropic", "antigravity"])
+/** Where a group's accounts are: OpenAI Responses, Anthropic Messages, or any OpenAI-compatible Chat Completions server. */
+export const Platform = Schema.Literals(["openai", "anthropic", "antigravity", "openai_chat"])
 export type Platform = typeof Platform.Type
 
 export const ModerationMode = Schema.Literals(["off", "observe", "block"])
@@ -88,7 +89,13 @@ export const AccountConfig = Schema.Struct({
   model_mapping: Schema.optional(Schema.Record(Schema.String, NonEmpty)),
   // OpenAI accounts only: sent upstream as OpenAI-Organization / OpenAI-Project (src/domain/forwardHeaders.ts).
   openai_organization: Schema.optional(HeaderToken),
-  openai_project: Schema.optional(HeaderToken)
+  openai_project: Schema.optional(HeaderToken),
+  // Sent with every request to this account, for providers that need them (OpenRouter's HTTP-Referer,
+  // X-Title); no secrets here (the key comes from api_key_env). The account's credential wins a clash.
+  headers: Schema.optional(Schema.Record(
+    Schema.String.check(Schema.isPattern(/^[A-Za-z0-9-]{1,64}$/, { message: "header names are letters, digits and '-'" })),
+    Schema.String.check(Schema.isPattern(/^[\x20-\x7e]{0,1024}$/, { message: "header values are printable ASCII" }))
+  ))
 })
 export type AccountConfig = typeof AccountConfig.Type
 

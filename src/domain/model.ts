@@ -81,6 +81,8 @@ export interface Account {
    */
   readonly openaiOrganization?: string
   readonly openaiProject?: string
+  /** Headers the account's config adds to every request (config-file accounts only, as above). */
+  readonly extraHeaders?: Readonly<Record<string, string>>
 }
 
 /** Who is calling: the key with its user and group, as resolved by KeyRepo. */

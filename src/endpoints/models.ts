@@ -20,7 +20,7 @@ import { listedModels } from "../domain/modelList.js"
 const CREATED = 1_700_000_000
 const CREATED_AT = new Date(CREATED * 1000).toISOString()
 
-const owner: Record<Platform, string> = { openai: "openai", anthropic: "anthropic", antigravity: "antigravity" }
+const owner: Record<Platform, string> = { openai: "openai", anthropic: "anthropic", antigravity: "antigravity", openai_chat: "openai_chat" }
 
 const modelList = (ids: ReadonlyArray<string>, platform: Platform) => ({
   object: "list",

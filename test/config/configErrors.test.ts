@@ -67,7 +67,7 @@ subscriptions:
     group: gold
 `)
     expect(e.problems).toEqual([
-      `groups[0].platform: Expected "openai" | "anthropic" | "antigravity", got "opneai"; did you mean 'openai'?`,
+      `groups[0].platform: Expected "openai" | "anthropic" | "antigravity" | "openai_chat", got "opneai"; did you mean 'openai'?`,
       'users[0].balance_usd: Expected number | undefined, got "lots"',
       `accounts[0].kind: Expected "http" | "simulator", got "simulatr"; did you mean 'simulator'?`,
       "keys[0].user: unknown user 'bob'",

@@ -66,7 +66,7 @@ accounts:
     writeFileSync(join(dir, "literal.yaml"), "groups:\n  - name: team\n    platform: opneai\nusers: []\nkeys: []\naccounts: []\n")
     const ran = await start({ PORT: String(await freePort()) }, "--config", "literal.yaml")
     expect(ran.code).toBe(1)
-    expect(ran.stderr).toContain(`groups[0].platform: Expected "openai" | "anthropic" | "antigravity", got "opneai"; did you mean 'openai'?`)
+    expect(ran.stderr).toContain(`groups[0].platform: Expected "openai" | "anthropic" | "antigravity" | "openai_chat", got "opneai"; did you mean 'openai'?`)
     expect(ran.stderr).not.toMatch(STACK)
   }, 60_000)
 

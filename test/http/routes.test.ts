@@ -58,7 +58,7 @@ describe("routes", () => {
   })
 
   it("an unknown route is a 404 envelope", async () => {
-    const res = await call(gw.url, "/v1/chat/completions", { key: KEY, body: { model: "gpt-5.4" } })
+    const res = await call(gw.url, "/v1/completions", { key: KEY, body: { model: "gpt-5.4" } })
     expectEnvelope(res, { status: 404, type: "not_found_error", code: "route_not_found" })
     const get = await call(gw.url, "/nope")
     expectEnvelope(get, { status: 404, type: "not_found_error", code: "route_not_found", message: "No route for GET /nope" })

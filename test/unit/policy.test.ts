@@ -28,7 +28,7 @@ const account = (name: string, modelMapping?: Record<string, string>): Account =
   modelMapping
 })
 
-const defaults = { openai: ["o1", "o2"], anthropic: ["a1"], antigravity: ["ag1"] }
+const defaults = { openai: ["o1", "o2"], anthropic: ["a1"], antigravity: ["ag1"], openai_chat: [] }
 
 describe("listedModels", () => {
   it("the group's list wins", () => {

@@ -22,17 +22,17 @@ import { renderHttp } from "../kit/waitingStream.js"
 import { makeAnthropicPlanner } from "./anthropicPlan.js"
 import { errorFrames, KEEP_ALIVE_FRAME } from "./frames.js"
 import { makeOpenAIPlanner } from "./openaiPlan.js"
+import { makePassthroughPlanner } from "./passthroughPlan.js"
 import type { ChatTurnRequest } from "./plan.js"
 import { chatPolicy } from "./policy.js"
-import { validateChatBody } from "./validate.js"
+import { type ChatRequest, validateChatBody } from "./validate.js"
 
-/** The Chat request and its Responses translation, or the 400 that names what cannot be expressed. */
-const readChat = (json: unknown): Result.Result<ChatTurnRequest, InvalidRequest> =>
-  Result.flatMap(validateChatBody(json), (request) =>
-    Result.match(chatToResponses(request.body), {
-      onFailure: (e) => Result.fail(new InvalidRequest({ code: "unsupported_parameter", message: e.message, param: e.param })),
-      onSuccess: (responses) => Result.succeed({ ...request, responses })
-    }))
+/** A Chat request's Responses translation, or the 400 that names what cannot be expressed. */
+const translated = (request: ChatRequest): Result.Result<ChatTurnRequest, InvalidRequest> =>
+  Result.match(chatToResponses(request.body), {
+    onFailure: (e) => Result.fail(new InvalidRequest({ code: "unsupported_parameter", message: e.message, param: e.param })),
+    onSuccess: (responses) => Result.succeed({ ...request, responses })
+  })
 
 export const makeChatHandler = Effect.gen(function*() {
   const settings = yield* Settings
@@ -41,28 +41,37 @@ export const makeChatHandler = Effect.gen(function*() {
   const admit = yield* makeAdmitTurn
   const planOpenAI = yield* makeOpenAIPlanner
   const planAnthropic = yield* makeAnthropicPlanner
+  const planPassthrough = yield* makePassthroughPlanner
 
   const handler: DoorProgram = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = yield* currentRequestId
     const principal = yield* refusedWith(undefined)(authenticate(keys, request, { allowExpired: false }))
     const who = recordFor("chat", principal)
+    // A Chat server takes the request as it is; the others take its Responses translation.
+    const passthrough = principal.group.platform === "openai_chat"
     const { rawBody, chat } = yield* refusedWith(who)(Effect.gen(function*() {
       const rawBody = yield* readBodyText(request, settings.maxBodyBytes)
-      const chat = yield* Effect.fromResult(readChat(yield* parseJson(rawBody)))
+      const validated = yield* Effect.fromResult(validateChatBody(yield* parseJson(rawBody)))
+      const chat = passthrough ? { ...validated, responses: undefined } : yield* Effect.fromResult(translated(validated))
       return { rawBody, chat }
     }))
     const record = { ...who, model: chat.model }
+    // The session from the Responses form where there is one: its stable prefix (system messages,
+    // first user message); a passed-through request's from its own messages.
+    const session = sessionOf(principal.key.id, request.headers, chat.responses ?? chat.body)
     const planner = principal.group.platform === "openai" ? planOpenAI : planAnthropic
-    // The session from the Responses form: its stable prefix (system messages, first user message).
-    const session = sessionOf(principal.key.id, request.headers, chat.responses)
     const turn = yield* admit({
       requestId,
       principal,
       policy: chatPolicy(chat),
       session,
-      plan: ({ budget, metricModel }) =>
-        planner({ requestId, principal, request: chat, rawBody, metricModel, budget, clientHeaders: request.headers, session }),
+      plan: ({ budget, metricModel }) => {
+        const common = { requestId, principal, rawBody, metricModel, budget, clientHeaders: request.headers, session }
+        return chat.responses === undefined
+          ? planPassthrough({ ...common, request: chat })
+          : planner({ ...common, request: { ...chat, responses: chat.responses } })
+      },
       render: (plan, answer) =>
         renderHttp({
           stream: chat.stream,

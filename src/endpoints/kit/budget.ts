@@ -63,3 +63,27 @@ export const deltaChars = (event: Record<string, unknown>): number => {
   const text = d["text"] ?? d["thinking"] ?? d["partial_json"]
   return typeof text === "string" ? text.length : 0
 }
+
+/** The text a Chat chunk carries (content, refusal, reasoning, tool arguments): what it sends, for budgets and estimates. */
+export const chatDeltaText = (chunk: Record<string, unknown>): string => {
+  const choices = chunk["choices"]
+  const choice: unknown = Array.isArray(choices) ? choices[0] : undefined
+  if (typeof choice !== "object" || choice === null) return ""
+  const delta = (choice as Record<string, unknown>)["delta"]
+  if (typeof delta !== "object" || delta === null) return ""
+  const d = delta as Record<string, unknown>
+  let text = ""
+  for (const field of ["content", "refusal", "reasoning_content", "reasoning"]) {
+    const v = d[field]
+    if (typeof v === "string") text += v
+  }
+  const calls = d["tool_calls"]
+  if (Array.isArray(calls)) {
+    for (const call of calls) {
+      const args = typeof call === "object" && call !== null ? (call as Record<string, unknown>)["function"] : undefined
+      const piece = typeof args === "object" && args !== null ? (args as Record<string, unknown>)["arguments"] : undefined
+      if (typeof piece === "string") text += piece
+    }
+  }
+  return text
+}

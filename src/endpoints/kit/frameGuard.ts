@@ -31,16 +31,30 @@ const isResponsesEvent = (type: string): boolean =>
 
 const isMessagesEvent = (type: string): boolean => MESSAGES_EVENTS.has(type)
 
+/** A Chat Completions chunk names no event type: it says what it is in `object`. */
+const CHAT_CHUNK = /^\{[^]*"object"\s*:\s*"chat\.completion\.chunk"/
+/** A Chat server's error frame: `{"error": ...}`. */
+const CHAT_ERROR = /^\{\s*"error"/
+
+/** Whether a frame is one of its wire's events (a JSON object), as opposed to an error or anything else. */
+const knownFrame = (account: Account): ((frame: SseFrame) => boolean) => {
+  if (account.platform === "openai_chat") return (frame) => CHAT_CHUNK.test(frame.data) && !CHAT_ERROR.test(frame.data)
+  const known = account.platform === "anthropic" ? isMessagesEvent : isResponsesEvent
+  return (frame) => {
+    const type = frame.event ?? TYPE.exec(frame.data)?.[1]
+    return type !== undefined && known(type) && frame.data.charCodeAt(0) === 123 /* "{" */
+  }
+}
+
 /** The guard for frames from `account` (its platform's grammar, its credential). */
 export const frameGuard = (account: Account): ((frame: SseFrame) => SseFrame) => {
   const secrets = account.secret === undefined ? [] : [Redacted.value(account.secret)]
   const output = outputRedactor(secrets)
   const full = (text: string) => redactSecrets(text, secrets)
-  const known = account.platform === "anthropic" ? isMessagesEvent : isResponsesEvent
+  const known = knownFrame(account)
   return (frame) => {
-    const type = frame.event ?? TYPE.exec(frame.data)?.[1]
     // An event of the wire carries a JSON object; anything else is read as closely as an error body.
-    const redact = type !== undefined && known(type) && frame.data.charCodeAt(0) === 123 /* "{" */ ? output : full
+    const redact = known(frame) ? output : full
     const text = redact(frame.text)
     // The text holds the event line of any frame with data (a frame without data is relayed by no one).
     if (text === frame.text) return frame

@@ -28,6 +28,7 @@ import { errorFrame, PING_FRAME } from "./events.js"
 import { makeCountSlots } from "./countSlots.js"
 import { countMessagesTokens } from "./localCount.js"
 import { makeOpenAIPlanner } from "./openaiPlan.js"
+import { makeChatPlanner } from "./chatPlan.js"
 import { messagesPolicy } from "./policy.js"
 import { validateMessagesBody } from "./validate.js"
 import { type Attempt, type TurnFacts, unsettled } from "../../core/turnFacts.js"
@@ -41,6 +42,7 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   const call = yield* makeUpstreamCaller
   const planAnthropic = yield* makeAnthropicPlanner
   const planOpenAI = yield* makeOpenAIPlanner
+  const planChat = yield* makeChatPlanner
   const rateLimits = yield* RateLimits
   const countSlot = makeCountSlots(settings.countTokensConcurrencyPerKey)
 
@@ -66,7 +68,8 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   const messages: DoorProgram = Effect.gen(function*() {
     const { principal, rawBody, record, request, validated } = yield* readRequest
     const requestId = yield* currentRequestId
-    const planner = principal.group.platform === "openai" ? planOpenAI : planAnthropic
+    const platform = principal.group.platform
+    const planner = platform === "openai" ? planOpenAI : platform === "openai_chat" ? planChat : planAnthropic
     const session = sessionOf(principal.key.id, request.headers, validated.body)
     const turn = yield* admit({
       requestId,
@@ -106,7 +109,8 @@ export const makeMessagesHandlers = Effect.gen(function*() {
     const limits = yield* refusedWith(who)(rateLimits.admit(principal, () => 0))
     const facts = (attempts: ReadonlyArray<Attempt>): TurnFacts => ({ ...unsettled(attempts), headers: limits.headers })
     const admitted: DoorRecord = { ...who, turn: facts([]) }
-    if (principal.group.platform === "openai") {
+    // No count_tokens on OpenAI's APIs nor on Chat servers: counted here.
+    if (principal.group.platform === "openai" || principal.group.platform === "openai_chat") {
       return yield* Effect.scoped(Effect.gen(function*() {
         yield* refusedWith(admitted)(countSlot(principal.key.id))
         const { record, validated } = yield* readBody(request, admitted)

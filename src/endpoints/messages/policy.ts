@@ -40,11 +40,11 @@ export const roughMessagesTokens = (body: Record<string, unknown>): number => ro
 
 /**
  * The provider tools (billed per call upstream) a request gives its upstream: the server tools in
- * `tools` on a group the request passes through to (every platform but `openai`). An `openai`
+ * `tools` on a group the request passes through to (Anthropic's). An `openai` or `openai_chat`
  * group's translation drops server tools (translate/messages/request.ts): none reaches it.
  */
 export const messagesProviderTools = (body: Record<string, unknown>, platform: Platform): ReadonlyArray<ProviderTool> =>
-  platform === "openai" ? [] : providerToolsIn(body["tools"], messagesToolOf)
+  platform === "openai" || platform === "openai_chat" ? [] : providerToolsIn(body["tools"], messagesToolOf)
 
 /** The Messages API has no image generation: the image gate never refuses a Messages request. */
 export const messagesPolicy = (request: MessagesRequest, platform: Platform): TurnPolicy => ({

@@ -12,6 +12,7 @@ import type { ClientHeaders } from "../../domain/forwardHeaders.js"
 import type { Principal } from "../../domain/model.js"
 import { sessionOf } from "../../domain/session.js"
 import { makeAnthropicPlanner } from "./anthropicPlan.js"
+import { makeChatPlanner } from "./chatPlan.js"
 import { makeOpenAIPlanner, type ResponsesPlan } from "./openaiPlan.js"
 import { moderationTexts, providerTools, roughInputTokens, wantsImageGeneration } from "./policy.js"
 import type { ResponsesRequest } from "./validate.js"
@@ -34,9 +35,11 @@ export const makeResponsesTurn = Effect.gen(function*() {
   const admit = yield* makeAdmitTurn
   const planOpenAI = yield* makeOpenAIPlanner
   const planAnthropic = yield* makeAnthropicPlanner
+  const planChat = yield* makeChatPlanner
   return <A>(input: ResponsesTurnInput<A>) => {
     const { principal, request } = input
-    const planner = principal.group.platform === "openai" ? planOpenAI : planAnthropic
+    const platform = principal.group.platform
+    const planner = platform === "openai" ? planOpenAI : platform === "openai_chat" ? planChat : planAnthropic
     const session = sessionOf(principal.key.id, input.clientHeaders, request.body)
     return admit({
       requestId: input.requestId,

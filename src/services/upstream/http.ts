@@ -80,11 +80,11 @@ const targetOf = (account: Account): Target => {
   const url = new URL(account.baseUrl)
   const secret = account.secret === undefined ? undefined : Redacted.value(account.secret)
   // The account's credential, and what its config adds (OpenAI-Organization / OpenAI-Project).
-  const own: Record<string, string> = account.platform === "openai"
-    ? { ...openaiAccountHeaders(account), ...(secret === undefined ? {} : { authorization: `Bearer ${secret}` }) }
-    : secret === undefined ? {} : { "x-api-key": secret }
+  const bearer = account.platform === "openai" || account.platform === "openai_chat"
+  const credential: Record<string, string> = secret === undefined ? {} : bearer ? { authorization: `Bearer ${secret}` } : { "x-api-key": secret }
+  const own: Record<string, string> = { ...account.extraHeaders, ...openaiAccountHeaders(account), ...credential }
   // The API version is a default: a Messages client's own `anthropic-version` goes through as sent.
-  const version: Record<string, string> = account.platform === "openai" ? {} : { "anthropic-version": ANTHROPIC_VERSION }
+  const version: Record<string, string> = bearer ? {} : { "anthropic-version": ANTHROPIC_VERSION }
   return {
     origin: url.origin,
     prefix: url.pathname.replace(/\/+$/, ""),

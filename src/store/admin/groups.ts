@@ -41,7 +41,7 @@ export const listGroups = Effect.gen(function*() {
 /** A group an operator adds: what the config file's `groups` entries say, limits in micro-dollars. */
 export interface NewGroup {
   readonly name: string
-  readonly platform: "openai" | "anthropic" | "antigravity"
+  readonly platform: "openai" | "anthropic" | "antigravity" | "openai_chat"
   readonly billing: "balance" | "subscription"
   readonly allowImageGeneration: boolean
   readonly rateMultiplier: number

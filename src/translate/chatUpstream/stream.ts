@@ -103,8 +103,8 @@ export type ChatStreamEnding =
   | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
 
 /** The closing events: the terminal response at `[DONE]` or at the end after a finish reason, else a failure. */
-export const endChatStream = (state: ChatStreamState, ending: ChatStreamEnding): ReadonlyArray<ResponsesStreamEvent> => {
-  if (state.phase === "done") return []
+export const endChatStream = (state: ChatStreamState, ending: ChatStreamEnding): Step1 => {
+  if (state.phase === "done") return [state, []]
   const step = new Step(state)
   if (ending._tag === "Failed") step.fail(ending.code, ending.message)
   else if (state.stopReason === null) step.fail("server_error", "The upstream stream ended before the response was complete")
@@ -115,5 +115,5 @@ export const endChatStream = (state: ChatStreamState, ending: ChatStreamEnding):
     if (!(state.stopReason === "max_tokens" && state.block?.kind === "tool")) step.closeBlock("normal")
     step.stop()
   }
-  return step.result()[1]
+  return step.result()
 }

@@ -27,7 +27,7 @@ const run = (chunks: ReadonlyArray<Chunk>, ending: ChatStreamEnding = { _tag: "D
     state = next
     out.push(...emitted)
   }
-  out.push(...endChatStream(state, ending))
+  out.push(...endChatStream(state, ending)[1])
   return out
 }
 
