@@ -16,6 +16,7 @@ import { parse as parseYaml } from "yaml"
 import { loadConfigFile } from "../../src/config/load.js"
 import type { GatewayData } from "../../src/config/resolve.js"
 import { parseDatabaseUrl } from "../../src/store/target.js"
+import { startChatUpstream } from "../support/chatUpstream.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 
@@ -52,8 +53,8 @@ const responses = (gw: TestGateway, key: string, body: Record<string, unknown>) 
   })
 
 describe("examples/", () => {
-  it("has the four configurations the README points to, and each loads as written", async () => {
-    expect(yamlFiles).toEqual(["minimal.yaml", "moderation.yaml", "several-instances.yaml", "subscription.yaml"])
+  it("has the five configurations the README points to, and each loads as written", async () => {
+    expect(yamlFiles).toEqual(["local-chat.yaml", "minimal.yaml", "moderation.yaml", "several-instances.yaml", "subscription.yaml"])
     for (const file of yamlFiles) {
       const data = await load(file)
       expect(data.keys.length, file).toBeGreaterThan(0)
@@ -144,6 +145,27 @@ describe("examples/", () => {
       expect(observed.status).toBe(200)
       const fine = await responses(gw, "sk-students-change-me", { model: "gpt-5.4", input: "how do I build a bridge" })
       expect(fine.status).toBe(200)
+    })
+
+    it("local-chat: the Chat server behind the Responses, Messages and Chat doors", async () => {
+      const chat = await startChatUpstream()
+      try {
+        const raw = parseYaml(readFileSync(resolve(EXAMPLES, "local-chat.yaml"), "utf8")) as { accounts: Array<Record<string, unknown>> }
+        for (const account of raw.accounts) account["base_url"] = `${chat.url}/v1`
+        const gw = await startGateway({ config: raw, env: secrets })
+        gateways.push(gw)
+        const key = "sk-local-please-change-me"
+        const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 })
+        expect((await openai.models.list()).data.map((m) => m.id)).toEqual(["qwen3-coder"])
+        expect((await openai.responses.create({ model: "qwen3-coder", input: "Hello!" })).output_text).not.toBe("")
+        expect((await openai.chat.completions.create({ model: "qwen3-coder", messages: [{ role: "user", content: "Hello!" }] })).choices[0]?.message.content).not.toBe("")
+        const anthropic = new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 })
+        const message = await anthropic.messages.create({ model: "qwen3-coder", max_tokens: 64, messages: [{ role: "user", content: "Hello!" }] })
+        expect(message.content.length).toBeGreaterThan(0)
+        expect(chat.requests.every((r) => r.body["model"] === "qwen3-coder:30b" && r.headers["x-title"] === "modelgate")).toBe(true)
+      } finally {
+        await chat.close()
+      }
     })
 
     it("subscription: the subscriber and the balance user are both served", async () => {
