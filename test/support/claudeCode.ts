@@ -4,12 +4,12 @@
  * afterwards) and an environment built from scratch, so nothing of the host's Claude Code login,
  * settings or ANTHROPIC_* variables reaches it, and nothing it does reaches past localhost.
  */
-import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { mkdir, mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { type ProcessResult, runIsolated } from "./isolatedProcess.js"
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
 
@@ -39,12 +39,7 @@ export interface ClaudeRunOptions {
   readonly env?: Readonly<Record<string, string>>
 }
 
-export interface ClaudeRunResult {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly timedOut: boolean
-}
+export type ClaudeRunResult = ProcessResult
 
 /** Host variables a child shell needs to behave (its Bash tool runs `bash` from PATH). */
 const HOST_VARS = ["PATH", "LANG", "LC_ALL", "TZ", "SHELL"] as const
@@ -79,45 +74,11 @@ export const runClaude = async (options: ClaudeRunOptions): Promise<ClaudeRunRes
   await mkdir(home)
   await mkdir(work)
   try {
-    return await new Promise<ClaudeRunResult>((resolve, reject) => {
-      const child = spawn(
-        claudeBinary,
-        ["-p", options.prompt, "--model", options.model, ...(options.extraArgs ?? [])],
-        // Own process group, so the timeout also kills the shells its Bash tool started.
-        { cwd: work, env: childEnv(options, home), stdio: ["ignore", "pipe", "pipe"], detached: true }
-      )
-      const stdout: Array<Buffer> = []
-      const stderr: Array<Buffer> = []
-      child.stdout.on("data", (c: Buffer) => stdout.push(c))
-      child.stderr.on("data", (c: Buffer) => stderr.push(c))
-      let timedOut = false
-      const killGroup = (): void => {
-        if (child.pid === undefined) return
-        try {
-          process.kill(-child.pid, "SIGKILL")
-        } catch {
-          // Already gone.
-        }
-      }
-      const timer = setTimeout(() => {
-        timedOut = true
-        killGroup()
-      }, options.timeoutMs ?? 60_000)
-      child.once("error", (error) => {
-        clearTimeout(timer)
-        reject(error)
-      })
-      child.once("close", (code) => {
-        clearTimeout(timer)
-        // Anything it left running in its group (a backgrounded tool shell) goes with it.
-        killGroup()
-        resolve({
-          code,
-          stdout: Buffer.concat(stdout).toString("utf8"),
-          stderr: Buffer.concat(stderr).toString("utf8"),
-          timedOut
-        })
-      })
+    // Own process group, so the timeout also kills the shells its Bash tool started.
+    return await runIsolated(claudeBinary, ["-p", options.prompt, "--model", options.model, ...(options.extraArgs ?? [])], {
+      cwd: work,
+      env: childEnv(options, home),
+      timeoutMs: options.timeoutMs ?? 60_000
     })
   } finally {
     await rm(root, { recursive: true, force: true, maxRetries: 3 })

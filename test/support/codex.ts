@@ -4,12 +4,12 @@
  * afterwards) and an environment built from scratch; the provider is configured on the command
  * line (`-c model_providers.…`), so nothing of the host's Codex login or config reaches it.
  */
-import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { mkdir, mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { type ProcessResult, runIsolated } from "./isolatedProcess.js"
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
 
@@ -28,12 +28,7 @@ export interface CodexRunOptions {
   readonly timeoutMs?: number
 }
 
-export interface CodexRunResult {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly timedOut: boolean
-}
+export type CodexRunResult = ProcessResult
 
 const HOST_VARS = ["PATH", "LANG", "LC_ALL", "TZ", "SHELL"] as const
 
@@ -69,35 +64,7 @@ export const runCodex = async (options: CodexRunOptions): Promise<CodexRunResult
     options.prompt
   ]
   try {
-    return await new Promise<CodexRunResult>((resolve, reject) => {
-      const child = spawn(codexBinary, args, { cwd: work, env, stdio: ["ignore", "pipe", "pipe"], detached: true })
-      const stdout: Array<Buffer> = []
-      const stderr: Array<Buffer> = []
-      child.stdout.on("data", (c: Buffer) => stdout.push(c))
-      child.stderr.on("data", (c: Buffer) => stderr.push(c))
-      let timedOut = false
-      const killGroup = (): void => {
-        if (child.pid === undefined) return
-        try {
-          process.kill(-child.pid, "SIGKILL")
-        } catch {
-          // Already gone.
-        }
-      }
-      const timer = setTimeout(() => {
-        timedOut = true
-        killGroup()
-      }, options.timeoutMs ?? 60_000)
-      child.once("error", (error) => {
-        clearTimeout(timer)
-        reject(error)
-      })
-      child.once("close", (code) => {
-        clearTimeout(timer)
-        killGroup()
-        resolve({ code, stdout: Buffer.concat(stdout).toString("utf8"), stderr: Buffer.concat(stderr).toString("utf8"), timedOut })
-      })
-    })
+    return await runIsolated(codexBinary, args, { cwd: work, env, timeoutMs: options.timeoutMs ?? 60_000 })
   } finally {
     await rm(root, { recursive: true, force: true, maxRetries: 3 })
   }

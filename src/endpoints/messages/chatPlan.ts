@@ -8,25 +8,20 @@ import { Clock, Effect, Result, type Stream } from "effect"
 import { Settings } from "../../config/AppConfig.js"
 import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import type { Answer } from "../../core/upstreamCall.js"
-import { afterChatChunk, type AnswerFacts, chatAnswerFacts } from "../../domain/answerFacts.js"
 import { InvalidRequest } from "../../domain/errors.js"
 import { newId } from "../../domain/ids.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
-import { eventData } from "../../domain/sse.js"
-import type { TokenUsage } from "../../domain/usage.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { responsesToChat } from "../../translate/chatUpstream/request.js"
-import { chatUsageOf } from "../../translate/chatUpstream/output.js"
+import { chatAnswerFacts } from "../../domain/answerFacts.js"
 import { completionToResponse } from "../../translate/chatUpstream/response.js"
-import { endChatStream, initialChatStreamState, stepChatStream } from "../../translate/chatUpstream/stream.js"
 import { messagesToResponses } from "../../translate/messages/request.js"
 import { responseToMessage } from "../../translate/messages/response.js"
 import { MessagesStreamTranslator } from "../../translate/messages/stream.js"
 import { toolNameMap } from "../../translate/names.js"
-import type { ResponsesStreamEvent } from "../../translate/types.js"
-import { budgetHalt, chatDeltaText } from "../kit/budget.js"
-import type { EventOut } from "../kit/eventOut.js"
+import { budgetHalt } from "../kit/budget.js"
+import { ChatUpstreamReader } from "../kit/chatUpstreamReader.js"
 import { frameGuard } from "../kit/frameGuard.js"
 import { json as jsonReply } from "../kit/reply.js"
 import { relaySse } from "../kit/sseRelay.js"
@@ -72,37 +67,17 @@ export const makeChatPlanner = Effect.gen(function*() {
         })
 
       const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
-        let state = initialChatStreamState(ctx)
+        const reader = new ChatUpstreamReader(ctx)
         const messages = new MessagesStreamTranslator({ model: request.model })
-        let sent = ""
-        let serverUsage: TokenUsage | undefined
-        let answered: AnswerFacts | undefined
-        const pass = (events: ReadonlyArray<ResponsesStreamEvent>, out: EventOut) => {
-          for (const event of events) for (const e of messages.step(event)) out.event(e.type, JSON.stringify(e))
-        }
         const frames = relaySse(answer.response.body, {
           guard: frameGuard(answer.account),
           frames: (frames, out) => {
             for (const frame of frames) {
-              if (frame.data === "[DONE]") {
-                const [next, events] = endChatStream(state, { _tag: "Done" })
-                state = next
-                pass(events, out)
-                continue
-              }
-              const chunk = eventData(frame.data)
-              if (chunk === undefined) continue
-              sent += chatDeltaText(chunk)
-              serverUsage = chatUsageOf(chunk["usage"]) ?? serverUsage
-              answered = afterChatChunk(answered, chunk)
-              const [next, events] = stepChatStream(state, chunk)
-              state = next
-              pass(events, out)
+              for (const event of reader.frame(frame)) for (const e of messages.step(event)) out.event(e.type, JSON.stringify(e))
             }
           },
           finish: (early, out) => {
-            const [, events] = endChatStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })
-            for (const event of events) {
+            for (const event of reader.finish(early)) {
               for (const e of messages.step(event)) {
                 // The gateway's own early end is told as this door tells it (events.ts), as on OpenAI groups.
                 const told = e.type === "error" && early !== undefined ? errorEvent(early.code, early.message) : e
@@ -110,13 +85,14 @@ export const makeChatPlanner = Effect.gen(function*() {
               }
             }
           },
-          halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => sent.length)
+          halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => reader.sent().length)
         }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
-        return { answer: frames, usage: meteredAtEnd(
-        // A stream cut before the server's usage chunk is billed for its input and what it sent.
-        () => serverUsage ?? estimatedUsage(input.principal.group.name, messagesTexts(request.body), sent),
-        () => answered
-      ) }
+        const usage = meteredAtEnd(
+          // A stream cut before the server's usage chunk is billed for its input and what it sent.
+          () => reader.usage() ?? estimatedUsage(input.principal.group.name, messagesTexts(request.body), reader.sent()),
+          () => reader.facts()
+        )
+        return { answer: frames, usage }
       }
 
       const messagesPlan: MessagesPlan = { build, json, stream }

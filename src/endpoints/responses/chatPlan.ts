@@ -8,20 +8,17 @@ import { Clock, Effect, Result, type Stream } from "effect"
 import { Settings } from "../../config/AppConfig.js"
 import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import type { Answer } from "../../core/upstreamCall.js"
-import { afterChatChunk, type AnswerFacts, chatAnswerFacts } from "../../domain/answerFacts.js"
+import { chatAnswerFacts } from "../../domain/answerFacts.js"
 import { InvalidRequest } from "../../domain/errors.js"
 import { newId } from "../../domain/ids.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
-import { eventData } from "../../domain/sse.js"
-import type { TokenUsage } from "../../domain/usage.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { responsesToChat } from "../../translate/chatUpstream/request.js"
-import { chatUsageOf } from "../../translate/chatUpstream/output.js"
 import { completionToResponse } from "../../translate/chatUpstream/response.js"
-import { endChatStream, initialChatStreamState, stepChatStream } from "../../translate/chatUpstream/stream.js"
 import { toolNameMap } from "../../translate/names.js"
-import { budgetHalt, chatDeltaText } from "../kit/budget.js"
+import { budgetHalt } from "../kit/budget.js"
+import { ChatUpstreamReader } from "../kit/chatUpstreamReader.js"
 import type { Collector } from "../kit/eventOut.js"
 import { frameGuard } from "../kit/frameGuard.js"
 import { json as jsonReply } from "../kit/reply.js"
@@ -64,42 +61,23 @@ export const makeChatPlanner = Effect.gen(function*() {
       })
 
     const stream = <O>(answer: Answer, collector: () => Collector<O>): Rendered<Stream.Stream<O>> => {
-      let state = initialChatStreamState(ctx)
-      let sent = ""
-      let serverUsage: TokenUsage | undefined
-      let answered: AnswerFacts | undefined
+      const reader = new ChatUpstreamReader(ctx)
       const events = relay(answer.response.body, {
         guard: frameGuard(answer.account),
         frames: (frames, out) => {
-          for (const frame of frames) {
-            if (frame.data === "[DONE]") {
-              const [next, events] = endChatStream(state, { _tag: "Done" })
-              state = next
-              for (const e of events) out.event(e.type, JSON.stringify(e))
-              continue
-            }
-            const chunk = eventData(frame.data)
-            if (chunk === undefined) continue
-            sent += chatDeltaText(chunk)
-            serverUsage = chatUsageOf(chunk["usage"]) ?? serverUsage
-            answered = afterChatChunk(answered, chunk)
-            const [next, events] = stepChatStream(state, chunk)
-            state = next
-            for (const e of events) out.event(e.type, JSON.stringify(e))
-          }
+          for (const frame of frames) for (const e of reader.frame(frame)) out.event(e.type, JSON.stringify(e))
         },
         finish: (early, out) => {
-          for (const e of endChatStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })[1]) {
-            out.event(e.type, JSON.stringify(e))
-          }
+          for (const e of reader.finish(early)) out.event(e.type, JSON.stringify(e))
         },
-        halt: budgetHalt(input.budget, () => roughInputTokens(request.body), () => sent.length)
+        halt: budgetHalt(input.budget, () => roughInputTokens(request.body), () => reader.sent().length)
       }, collector, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
-      return { answer: events, usage: meteredAtEnd(
+      const usage = meteredAtEnd(
         // A stream cut before the server's usage chunk is billed for its input and what it sent.
-        () => serverUsage ?? estimatedUsage(input.principal.group.name, moderationTexts(request.body), sent),
-        () => answered
-      ) }
+        () => reader.usage() ?? estimatedUsage(input.principal.group.name, moderationTexts(request.body), reader.sent()),
+        () => reader.facts()
+      )
+      return { answer: events, usage }
     }
 
     const responsesPlan: ResponsesPlan = { build, json, stream }
