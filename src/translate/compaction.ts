@@ -13,7 +13,7 @@ import { emptyUsage, type TokenUsage, toResponsesUsage } from "../domain/usage.j
 import { isRecord, type TranslationError } from "./error.js"
 import { foldUsage } from "./output.js"
 import { encodeCompaction } from "./reasoning.js"
-import { responsesToMessages, type TranslateOptions } from "./request.js"
+import { defaultMaxTokensFor, responsesToMessages, type TranslateOptions } from "./request.js"
 import type { AnthropicMessage, MessagesRequest } from "./types.js"
 
 /** What the upstream model is asked, after the conversation. */
@@ -37,13 +37,20 @@ const inputItems = (input: unknown): ReadonlyArray<unknown> =>
 export const compactionRequest = (
   body: Record<string, unknown>,
   options: TranslateOptions
-): Result.Result<MessagesRequest, TranslationError> =>
-  responsesToMessages({
+): Result.Result<MessagesRequest, TranslationError> => {
+  const input = body["input"]
+  const ask = { role: "user", content: COMPACTION_PROMPT }
+  return responsesToMessages({
     ...(typeof body["instructions"] === "string" ? { instructions: body["instructions"] } : {}),
-    input: [...inputItems(body["input"]), { role: "user", content: COMPACTION_PROMPT }],
+    // Input of another type goes as it came, for the translation to refuse.
+    input: typeof input === "string" || Array.isArray(input) || input === undefined || input === null
+      ? [...inputItems(input), ask]
+      : input,
     ...(Array.isArray(body["tools"]) ? { tools: body["tools"], tool_choice: "none" } : {}),
-    max_output_tokens: COMPACTION_MAX_TOKENS
+    // Never above the model's own maximum, which Anthropic refuses.
+    max_output_tokens: Math.min(COMPACTION_MAX_TOKENS, defaultMaxTokensFor(options.upstreamModel))
   }, options)
+}
 
 /** The input's user messages, as output items (the window keeps them, as OpenAI's compaction does). */
 const userMessages = (input: unknown): ReadonlyArray<Record<string, unknown>> =>

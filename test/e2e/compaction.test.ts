@@ -101,7 +101,7 @@ describe("POST /responses/compact on an anthropic group", () => {
     const sent = upstream.requests.at(-1)!
     expect(sent.path).toBe("/v1/messages")
     const messages = (sent.body as { messages: Array<{ role: string; content: Array<Json> }> }).messages
-    expect(sent.body).toMatchObject({ model: MODEL, stream: false, tool_choice: { type: "none" }, system: [{ type: "text", text: "You are Codex." }, { type: "text", text: "You are Codex, a coding agent." }] })
+    expect(sent.body).toMatchObject({ model: MODEL, stream: false, max_tokens: 8192, tool_choice: { type: "none" }, system: [{ type: "text", text: "You are Codex." }, { type: "text", text: "You are Codex, a coding agent." }] })
     expect(sent.body).not.toHaveProperty("thinking")
     expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user"])
     expect(messages[1]!.content[0]).toMatchObject({ type: "tool_use", name: "shell" })
