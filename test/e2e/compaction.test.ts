@@ -14,6 +14,7 @@ import type { FakeUpstream } from "../support/fakeUpstream.js"
 import { startWithFakeUpstream, type TestGateway } from "../support/gateway.js"
 import { usageTotals } from "../support/messagesGateway.js"
 import { waitFor } from "../http/helpers.js"
+import { WsClient } from "../websocket/helpers.js"
 
 const KEY = "sk-test-anthropic-0001"
 const MODEL = "claude-sonnet-4-6"
@@ -137,14 +138,22 @@ describe("POST /responses/compact on an anthropic group", () => {
     expect(written).not.toBe("")
     const window = body["output"] as Array<Json>
 
-    // Codex's next turn: its window, then the new user message; over JSON and SSE.
+    // Codex's next turn: its window, then the new user message; over JSON, SSE and the WebSocket.
     const next = [...window, { type: "message", role: "user", content: [{ type: "input_text", text: "Go on with the rollback" }] }]
     const input = next as unknown as OpenAI.Responses.ResponseInput
     const answer = await client.responses.create({ model: MODEL, instructions: "You are Codex.", input })
     expect(answer.status).toBe("completed")
     const streamed = await client.responses.stream({ model: MODEL, input }).finalResponse()
     expect(streamed.status).toBe("completed")
-    for (const sent of upstream.requests.slice(-2)) {
+    // And over the WebSocket Codex prefers: a full create after a compaction, the window as input.
+    const ws = await WsClient.withKey({ wsUrl: gw.url.replace(/^http/, "ws") }, KEY)
+    try {
+      const events = await ws.turn({ type: "response.create", model: MODEL, input: next })
+      expect(events.at(-1)?.type).toBe("response.completed")
+    } finally {
+      await ws.close()
+    }
+    for (const sent of upstream.requests.slice(-3)) {
       const messages = (sent.body as { messages: Array<{ role: string; content: Array<Json> }> }).messages
       expect(messages).toHaveLength(1)
       expect(messages[0]!.role).toBe("user")
