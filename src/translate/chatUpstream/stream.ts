@@ -35,9 +35,9 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "")
 
 /** Error codes a Chat server sends (`{error: {code, type}}`) -> the Responses codes clients act on. */
 const errorCodeOf = (error: Record<string, unknown>): string => {
-  const code = error["code"] ?? error["type"]
-  if (code === "rate_limit_exceeded" || code === "rate_limit_error" || code === 429) return "rate_limit_exceeded"
-  if (code === "context_length_exceeded") return "context_length_exceeded"
+  const given = error["code"] ?? error["type"]
+  if (given === "rate_limit_exceeded" || given === "rate_limit_error" || given === 429) return "rate_limit_exceeded"
+  if (given === "context_length_exceeded") return "context_length_exceeded"
   return "server_error"
 }
 
