@@ -258,17 +258,18 @@ const str = (v: unknown): string | undefined => (typeof v === "string" ? v : und
  */
 export const specErrorEvent = (event: Event, sequence: number): Event => {
   const nested: Record<string, unknown> = typeof event["error"] === "object" && event["error"] !== null ? event["error"] as Record<string, unknown> : {}
-  const code = str(nested["code"]) ?? str(event["code"]) ?? null
-  const message = str(nested["message"]) ?? str(event["message"]) ?? "Upstream error"
-  const param = str(nested["param"]) ?? str(event["param"]) ?? null
-  const type = str(nested["type"]) ?? (code !== null && code.includes("rate_limit") ? "rate_limit_error" : "upstream_error")
+  const field = (key: string): string | undefined => str(nested[key]) ?? str(event[key])
+  const upstreamCode = field("code") ?? null
+  const message = field("message") ?? "Upstream error"
+  const param = field("param") ?? null
+  const type = str(nested["type"]) ?? (upstreamCode?.includes("rate_limit") === true ? "rate_limit_error" : "upstream_error")
   return {
     ...event,
     sequence_number: typeof event["sequence_number"] === "number" ? event["sequence_number"] : sequence,
-    code,
+    code: upstreamCode,
     message,
     param,
-    error: { type, code, message, param }
+    error: { type, code: upstreamCode, message, param }
   }
 }
 
