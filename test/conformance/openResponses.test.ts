@@ -137,6 +137,12 @@ describe.each(PLATFORMS)("Open Responses scenarios on the $platform group", (p) 
       expect(response["status"]).toBe("completed")
       expect(response["model"]).toBe(p.model)
       scenario.expect(response)
+      if (scenario.name === "reasoning" && p.platform === "anthropic") {
+        // Thinking comes back as a reasoning item; while it streams it has no payload, so no key.
+        expect(outputTypes(response)).toContain("reasoning")
+        const added = events.filter((e) => e["type"] === "response.output_item.added" && (e["item"] as Rec)["type"] === "reasoning")
+        if (transport !== "json") expect(added.map((e) => Object.hasOwn(e["item"] as Rec, "encrypted_content"))).toEqual([false])
+      }
       if (transport !== "json") {
         // The in-progress snapshots carry completed_at: null; the terminal one a time.
         for (const e of events.filter((e) => e["type"] === "response.created" || e["type"] === "response.in_progress")) {
