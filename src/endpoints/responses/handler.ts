@@ -60,6 +60,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
           frames: (ready) => plan.stream(ready, sseBytes),
           waiting: {
             model: validated.model,
+            request: validated.body,
             requestId,
             keepAliveMillis: settings.scheduling.keepAliveMillis,
             drainDeadline: lifecycle.drainDeadline
