@@ -18,7 +18,7 @@ const randomHex = (bytes: number): string => {
   return hex
 }
 
-/** Ids with the prefixes clients expect (`resp_`, `msg_`, `fc_`, `rs_`); 24 random hex chars is plenty. */
-export const newId = (prefix: "resp" | "msg" | "fc" | "rs" | "call" | "toolu"): string => `${prefix}_${randomHex(12)}`
+/** Ids with the prefixes clients expect (`resp_`, `msg_`, `fc_`, `rs_`, `cmp_`); 24 random hex chars is plenty. */
+export const newId = (prefix: "resp" | "msg" | "fc" | "rs" | "call" | "toolu" | "cmp"): string => `${prefix}_${randomHex(12)}`
 
 export const newRequestId = (): string => randomUUID()

@@ -106,7 +106,12 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
 
     const answered = (response: HttpServerResponse.HttpServerResponse) => {
       status = response.status
-      const identified = HttpServerResponse.setHeader(response, "x-request-id", id)
+      const withId = HttpServerResponse.setHeader(response, "x-request-id", id)
+      // The Messages door's clients read Anthropic's `request-id` on every answer, 200s included
+      // (the SDK's `_request_id`), as Anthropic sends it.
+      const identified = (cell.route ?? unmatched(path)).shape === "anthropic"
+        ? HttpServerResponse.setHeader(withId, "request-id", id)
+        : withId
       // Once a request is admitted under its per-minute limits, every answer says where they stand.
       const headers = recordHeaders(cell.record)
       const answer = headers === undefined ? identified : HttpServerResponse.setHeaders(identified, headers)

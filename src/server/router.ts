@@ -77,7 +77,9 @@ const asMatched = (path: string): string => {
 export const routeName = (raw: string): RouteName => {
   const path = asMatched(raw)
   return getRoutes.get(path) ??
-    (isResponsesPath(path)
+    (path.startsWith("/v1/models/")
+      ? "models"
+      : isResponsesPath(path)
       ? "responses"
       : (CHAT_PATHS as ReadonlyArray<string>).includes(path)
       ? "chat"
@@ -101,6 +103,8 @@ export const refusal = (method: string, path: string): Envelope => {
     if (Result.isFailure(subpath)) return envelopeOf(subpath.failure)
   }
   if (name === "messages" && !isMessagesRoute(path)) return routeNotFound(method, path)
+  // `/v1/models/{id}` takes one segment: a deeper path names no model.
+  if (name === "models" && asMatched(path).split("/").length > 4) return routeNotFound(method, path)
   return methodNotAllowed(method, path, [name === "responses" || name === "messages" || name === "chat" ? "POST" : "GET"])
 }
 
@@ -176,7 +180,7 @@ const facts = (name: RouteName, template: string, shape: ErrorShape = "envelope"
 
 /** The routes, each handler given with its facts (its name, its span's template, its error shape). */
 const makeRoutes = <E>(doors: Doors, wrap: Wrap<E>) => Effect.gen(function*() {
-  const { antigravityModels, models } = yield* makeModelsHandlers
+  const { antigravityModels, model, models } = yield* makeModelsHandlers
   const usage = yield* makeUsageHandler
   const scheduler = yield* Scheduler
   const settings = yield* Settings
@@ -191,6 +195,7 @@ const makeRoutes = <E>(doors: Doors, wrap: Wrap<E>) => Effect.gen(function*() {
     : wrap.door(upgradeFacts, doors.responsesUpgrade)
   const routes: Array<HttpRouter.Route<E>> = [
     get("/v1/models", "models", models),
+    get("/v1/models/:id", "models", model, "/v1/models/{id}"),
     get("/antigravity/models", "models", antigravityModels),
     get("/v1/usage", "usage", usage),
     get("/health", "health", health),
@@ -245,6 +250,8 @@ const routeTemplate = (path: string): string => {
     ? "/v1/responses"
     : name === "ui"
     ? "/ui"
+    : name === "models" && asMatched(path).startsWith("/v1/models/")
+    ? "/v1/models/{id}"
     : name === "unknown" || (name === "messages" && !isMessagesRoute(path))
     ? "unknown"
     : path

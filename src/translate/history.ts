@@ -5,7 +5,7 @@
 import { isRecord, reject } from "./error.js"
 import { partsOf, textOf, userBlock } from "./content.js"
 import { upstreamCallId, upstreamToolName } from "./names.js"
-import { decodeReasoning } from "./reasoning.js"
+import { decodeCompaction, decodeReasoning } from "./reasoning.js"
 import type { AssistantContentBlock, TextBlock, ToolResultBlock, UserContentBlock } from "./types.js"
 
 export type Draft =
@@ -17,6 +17,9 @@ export interface History {
   readonly system: ReadonlyArray<string>
   readonly drafts: ReadonlyArray<Draft>
 }
+
+/** What introduces a compacted window's summary to the model reading it. */
+export const COMPACTED_PREAMBLE = "Summary of the earlier part of this conversation, which was compacted to save context:\n\n"
 
 /** A function output with nothing in it still needs content: Anthropic rejects some empty results. */
 const EMPTY_OUTPUT = "(empty)"
@@ -93,6 +96,24 @@ const toolUse = (item: Record<string, unknown>, path: string, input: Record<stri
 const itemReferenceMessage =
   "item_reference is not supported: this gateway keeps no response history. Send the full conversation history instead (for the AI SDK set store:false)."
 
+const foreignCompactionMessage =
+  "This compaction item was not made by this gateway for this model, and its content cannot be read here. " +
+  "Compact the conversation through this gateway (POST /v1/responses/compact), or send the full history instead."
+
+/**
+ * A compacted window's item (POST /responses/compact) sent back: its summary, sealed by us, is what
+ * the model reads (as a user message) in place of the turns it replaced; "" for an empty summary.
+ * Another server's ciphertext cannot be read here; unlike a reasoning item it holds the
+ * conversation itself, so it is refused rather than dropped: the model would otherwise answer
+ * without the context it stands for.
+ */
+export const compactedText = (item: Record<string, unknown>, path: string): string => {
+  const encrypted = item["encrypted_content"]
+  const summary = typeof encrypted === "string" ? decodeCompaction(encrypted) : undefined
+  if (summary === undefined) return reject(foreignCompactionMessage, `${path}.encrypted_content`)
+  return summary === "" ? "" : COMPACTED_PREAMBLE + summary
+}
+
 /** One input item -> zero or more drafts (or system text). */
 const readItem = (item: Record<string, unknown>, path: string, system: Array<string>, drafts: Array<Draft>): void => {
   const type = item["type"]
@@ -136,6 +157,12 @@ const readItem = (item: Record<string, unknown>, path: string, system: Array<str
       const encrypted = item["encrypted_content"]
       const block = typeof encrypted === "string" ? decodeReasoning(encrypted) : undefined
       if (block !== undefined) drafts.push({ role: "assistant", content: [block] })
+      return
+    }
+    case "compaction":
+    case "compaction_summary": {
+      const text = compactedText(item, path)
+      if (text !== "") drafts.push({ role: "user", content: [{ type: "text", text }] })
       return
     }
     case "web_search_call":

@@ -5,6 +5,7 @@
 import type { TokenUsage } from "../domain/usage.js"
 import { toResponsesUsage } from "../domain/usage.js"
 import { newId } from "../domain/ids.js"
+import { responseObject } from "../domain/responseObject.js"
 import { foldServerToolUse } from "../domain/providerTools.js"
 import { isRecord } from "./error.js"
 import { restoreToolName } from "./names.js"
@@ -98,13 +99,17 @@ export const toolCallItem = (
 export const isCustomTool = (upstreamName: string, names: ToolNameMap | undefined): boolean =>
   restoreToolName(upstreamName, names).custom === true
 
-/** `summary` is undefined for redacted thinking, which has no readable text. */
+/**
+ * `summary` is undefined for redacted thinking, which has no readable text. Without a payload (a
+ * thinking block still streaming, or cut before its signature) the item has no `encrypted_content`
+ * key: the spec allows a string or nothing, not null.
+ */
 export const reasoningItem = (id: string, summary: string | undefined, encrypted: string | null, status: ItemStatus): OutputItem => ({
   id,
   type: "reasoning",
   status,
   summary: summary === undefined ? [] : [{ type: "summary_text", text: summary }],
-  encrypted_content: encrypted
+  ...(encrypted === null ? {} : { encrypted_content: encrypted })
 })
 
 /** Anthropic input `{}` (or missing) -> "{}"; clients expect a JSON string either way. */
@@ -160,12 +165,6 @@ export const outcomeOf = (stopReason: unknown): Outcome => {
 /** Unix seconds; tolerates a caller passing milliseconds, which would put created_at in year 50000+. */
 const seconds = (t: number): number => Math.floor(t > 1e11 ? t / 1000 : t)
 
-const echo = <T>(v: unknown, ok: (v: unknown) => v is T, fallback: T): T => (ok(v) ? v : fallback)
-const isNum = (v: unknown): v is number => typeof v === "number"
-const isStr = (v: unknown): v is string => typeof v === "string"
-const isBool = (v: unknown): v is boolean => typeof v === "boolean"
-const isArr = (v: unknown): v is ReadonlyArray<unknown> => Array.isArray(v)
-
 /**
  * A full Response object. Echoes the request's settings, and carries every field the SDK types
  * treat as required, so strict clients (AI SDK, Codex) parse it.
@@ -176,39 +175,16 @@ export const buildResponse = (
   output: ReadonlyArray<OutputItem>,
   usage: TokenUsage | null,
   outcome?: Outcome
-): Record<string, unknown> => {
-  const req = ctx.request
-  const reasoning = isRecord(req["reasoning"]) ? req["reasoning"] : {}
-  const reqText = isRecord(req["text"]) ? req["text"] : {}
-  const text = isRecord(reqText["format"]) ? reqText : { ...reqText, format: { type: "text" } }
-  const toolChoice = typeof req["tool_choice"] === "string" || isRecord(req["tool_choice"]) ? req["tool_choice"] : "auto"
-  return {
+): Record<string, unknown> =>
+  responseObject({
     id: ctx.responseId,
-    object: "response",
-    created_at: seconds(ctx.createdAt),
-    status,
-    ...(status === "in_progress" ? {} : { completed_at: status === "completed" ? Math.floor(ctx.now() / 1000) : null }),
     model: ctx.model,
+    createdAt: seconds(ctx.createdAt),
+    status,
+    completedAt: status === "completed" ? Math.floor(ctx.now() / 1000) : null,
     output,
     error: outcome?.status === "failed" ? { code: outcome.code, message: outcome.message } : null,
-    incomplete_details: outcome?.status === "incomplete" ? { reason: outcome.reason } : null,
-    instructions: echo(req["instructions"], isStr, null),
-    metadata: echo(req["metadata"], isRecord, {}),
-    max_output_tokens: echo(req["max_output_tokens"], isNum, null),
-    previous_response_id: null,
-    parallel_tool_calls: echo(req["parallel_tool_calls"], isBool, true),
-    temperature: echo(req["temperature"], isNum, 1),
-    top_p: echo(req["top_p"], isNum, 1),
-    tool_choice: toolChoice,
-    tools: echo(req["tools"], isArr, []),
-    reasoning: { effort: echo(reasoning["effort"], isStr, null), summary: echo(reasoning["summary"], isStr, null) },
-    text,
-    truncation: echo(req["truncation"], isStr, "disabled"),
-    // Nothing is stored here, whatever the client asked: say so.
-    store: false,
-    background: false,
-    service_tier: "default",
-    user: echo(req["user"], isStr, null),
-    usage: usage === null ? null : toResponsesUsage(usage)
-  }
-}
+    incompleteDetails: outcome?.status === "incomplete" ? { reason: outcome.reason } : null,
+    usage: usage === null ? null : toResponsesUsage(usage),
+    request: ctx.request
+  })

@@ -90,6 +90,28 @@ describe("an openai_chat group", () => {
     expect(streamed.choices[0]?.message.content).toBe("Hello from the chat server!")
   })
 
+  it("compacts through one summarising Chat call, and reads the window back on the next turn", async () => {
+    const compacted = await openai().responses.compact({
+      model: "qwen3-coder",
+      input: [{ role: "user", content: "Plan the launch" }, { role: "assistant", content: "Step one: checklist." }]
+    })
+    expect(compacted.object).toBe("response.compaction")
+    expect(compacted.output.map((o) => o.type)).toEqual(["message", "compaction"])
+    const asked = upstream.requests.at(-1)?.body
+    expect(asked?.["stream"]).toBe(false)
+    const askedMessages = asked?.["messages"] as Array<{ role: string; content: unknown }>
+    expect(JSON.stringify(askedMessages.at(-1)?.content)).toContain("compact this conversation")
+    // The window goes back as input: the server reads the summary where the turns were.
+    const next = await openai().responses.create({
+      model: "qwen3-coder",
+      input: [...compacted.output, { role: "user", content: "Go on" }] as Parameters<ReturnType<typeof openai>["responses"]["create"]>[0]["input"]
+    })
+    expect(next.output_text).not.toBe("")
+    const sent = JSON.stringify(upstream.requests.at(-1)?.body["messages"])
+    expect(sent).toContain("compacted to save context")
+    expect(sent).toContain("Hello from the chat server!")
+  })
+
   it("lists the group's models", async () => {
     const models = []
     for await (const m of openai().models.list()) models.push(m.id)

@@ -1,11 +1,11 @@
 /**
- * GET /v1/models read by both real clients: the openai SDK (Bearer key, `{object, data}`) and the
+ * GET /v1/models and GET /v1/models/{id} read by both real clients: the openai SDK (Bearer key, `{object, data}`) and the
  * Anthropic SDK (x-api-key, anthropic-version, a `Page` that follows `after_id` until `has_more` is
  * false). Each must iterate the group's ids exactly once.
  */
-import Anthropic, { AuthenticationError } from "@anthropic-ai/sdk"
+import Anthropic, { AuthenticationError, NotFoundError as AnthropicNotFound } from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import OpenAI from "openai"
+import OpenAI, { NotFoundError as OpenAINotFound } from "openai"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 
 const OPENAI_KEY = "sk-clients-models-oa-0001"
@@ -79,5 +79,37 @@ describe("GET /v1/models through the real SDKs", () => {
   it("an unknown x-api-key is the SDK's AuthenticationError", async () => {
     const error: unknown = await collect(anthropic("sk-clients-models-unknown").models.list()).then(() => undefined, (e: unknown) => e)
     expect(error).toBeInstanceOf(AuthenticationError)
+  })
+
+  it("models.retrieve: the openai SDK gets OpenAI's fields for a model of the key's group", async () => {
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: OPENAI_KEY, maxRetries: 0 })
+    const model = await client.models.retrieve("gpt-5.4-mini")
+    expect(model).toEqual({ id: "gpt-5.4-mini", object: "model", created: expect.any(Number), owned_by: "openai" })
+    expect(Number.isInteger(model.created)).toBe(true)
+    // An Anthropic group's model through the openai SDK: the same shape, its owner.
+    const claude = await new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: ANTHROPIC_KEY, maxRetries: 0 }).models.retrieve("claude-opus-4-6")
+    expect([claude.id, claude.object, claude.owned_by]).toEqual(["claude-opus-4-6", "model", "anthropic"])
+  })
+
+  it("models.retrieve: the Anthropic SDK gets Anthropic's fields, on either platform's key", async () => {
+    for (const [key, id] of [[ANTHROPIC_KEY, "claude-sonnet-4-6"], [OPENAI_KEY, "gpt-5.4-nano"]] as const) {
+      const model = await anthropic(key).models.retrieve(id)
+      expect(model).toEqual({ id, type: "model", display_name: id, created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) })
+    }
+  })
+
+  it("models.retrieve of a model outside the key's group: each SDK's NotFoundError, in the envelope", async () => {
+    const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: OPENAI_KEY, maxRetries: 0 })
+    const missing: unknown = await openai.models.retrieve("claude-sonnet-4-6").then(() => undefined, (e: unknown) => e)
+    expect(missing).toBeInstanceOf(OpenAINotFound)
+    expect((missing as InstanceType<typeof OpenAINotFound>).code).toBe("model_not_found")
+    const other: unknown = await anthropic(ANTHROPIC_KEY).models.retrieve("gpt-5.4").then(() => undefined, (e: unknown) => e)
+    expect(other).toBeInstanceOf(AnthropicNotFound)
+    const res = await fetch(`${gw.url}/v1/models/no-such-model`, { headers: { authorization: `Bearer ${OPENAI_KEY}` } })
+    expect(res.status).toBe(404)
+    expect(await res.json()).toMatchObject({ error: { type: "invalid_request_error", code: "model_not_found", param: "model" } })
+    // The list is still the list, with or without its trailing slash.
+    const list = await fetch(`${gw.url}/v1/models/`, { headers: { authorization: `Bearer ${OPENAI_KEY}` } })
+    expect(((await list.json()) as { data: Array<unknown> }).data).toHaveLength(3)
   })
 })

@@ -10,6 +10,7 @@
  * The accounts' keys here are opaque (no `sk-`, no `Bearer` around them in the echo of a frame's
  * text), so only the gateway knowing them can take them out.
  */
+import { responseObject } from "../../src/domain/responseObject.js"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectEnvelope, readEvents, waitFor } from "../http/helpers.js"
 import { type HostileRequest, type HostileUpstream, startHostileUpstream } from "../support/hostileUpstream.js"
@@ -31,7 +32,7 @@ const frame = (type: string, data: Record<string, unknown>): string => `event: $
 
 /** A complete Responses stream whose answer text is `text`, with hostile frames between its events. */
 const responsesStream = (text: string, hostile: ReadonlyArray<string>): Array<string> => {
-  const response = { id: "resp_hostile", object: "response", created_at: 1, model: "gpt-5.4", output: [] }
+  const response = responseObject({ id: "resp_hostile", createdAt: 1, model: "gpt-5.4", status: "in_progress" })
   const item = { id: "msg_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] }
   return [
     frame("response.created", { sequence_number: 0, response: { ...response, status: "in_progress" } }),
@@ -41,7 +42,7 @@ const responsesStream = (text: string, hostile: ReadonlyArray<string>): Array<st
     frame("response.output_item.done", { sequence_number: 3, output_index: 0, item }),
     frame("response.completed", {
       sequence_number: 4,
-      response: { ...response, status: "completed", output: [item], usage: { input_tokens: 5, output_tokens: 9, total_tokens: 14 } }
+      response: { ...response, status: "completed", output: [item], usage: { input_tokens: 5, output_tokens: 9, total_tokens: 14, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } } }
     })
   ]
 }

@@ -10,6 +10,7 @@
  * Skipped with a warning when PostgreSQL is not reachable (DATABASE_TEST_URL), unless
  * MODELGATE_REQUIRE_SERVICES=1, where that fails.
  */
+import { assertOpenResponses, bodyIssues, eventIssues } from "../support/openResponses.js"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -67,10 +68,13 @@ const ask = async (gw: TestGateway, key: string, stream: boolean, n: number): Pr
   const text = await res.text()
   if (res.status !== 200) return undefined
   let usage: { input_tokens: number; output_tokens: number } | undefined
-  if (!stream) usage = (JSON.parse(text) as { usage?: typeof usage }).usage
-  else {
+  if (!stream) {
+    assertOpenResponses(bodyIssues(JSON.parse(text)), "the body")
+    usage = (JSON.parse(text) as { usage?: typeof usage }).usage
+  } else {
     for (const block of text.split("\n\n")) {
       const data = block.split("\n").find((l) => l.startsWith("data: "))
+      if (data !== undefined) assertOpenResponses(eventIssues(JSON.parse(data.slice(6))), "an event")
       if (!block.includes("event: response.completed") || data === undefined) continue
       usage = (JSON.parse(data.slice(6)) as { response: { usage?: typeof usage } }).response.usage
     }

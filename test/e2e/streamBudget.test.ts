@@ -7,6 +7,7 @@
  * Prices make each output token cost 0.1 USD and input nothing, so a 1 USD balance with no overdraft
  * affords about ten of the simulator's ~20 answer tokens; the upstream sends one event at a time.
  */
+import { responseObject } from "../../src/domain/responseObject.js"
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
@@ -131,10 +132,10 @@ describe("one giant delta that alone outruns the key's balance (issue 32, item 6
   const frame = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
 
   const responsesStream = (): Array<string> => [
-    frame("response.created", { sequence_number: 0, response: { id: "resp_giant", object: "response", created_at: 1, status: "in_progress", model: "gpt-5.4", output: [] } }),
+    frame("response.created", { sequence_number: 0, response: responseObject({ id: "resp_giant", createdAt: 1, status: "in_progress", model: "gpt-5.4" }) }),
     frame("response.output_text.delta", { sequence_number: 1, item_id: "msg_1", output_index: 0, content_index: 0, delta: "Once" }),
     ...reads(frame("response.output_text.delta", { sequence_number: 2, item_id: "msg_1", output_index: 0, content_index: 0, delta: GIANT })),
-    frame("response.completed", { sequence_number: 3, response: { id: "resp_giant", object: "response", created_at: 1, status: "completed", model: "gpt-5.4", output: [] } })
+    frame("response.completed", { sequence_number: 3, response: responseObject({ id: "resp_giant", createdAt: 1, status: "completed", model: "gpt-5.4" }) })
   ]
 
   const messagesStream = (): Array<string> => [

@@ -4,6 +4,7 @@
  * queue of 1 and a short wait (SchedulerInProcess.layerTest); the upstream is a test layer that answers after
  * a delay the test controls.
  */
+import { responseObject } from "../../src/domain/responseObject.js"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import { Scheduler } from "../../src/services/scheduler/Scheduler.js"
@@ -27,15 +28,15 @@ const encoder = new TextEncoder()
 let upstreamCalls = 0
 let upstreamDelayMs = 0
 
-const completed = (model: string) => ({
-  id: "resp_test",
-  object: "response",
-  created_at: 1_700_000_000,
-  status: "completed",
-  model,
-  output: [],
-  usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } }
-})
+const completed = (model: string) =>
+  responseObject({
+    id: "resp_test",
+    createdAt: 1_700_000_000,
+    status: "completed",
+    completedAt: 1_700_000_001,
+    model,
+    usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } }
+  })
 
 const slowUpstream = Upstream.layerTest((_account, request) =>
   Effect.gen(function*() {

@@ -4,6 +4,7 @@
  */
 import { request as httpRequest } from "node:http"
 import { expect } from "@effect/vitest"
+import { assertOpenResponses, bodyIssues, eventIssues, SchemaViolation } from "../support/openResponses.js"
 
 export interface Answer {
   readonly status: number
@@ -44,8 +45,13 @@ export const call = async (base: string, path: string, options: CallOptions = {}
     ...(body === undefined ? {} : { body })
   })
   const text = await res.text()
-  return { status: res.status, headers: res.headers, text, json: parseOrUndefined(text) }
+  const json = parseOrUndefined(text)
+  if (isResponsesDoor(path)) assertOpenResponses(bodyIssues(json), `the body of ${path}`)
+  return { status: res.status, headers: res.headers, text, json }
 }
+
+/** A path of the Responses door (under any subpath), whose bodies and events the spec covers. */
+const isResponsesDoor = (path: string): boolean => /\/responses(\/compact)?(\?|$)/.test(new URL(path, "http://x").pathname + "?")
 
 /** POST a Responses body with a key. */
 export const postResponses = (base: string, key: string, body: unknown, path = "/v1/responses") =>
@@ -173,6 +179,7 @@ export const readEvents = async (
           continue
         }
         const event = JSON.parse(data) as SseEvent
+        if (isResponsesDoor(response.url)) assertOpenResponses(eventIssues(event), `event #${events.length} of ${response.url}`)
         events.push(event)
         if (onEvent?.(event, events.length - 1) === "stop") {
           await reader.cancel()
@@ -182,6 +189,7 @@ export const readEvents = async (
     }
     return { events, comments, error: undefined }
   } catch (error) {
+    if (error instanceof SchemaViolation) throw error
     return { events, comments, error }
   }
 }

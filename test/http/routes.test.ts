@@ -62,6 +62,8 @@ describe("routes", () => {
     expectEnvelope(res, { status: 404, type: "not_found_error", code: "route_not_found" })
     const get = await call(gw.url, "/nope")
     expectEnvelope(get, { status: 404, type: "not_found_error", code: "route_not_found", message: "No route for GET /nope" })
+    // `/v1/models/{id}` takes one segment: a deeper path is no route, not a wrong method.
+    expectEnvelope(await call(gw.url, "/v1/models/a/b", { key: KEY }), { status: 404, type: "not_found_error", code: "route_not_found" })
   })
 
   it("a wrong method on a known path is a 405 envelope", async () => {
@@ -69,6 +71,7 @@ describe("routes", () => {
       ["DELETE", "/v1/models"],
       ["PUT", "/v1/responses"],
       ["POST", "/v1/models"],
+      ["DELETE", "/v1/models/gpt-5.4"],
       ["POST", "/v1/usage"],
       ["PATCH", "/backend-api/codex/responses/compact"],
       ["DELETE", "/health"]

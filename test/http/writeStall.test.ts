@@ -3,6 +3,7 @@
  * taken nothing for STREAM_WRITE_TIMEOUT_MS, the connection is cut, the upstream is let go, the
  * key's slot comes back and the request is logged as 499 client_write_timeout.
  */
+import { responseObject } from "../../src/domain/responseObject.js"
 import { connect, type Socket } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
@@ -36,7 +37,7 @@ describe("a client that stops reading its stream", () => {
         headers: { "content-type": request.stream ? "text/event-stream" : "application/json" },
         body: request.stream
           ? Stream.range(0, 399).pipe(Stream.map(delta), Stream.ensuring(Effect.sync(() => void (upstreamClosed = true))))
-          : Stream.succeed(encoder.encode(JSON.stringify({ id: "resp_1", object: "response", status: "completed", model: "gpt-5.4", output: [] })))
+          : Stream.succeed(encoder.encode(JSON.stringify(responseObject({ id: "resp_1", createdAt: 1, status: "completed", model: "gpt-5.4" }))))
       }))
     const accessLog = Layer.succeed(AccessLog, { record: (e) => Effect.sync(() => void logged.push(e)) })
     gw = await startGateway({ config, services: { upstream, accessLog }, settings: { streamWriteTimeoutMillis: 300 } })

@@ -99,6 +99,31 @@ describe.each(DOORS)("messages answers, $platform group", (door) => {
   })
 })
 
+describe.each(DOORS)("request-id on every answer, $platform group", (door) => {
+  const key = keyFor(door, "main")
+  const body = { model: door.model, max_tokens: 64, messages: [{ role: "user", content: "Hi" }] }
+
+  it("a 200 JSON, SSE and count_tokens answer carries request-id, the x-request-id, as the SDK reads it", async () => {
+    for (const res of [
+      await postMessages(setup.gw, key, body),
+      await postMessages(setup.gw, key, { ...body, stream: true }),
+      await postMessages(setup.gw, key, { model: door.model, messages: body.messages }, { path: "/v1/messages/count_tokens" })
+    ]) {
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+      expect(res.headers.get("request-id")).toMatch(/\S{8,}/)
+      expect(res.headers.get("request-id")).toBe(res.headers.get("x-request-id"))
+    }
+    const { data, request_id, response } = await sdk(setup.gw, key).messages.create({
+      model: door.model,
+      max_tokens: 64,
+      messages: [{ role: "user", content: "Hi" }]
+    }).withResponse()
+    expect(data.type).toBe("message")
+    expect(request_id).toBe(response.headers.get("x-request-id"))
+  })
+})
+
 describe.each(DOORS)("a model the account maps to another name, $platform group", (door) => {
   const key = keyFor(door, "main")
   const { requested, upstream } = door.mapped

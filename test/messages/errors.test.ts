@@ -74,6 +74,30 @@ describe.each(DOORS)("messages errors, $platform group", (door) => {
     expectAnthropicBody(error as APIError, "invalid_request_error")
   })
 
+  it("what Anthropic refuses is refused here too, in its words, before any upstream call", async () => {
+    const before = setup.upstream.requests.length
+    const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
+      [{ model: door.model, messages: [hello] }, "max_tokens: Field required"],
+      [{ max_tokens: 16, messages: [hello] }, "model: Field required"],
+      [{ model: door.model, max_tokens: 16 }, "messages: Field required"],
+      [{ model: door.model, max_tokens: "16", messages: [hello] }, "max_tokens: Input should be a valid integer"],
+      [{ model: door.model, max_tokens: 0, messages: [hello] }, "max_tokens: Input should be greater than or equal to 1"],
+      [{ model: door.model, max_tokens: 16, messages: "hi" }, "messages: Input should be a valid list"]
+    ]
+    for (const [body, message] of cases) {
+      const params = body as unknown as Anthropic.MessageCreateParamsNonStreaming
+      for (const error of [await rejection(sdk(setup.gw, keyFor(door, "main")).messages.create(params)), await rejection(sdk(setup.gw, keyFor(door, "main")).messages.create({ ...params, stream: true }))]) {
+        expect(error).toBeInstanceOf(Anthropic.BadRequestError)
+        expectAnthropicBody(error as APIError, "invalid_request_error")
+        expect(((error as APIError).error as { error: { message: string } }).error.message).toBe(message)
+      }
+    }
+    expect(setup.upstream.requests.length).toBe(before)
+    // count_tokens takes no max_tokens, as Anthropic's does not.
+    const counted = await postMessages(setup.gw, keyFor(door, "count"), { model: door.model, messages: [hello] }, { path: "/v1/messages/count_tokens" })
+    expect(counted.status).toBe(200)
+  })
+
   it("malformed JSON: 400 in Anthropic's shape, with the request id", async () => {
     const before = setup.upstream.requests.length
     const res = await postMessages(setup.gw, keyFor(door, "main"), `{"model": "${door.model}", "messages": [`)

@@ -2,6 +2,8 @@
  * A Responses answer in which the upstream produced an image_generation_call between two messages,
  * as JSON and as the event stream: for tests of the image gate on answers.
  */
+import { responseObject } from "../../src/domain/responseObject.js"
+
 export const usage = {
   input_tokens: 4,
   input_tokens_details: { cached_tokens: 0 },
@@ -21,21 +23,7 @@ export const message = (id: string, text: string) => ({
 export const image = { id: "ig_1", type: "image_generation_call", status: "completed", result: "aGVsbG8=" }
 
 export const imageAnswer = (model: string, before = "Here you go. ", after = "Done.") => {
-  const base = {
-    id: "resp_img",
-    object: "response",
-    created_at: 1,
-    model,
-    tools: [],
-    tool_choice: "auto",
-    parallel_tool_calls: true,
-    temperature: 1,
-    top_p: 1,
-    metadata: {},
-    instructions: null,
-    error: null,
-    incomplete_details: null
-  }
+  const base = responseObject({ id: "resp_img", createdAt: 1, model, status: "in_progress" })
   const output = [message("msg_a", before), image, message("msg_b", after)]
   const events: Array<Record<string, unknown>> = []
   const push = (e: Record<string, unknown>) => events.push({ ...e, sequence_number: events.length })

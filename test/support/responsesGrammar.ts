@@ -9,6 +9,7 @@
  * No vitest imports, so benchmarks and scripts can use it too.
  */
 import { isDeepStrictEqual } from "node:util"
+import { eventIssues } from "./openResponses.js"
 
 const LIFECYCLE = new Set([
   "response.created",
@@ -134,6 +135,8 @@ export const checkResponsesStream = (events: ReadonlyArray<Record<string, unknow
     const at = `#${i} ${String(type)}`
     const bad = (msg: string) => violations.push(`${at}: ${msg}`)
     if (typeof type !== "string") return bad("missing type")
+    // Each event's own shape, by the Open Responses schema (required fields, types, enums).
+    for (const issue of eventIssues(e, "sse", "")) bad(issue)
     if (e["sequence_number"] !== i) bad(`sequence_number ${String(e["sequence_number"])}, expected ${i}`)
     if (i === 0 && type !== "response.created") bad("the first event must be response.created")
     if (terminalAt >= 0) bad("event after the terminal event")

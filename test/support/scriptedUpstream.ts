@@ -5,6 +5,7 @@
  * tools with a call to the first tool, with sampled arguments, which an agent would run.
  * Every request is recorded with its path, query, headers and parsed body.
  */
+import { responseObject } from "../../src/domain/responseObject.js"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
 import { answerApiError, listenLocal } from "./localServer.js"
@@ -97,17 +98,7 @@ const messagesAnswer = (model: string, answer: ScriptedAnswer, n: number): { rea
 }
 
 const responsesAnswer = (model: string, answer: ScriptedAnswer, n: number): { readonly json: Json; readonly events: ReadonlyArray<Json> } => {
-  const base: Json = {
-    id: `resp_scripted_${n}`,
-    object: "response",
-    created_at: 1_700_000_000,
-    status: "in_progress",
-    error: null,
-    incomplete_details: null,
-    model,
-    output: [],
-    usage: null
-  }
+  const base: Json = responseObject({ id: `resp_scripted_${n}`, model, createdAt: 1_700_000_000, status: "in_progress" })
   const item: Json = answer._tag === "ToolCall"
     ? { id: `fc_scripted_${n}`, type: "function_call", status: "completed", call_id: `call_scripted_${n}`, name: answer.name, arguments: JSON.stringify(answer.input) }
     : {

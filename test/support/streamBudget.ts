@@ -5,15 +5,20 @@
  */
 import { startFakeUpstream } from "./fakeUpstream.js"
 import { fakeUpstreamEnv, startGateway, type TestGateway } from "./gateway.js"
+import { assertOpenResponses, eventIssues } from "./openResponses.js"
 
 export interface Sse {
   readonly type: string
   readonly [field: string]: unknown
 }
 
-/** The `data:` JSON of each frame of an SSE body. */
+/** The `data:` JSON of each frame of an SSE body; a Responses event is checked against the Open Responses schema. */
 export const sseEvents = (text: string): Array<Sse> =>
-  text.split("\n\n").filter((f) => f.includes("data: ")).map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as Sse)
+  text.split("\n\n").filter((f) => f.includes("data: ")).map((f, i) => {
+    const event = JSON.parse(f.slice(f.indexOf("data: ") + 6)) as Sse
+    if (event.type.startsWith("response.")) assertOpenResponses(eventIssues(event), `SSE event #${i}`)
+    return event
+  })
 
 /** `config` with the fake upstream's env, and no overdraft allowed to a stream. */
 export const startBudgetGateway = (config: unknown): Promise<TestGateway> =>

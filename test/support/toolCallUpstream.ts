@@ -6,6 +6,7 @@
  * `server_tool_use` blocks and `usage.server_tool_use.web_search_requests: 2` (the stream's
  * `message_delta`). Every request is recorded with its path and parsed body.
  */
+import { responseObject } from "../../src/domain/responseObject.js"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { encodeSseEvent } from "../../src/services/upstream/simulator/sse.js"
 import { answerApiError, listenLocal } from "./localServer.js"
@@ -30,17 +31,7 @@ type Json = Record<string, unknown>
 const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const responsesAnswer = (model: string, n: number): { readonly json: Json; readonly events: ReadonlyArray<Json> } => {
-  const base: Json = {
-    id: `resp_tools_${n}`,
-    object: "response",
-    created_at: 1_700_000_000,
-    status: "in_progress",
-    error: null,
-    incomplete_details: null,
-    model,
-    output: [],
-    usage: null
-  }
+  const base: Json = responseObject({ id: `resp_tools_${n}`, model, createdAt: 1_700_000_000, status: "in_progress" })
   const searches: Array<Json> = Array.from({ length: SEARCHES }, (_, i) => ({
     id: `ws_${n}_${i}`,
     type: "web_search_call",

@@ -3,11 +3,13 @@ import {
   type AnthropicStreamEvent,
   finishStream,
   initialStreamState,
+  messageToResponse,
   type ResponseContext,
   type ResponsesStreamEvent,
   stepStream,
   toolNameMap
 } from "../../src/translate/index.js"
+import { assertOpenResponses, eventIssues, responseIssues } from "../support/openResponses.js"
 
 export const context = (request: Record<string, unknown> = { model: "claude-sonnet-4-5", input: "hi" }): ResponseContext => ({
   responseId: "resp_test0001",
@@ -31,7 +33,15 @@ export const runStream = (
     out.push(...emitted)
   }
   out.push(...finishStream(state, { _tag: "Eof" }))
+  out.forEach((e, i) => assertOpenResponses(eventIssues(e), `translated event #${i} ${e.type}`))
   return out
+}
+
+/** The JSON translation of a Messages answer, checked against the Open Responses schema. */
+export const toResponse = (...args: Parameters<typeof messageToResponse>): ReturnType<typeof messageToResponse> => {
+  const translated = messageToResponse(...args)
+  assertOpenResponses(responseIssues(translated.response), "the translated response")
+  return translated
 }
 
 export const ofType = (events: ReadonlyArray<ResponsesStreamEvent>, type: string): Array<ResponsesStreamEvent> =>

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
+import { COMPACTED_PREAMBLE } from "../../src/translate/history.js"
 import {
+  decodeCompaction,
+  decodeReasoning,
+  encodeCompaction,
   encodeReasoning,
   type MessagesRequest,
   responsesToMessages,
@@ -303,6 +307,27 @@ describe("responsesToMessages: reasoning replay", () => {
     expect(req.messages[1]?.content).toEqual([{ type: "tool_use", id: "t1", name: "f", input: {} }])
     // Anthropic rejects a tool loop with thinking on but no thinking block on the tool turn.
     expect(req.thinking).toBeUndefined()
+  })
+})
+
+describe("responsesToMessages: compacted windows", () => {
+  it("our compaction item is read back as its summary, where it stood", () => {
+    const req = ok({ input: [user("a"), { type: "compaction", id: "cmp_1", encrypted_content: encodeCompaction("We did X.") }, user("b")] })
+    expect(req.messages).toHaveLength(1)
+    expect(req.messages[0]?.content.map((b) => b.type === "text" ? b.text : b.type)).toEqual(["a", `${COMPACTED_PREAMBLE}We did X.`, "b"])
+  })
+
+  it("a foreign compaction is refused (it holds the conversation), an empty one of ours dropped; a reasoning payload never passes for a summary (nor the reverse)", () => {
+    const thinking = { type: "thinking" as const, thinking: "t", signature: "s" }
+    for (const encrypted of ["gAAAAABforeign", encodeReasoning(thinking)]) {
+      const refused = err({ input: [{ type: "compaction", encrypted_content: encrypted }, user("b")] })
+      expect([refused.message, refused.param]).toEqual([expect.stringContaining("compaction"), "input[0].encrypted_content"])
+    }
+    const req = ok({ input: [{ type: "compaction", encrypted_content: encodeCompaction("") }, user("b")] })
+    expect(req.messages).toEqual([{ role: "user", content: [{ type: "text", text: "b", ...CC }] }])
+    expect(decodeReasoning(encodeCompaction("s"))).toBeUndefined()
+    expect(decodeCompaction(encodeReasoning(thinking))).toBeUndefined()
+    expect(decodeCompaction(encodeCompaction("s"))).toBe("s")
   })
 })
 

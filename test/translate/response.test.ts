@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { decodeReasoning, messageToResponse } from "../../src/translate/index.js"
+import { decodeReasoning } from "../../src/translate/index.js"
 import {
   MESSAGE_CACHED,
   MESSAGE_REDACTED,
@@ -13,7 +13,7 @@ import {
   TEXT_TOOL_TEXT,
   THINKING_TOOL
 } from "./fixtures.js"
-import { context, outputOf, runStream, terminal } from "./helpers.js"
+import { context, outputOf, runStream, terminal, toResponse } from "./helpers.js"
 
 /** Fields the openai-node types mark as required on a Response. */
 const REQUIRED = [
@@ -38,7 +38,7 @@ const shapes = (output: ReadonlyArray<Record<string, unknown>>) => output.map(({
 
 describe("messageToResponse", () => {
   it("text: a complete Response with every required field, the requested model and usage", () => {
-    const { response, usage } = messageToResponse(MESSAGE_TEXT, context())
+    const { response, usage } = toResponse(MESSAGE_TEXT, context())
     for (const key of REQUIRED) expect(response).toHaveProperty(key)
     expect(response).toMatchObject({
       id: "resp_test0001",
@@ -81,7 +81,7 @@ describe("messageToResponse", () => {
       tools: [{ type: "function", name: "f", parameters: { type: "object" } }],
       tool_choice: { type: "function", name: "f" }
     }
-    const { response } = messageToResponse(MESSAGE_TEXT, context(request))
+    const { response } = toResponse(MESSAGE_TEXT, context(request))
     expect(response).toMatchObject({
       model: "claude-opus-4-1",
       instructions: "Be brief.",
@@ -98,7 +98,7 @@ describe("messageToResponse", () => {
   })
 
   it("tool-only turn: function_call with the upstream id as call_id and \"{}\" for empty input", () => {
-    const { response } = messageToResponse(MESSAGE_TOOL_ONLY, context())
+    const { response } = toResponse(MESSAGE_TOOL_ONLY, context())
     const output = outputOf(response)
     expect(output).toHaveLength(1)
     expect(output[0]).toMatchObject({
@@ -112,7 +112,7 @@ describe("messageToResponse", () => {
   })
 
   it("thinking + tool: reasoning item (summary + encrypted block), message, function_call", () => {
-    const { response, usage } = messageToResponse(MESSAGE_THINKING_TOOL, context())
+    const { response, usage } = toResponse(MESSAGE_THINKING_TOOL, context())
     const output = outputOf(response)
     expect(output.map((i) => i["type"])).toEqual(["reasoning", "message", "function_call"])
     expect(String(output[0]?.["id"])).toMatch(/^rs_/)
@@ -127,24 +127,24 @@ describe("messageToResponse", () => {
   })
 
   it("gives the same items as the stream translation of the same answer", () => {
-    const json = outputOf(messageToResponse(MESSAGE_THINKING_TOOL, context()).response)
+    const json = outputOf(toResponse(MESSAGE_THINKING_TOOL, context()).response)
     const streamed = outputOf(terminal(runStream(THINKING_TOOL)))
     // The streamed fixture's arguments keep the upstream's spacing; compare everything else.
     const withoutArgs = (items: ReadonlyArray<Record<string, unknown>>) => shapes(items).map(({ arguments: _a, ...rest }) => rest)
     expect(withoutArgs(json)).toEqual(withoutArgs(streamed))
-    expect(shapes(outputOf(messageToResponse(MESSAGE_TEXT_TOOL_TEXT, context()).response))[0]).toEqual(
+    expect(shapes(outputOf(toResponse(MESSAGE_TEXT_TOOL_TEXT, context()).response))[0]).toEqual(
       shapes(outputOf(terminal(runStream(TEXT_TOOL_TEXT))))[0]
     )
   })
 
   it("redacted thinking: a reasoning item with no summary, carrying the data", () => {
-    const output = outputOf(messageToResponse(MESSAGE_REDACTED, context()).response)
+    const output = outputOf(toResponse(MESSAGE_REDACTED, context()).response)
     expect(output[0]).toMatchObject({ type: "reasoning", summary: [] })
     expect(decodeReasoning(String(output[0]?.["encrypted_content"]))).toEqual({ type: "redacted_thinking", data: REDACTED_DATA })
   })
 
   it("text, tool, text: two message items; a run of text blocks is one item", () => {
-    const output = outputOf(messageToResponse(MESSAGE_TEXT_TOOL_TEXT, context()).response)
+    const output = outputOf(toResponse(MESSAGE_TEXT_TOOL_TEXT, context()).response)
     expect(output.map((i) => i["type"])).toEqual(["message", "function_call", "message"])
     expect(output[0]?.["id"]).not.toBe(output[2]?.["id"])
     const texts = (output[2]?.["content"] as Array<{ text: string }>).map((p) => p.text)
@@ -152,7 +152,7 @@ describe("messageToResponse", () => {
   })
 
   it("usage with cache tokens: input counts cache reads and writes", () => {
-    const { response, usage } = messageToResponse(MESSAGE_CACHED, context())
+    const { response, usage } = toResponse(MESSAGE_CACHED, context())
     expect(usage).toEqual({ inputTokens: 20012, outputTokens: 50, cacheReadTokens: 18000, cacheCreationTokens: 2000, reasoningTokens: 0 })
     expect(response["usage"]).toEqual({
       input_tokens: 20012,
@@ -165,16 +165,16 @@ describe("messageToResponse", () => {
 
   it("stop reasons: max_tokens and context window -> incomplete max_output_tokens; refusal -> content_filter", () => {
     for (const stop_reason of ["max_tokens", "model_context_window_exceeded"]) {
-      const { response } = messageToResponse({ ...MESSAGE_TEXT, stop_reason }, context())
+      const { response } = toResponse({ ...MESSAGE_TEXT, stop_reason }, context())
       expect(response).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } })
       expect(outputOf(response)[0]?.["status"]).toBe("incomplete")
     }
-    expect(messageToResponse({ ...MESSAGE_TEXT, stop_reason: "refusal" }, context()).response).toMatchObject({
+    expect(toResponse({ ...MESSAGE_TEXT, stop_reason: "refusal" }, context()).response).toMatchObject({
       status: "incomplete",
       incomplete_details: { reason: "content_filter" }
     })
     for (const stop_reason of ["end_turn", "tool_use", "stop_sequence", "pause_turn"]) {
-      expect(messageToResponse({ ...MESSAGE_TEXT, stop_reason }, context()).response["status"]).toBe("completed")
+      expect(toResponse({ ...MESSAGE_TEXT, stop_reason }, context()).response["status"]).toBe("completed")
     }
   })
 
@@ -182,7 +182,7 @@ describe("messageToResponse", () => {
     const request = { model: "m", tools: [{ type: "custom", name: "apply_patch" }] }
     const patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch"
     const message = { ...MESSAGE_TOOL_ONLY, content: [{ type: "tool_use" as const, id: "toolu_p", name: "apply_patch", input: { input: patch } }] }
-    const [item] = outputOf(messageToResponse(message, context(request)).response)
+    const [item] = outputOf(toResponse(message, context(request)).response)
     expect(item).toMatchObject({ type: "custom_tool_call", call_id: "toolu_p", name: "apply_patch", input: patch, status: "completed" })
     expect(String(item?.["id"])).toMatch(/^ctc_/)
   })
@@ -190,7 +190,7 @@ describe("messageToResponse", () => {
   it("restores a flattened namespace tool name", () => {
     const request = { model: "m", tools: [{ type: "namespace", name: "ns", description: "", tools: [{ type: "function", name: "child" }] }] }
     const message = { ...MESSAGE_TOOL_ONLY, content: [{ type: "tool_use" as const, id: "toolu_1", name: "ns__child", input: { a: 1 } }] }
-    expect(outputOf(messageToResponse(message, context(request)).response)[0]).toMatchObject({
+    expect(outputOf(toResponse(message, context(request)).response)[0]).toMatchObject({
       name: "child",
       namespace: "ns",
       arguments: "{\"a\":1}"

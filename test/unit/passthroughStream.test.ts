@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { PassthroughStream, type StreamEnding } from "../../src/endpoints/responses/passthroughStream.js"
 import { encodeEvent, SseDecoder, type SseFrame } from "../../src/domain/sse.js"
 import { checkResponsesStream } from "../support/responsesGrammar.js"
+import { responseObject } from "../../src/domain/responseObject.js"
 
 /** What the stream writes for one frame, as SSE text (undefined: nothing). */
 const onFrame = (state: PassthroughStream, frame: SseFrame): string | undefined => {
@@ -26,14 +27,9 @@ const frameOf = (text: string): SseFrame => {
   return frames[0]
 }
 
+/** A spec-complete upstream response object (every field Open Responses requires). */
 const response = (status: string, extra: Record<string, unknown> = {}) => ({
-  id: "resp_abc",
-  object: "response",
-  created_at: 1_700_000_123,
-  status,
-  model: "upstream-model-2026",
-  output: [],
-  usage: null,
+  ...responseObject({ id: "resp_abc", model: "upstream-model-2026", createdAt: 1_700_000_123, status }),
   ...extra
 })
 

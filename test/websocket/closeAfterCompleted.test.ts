@@ -5,6 +5,7 @@
  * keeps its stream open after the terminal event, as upstreams may, so the client's close always
  * lands while the turn is still reading it.
  */
+import { responseObject } from "../../src/domain/responseObject.js"
 import type { ServerResponse } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -22,15 +23,8 @@ const startLingeringUpstream = async () => {
     req.resume()
     req.on("end", () => {
       const id = `resp_linger${Date.now()}`
-      const response = (status: string, usage: unknown) => ({
-        id,
-        object: "response",
-        created_at: Math.floor(Date.now() / 1000),
-        status,
-        model,
-        output: status === "completed" ? [message] : [],
-        usage
-      })
+      const response = (status: string, usage: unknown) =>
+        responseObject({ id, model, createdAt: Math.floor(Date.now() / 1000), status, output: status === "completed" ? [message] : [], usage })
       const message = { id: "msg_1", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done", annotations: [] }] }
       const events: ReadonlyArray<Record<string, unknown>> = [
         { type: "response.created", sequence_number: 0, response: response("in_progress", null) },

@@ -13,6 +13,7 @@ import { GatewayServer } from "../../src/server/GatewayServer.js"
 import { call } from "../http/helpers.js"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.js"
 import { fakeUpstreamConfig, fakeUpstreamEnv, testData } from "../support/gateway.js"
+import { assertOpenResponses, eventIssues } from "../support/openResponses.js"
 
 export const OA_KEY = "sk-test-openai-0001"
 export const AN_KEY = "sk-test-anthropic-0001"
@@ -185,6 +186,10 @@ export class WsClient {
       const frame = this.received[this.cursor]
       if (frame !== undefined) {
         this.cursor++
+        // Every event the gateway sends is checked against the Open Responses schema as it is read.
+        if (frame.json !== undefined && frame.json.type !== "keepalive") {
+          assertOpenResponses(eventIssues(frame.json, "websocket"), `WebSocket frame #${this.cursor - 1}`)
+        }
         return frame
       }
       if (this.closeInfo !== undefined) return undefined
@@ -276,5 +281,9 @@ export const httpStream = async (base: string, key: string, body: Record<string,
     .split("\n\n")
     .map((block) => block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n"))
     .filter((data) => data !== "" && data !== "[DONE]")
-    .map((data) => JSON.parse(data) as Frame)
+    .map((data, i) => {
+      const event = JSON.parse(data) as Frame
+      assertOpenResponses(eventIssues(event), `SSE event #${i}`)
+      return event
+    })
 }

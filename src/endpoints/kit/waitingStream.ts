@@ -13,6 +13,7 @@ import { Cause, Clock, Deferred, Effect, Exit, Option, Schedule, Stream } from "
 import { envelopeOf } from "../../domain/envelope.js"
 import type { GatewayError } from "../../domain/errors.js"
 import { newId } from "../../domain/ids.js"
+import { responseObject } from "../../domain/responseObject.js"
 import { encodeEvent, keepAliveComment } from "../../domain/sse.js"
 import { SHUTTING_DOWN } from "./sseRelay.js"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -21,23 +22,23 @@ import { mapRendered, type Metered, type Rendered } from "../../core/settlement.
 import type { Answer } from "../../core/upstreamCall.js"
 import { sse } from "./reply.js"
 
-/** A Responses stream that failed before it produced anything: `response.created`, then `response.failed`. */
-export const failedResponseFrames = (model: string, code: string, message: string, nowMillis: number): string => {
-  const response = {
-    id: newId("resp"),
-    object: "response",
-    created_at: Math.floor(nowMillis / 1000),
-    status: "in_progress",
-    model,
-    output: [],
-    error: null,
-    incomplete_details: null
-  }
-  return encodeEvent({ type: "response.created", sequence_number: 0, response }) +
+/**
+ * A Responses stream that failed before it produced anything: `response.created`, then
+ * `response.failed`, each a complete response object echoing the client's `request`.
+ */
+export const failedResponseFrames = (
+  model: string,
+  code: string,
+  message: string,
+  nowMillis: number,
+  request?: Record<string, unknown>
+): string => {
+  const fields = { id: newId("resp"), model, createdAt: Math.floor(nowMillis / 1000), ...(request === undefined ? {} : { request }) }
+  return encodeEvent({ type: "response.created", sequence_number: 0, response: responseObject({ ...fields, status: "in_progress" }) }) +
     encodeEvent({
       type: "response.failed",
       sequence_number: 1,
-      response: { ...response, status: "failed", error: { code, message } }
+      response: responseObject({ ...fields, status: "failed", error: { code, message } })
     })
 }
 
@@ -49,6 +50,8 @@ const SHUTTING_DOWN_OUTCOME: Outcome<never> = { _tag: "Failed", ...SHUTTING_DOWN
 
 export interface WaitingStreamOptions<A> {
   readonly model: string
+  /** The client's request body, echoed by the response objects of a wait that failed. */
+  readonly request?: Record<string, unknown>
   readonly requestId: string
   readonly keepAliveMillis: number
   /** Waits for the slot(s) and calls upstream. */
@@ -97,7 +100,7 @@ export const waitingStream = <A>(options: WaitingStreamOptions<A>): Rendered<Str
     const outcome = yield* Deferred.make<Outcome<A>>()
     yield* Effect.forkScoped(Effect.flatMap(prepared, (o) => Deferred.succeed(outcome, o)))
     const keepAlive = bytes(options.keepAlive ?? keepAliveComment)
-    const failed = options.failed ?? ((code, message, now) => failedResponseFrames(options.model, code, message, now))
+    const failed = options.failed ?? ((code, message, now) => failedResponseFrames(options.model, code, message, now, options.request))
     const keepAlives = Stream.concat(
       Stream.succeed(keepAlive),
       Stream.fromSchedule(Schedule.spaced(options.keepAliveMillis)).pipe(Stream.as(keepAlive))

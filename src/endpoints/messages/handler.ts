@@ -30,7 +30,7 @@ import { countMessagesTokens } from "./localCount.js"
 import { makeOpenAIPlanner } from "./openaiPlan.js"
 import { makeChatPlanner } from "./chatPlan.js"
 import { messagesPolicy } from "./policy.js"
-import { validateMessagesBody } from "./validate.js"
+import { type MessagesBodyKind, validateMessagesBody } from "./validate.js"
 import { type Attempt, type TurnFacts, unsettled } from "../../core/turnFacts.js"
 import { currentRequestSpan } from "../../observability/tracing.js"
 
@@ -54,16 +54,18 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   })
 
   /** The body and its checks, refused with `who`. */
-  const readBody = (request: HttpServerRequest.HttpServerRequest, who: DoorRecord) =>
+  const readBody = (request: HttpServerRequest.HttpServerRequest, who: DoorRecord, kind: MessagesBodyKind) =>
     Effect.gen(function*() {
       const rawBody = yield* refusedWith(who)(readBodyText(request, settings.maxBodyBytes))
-      const validated = yield* refusedWith(who)(Effect.flatMap(parseJson(rawBody), (body) => Effect.fromResult(validateMessagesBody(body))))
+      const validated = yield* refusedWith(who)(
+        Effect.flatMap(parseJson(rawBody), (body) => Effect.fromResult(validateMessagesBody(body, kind)))
+      )
       const record: DoorRecord = { ...who, model: validated.model }
       return { record, rawBody, validated }
     })
 
   const readRequest = Effect.flatMap(authenticated, ({ principal, request, who }) =>
-    Effect.map(readBody(request, who), (read) => ({ request, principal, ...read })))
+    Effect.map(readBody(request, who, "create"), (read) => ({ request, principal, ...read })))
 
   const messages: DoorProgram = Effect.gen(function*() {
     const { principal, rawBody, record, request, validated } = yield* readRequest
@@ -113,12 +115,12 @@ export const makeMessagesHandlers = Effect.gen(function*() {
     if (principal.group.platform === "openai" || principal.group.platform === "openai_chat") {
       return yield* Effect.scoped(Effect.gen(function*() {
         yield* refusedWith(admitted)(countSlot(principal.key.id))
-        const { record, validated } = yield* readBody(request, admitted)
+        const { record, validated } = yield* readBody(request, admitted, "count_tokens")
         const tokens = yield* countMessagesTokens(validated.body)
         return { response: json({ input_tokens: tokens }), record }
       }))
     }
-    const { rawBody, record, validated } = yield* readBody(request, admitted)
+    const { rawBody, record, validated } = yield* readBody(request, admitted, "count_tokens")
     const headers = anthropicPassthroughHeaders(request.headers)
     const answer = yield* call({
       requestId: yield* currentRequestId,

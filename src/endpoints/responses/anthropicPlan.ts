@@ -1,6 +1,8 @@
 /**
  * Messages-style groups: the Responses request is translated to an Anthropic Messages request, the
- * answer translated back (JSON, or event by event for streams). The translation is pure
+ * answer translated back (JSON, or event by event for streams). A compaction
+ * (`/responses/compact`) is one summarising Messages call answered as a compacted window
+ * (src/translate/compaction.ts), billed as any turn. The translation is pure
  * (`src/translate`); this file wires it to the upstream answer, the drain signal and settlement, as
  * a ResponsesPlan the door runs around the upstream call.
  */
@@ -15,6 +17,7 @@ import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { toolNameMap } from "../../translate/names.js"
+import { compactedResponse, compactionRequest } from "../../translate/compaction.js"
 import { responsesToMessages } from "../../translate/request.js"
 import { messageToResponse } from "../../translate/response.js"
 import { finishStream, initialStreamState, stepStream, streamUsage } from "../../translate/stream.js"
@@ -28,6 +31,7 @@ import { relay } from "../kit/sseRelay.js"
 import { budgetHalt, deltaChars } from "../kit/budget.js"
 import { frameGuard } from "../kit/frameGuard.js"
 import { roughInputTokens } from "./policy.js"
+import { isCompaction } from "./subpath.js"
 import type { Collector } from "../kit/eventOut.js"
 import type { Answer } from "../../core/upstreamCall.js"
 
@@ -36,7 +40,8 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
   const settings = yield* Settings
   const plan: ResponsesPlanner = (input) => Effect.gen(function*() {
     const { request } = input
-    const translation = responsesToMessages(request.body, { upstreamModel: request.model })
+    const compaction = isCompaction(input.subpath)
+    const translation = (compaction ? compactionRequest : responsesToMessages)(request.body, { upstreamModel: request.model })
     if (Result.isFailure(translation)) {
       const e = translation.failure
       return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
@@ -62,7 +67,10 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
 
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body }) => {
-        const { response, usage } = messageToResponse(body as unknown as AnthropicMessage, ctx)
+        const message = body as unknown as AnthropicMessage
+        const { response, usage } = compaction
+          ? compactedResponse(request.body, message, { id: ctx.responseId, createdAt: ctx.createdAt })
+          : messageToResponse(message, ctx)
         return { answer: jsonReply(response), usage: reported(usage, messagesAnswerFacts(body)) }
       })
 

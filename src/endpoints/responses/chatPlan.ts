@@ -11,11 +11,14 @@ import type { Answer } from "../../core/upstreamCall.js"
 import { chatAnswerFacts } from "../../domain/answerFacts.js"
 import { InvalidRequest } from "../../domain/errors.js"
 import { newId } from "../../domain/ids.js"
+import { emptyUsage } from "../../domain/usage.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { responsesToChat } from "../../translate/chatUpstream/request.js"
-import { completionToResponse } from "../../translate/chatUpstream/response.js"
+import { chatUsageOf } from "../../translate/chatUpstream/output.js"
+import { completionText, completionToResponse } from "../../translate/chatUpstream/response.js"
+import { COMPACTION_MAX_TOKENS, compactedWindow, compactionBody } from "../../translate/compaction.js"
 import { toolNameMap } from "../../translate/names.js"
 import { budgetHalt } from "../kit/budget.js"
 import { ChatUpstreamReader } from "../kit/chatUpstreamReader.js"
@@ -26,13 +29,17 @@ import { relay } from "../kit/sseRelay.js"
 import { answerJson, estimatedUsage } from "../kit/upstreamAnswer.js"
 import type { ResponsesPlan, ResponsesPlanner } from "./openaiPlan.js"
 import { moderationTexts, roughInputTokens } from "./policy.js"
+import { isCompaction } from "./subpath.js"
 
 export const makeChatPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
   const plan: ResponsesPlanner = (input) => Effect.gen(function*() {
     const { request } = input
-    const translation = responsesToChat(request.body, { upstreamModel: request.model })
+    // A compaction is one summarising call, as on an Anthropic group (src/translate/compaction.ts).
+    const compaction = isCompaction(input.subpath)
+    const body = compaction ? compactionBody(request.body, COMPACTION_MAX_TOKENS) : request.body
+    const translation = responsesToChat(body, { upstreamModel: request.model })
     if (Result.isFailure(translation)) {
       const e = translation.failure
       return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
@@ -55,9 +62,11 @@ export const makeChatPlanner = Effect.gen(function*() {
     }
 
     const json = (answer: Answer) =>
-      Effect.map(answerJson(answer), ({ body }) => {
-        const { response, usage } = completionToResponse(body, ctx)
-        return { answer: jsonReply(response), usage: reported(usage, chatAnswerFacts(body)) }
+      Effect.map(answerJson(answer), ({ body: completion }) => {
+        const { response, usage } = compaction
+          ? compactedWindow(request.body, completionText(completion), chatUsageOf(completion["usage"]) ?? emptyUsage, { id: ctx.responseId, createdAt: ctx.createdAt })
+          : completionToResponse(completion, ctx)
+        return { answer: jsonReply(response), usage: reported(usage, chatAnswerFacts(completion)) }
       })
 
     const stream = <O>(answer: Answer, collector: () => Collector<O>): Rendered<Stream.Stream<O>> => {

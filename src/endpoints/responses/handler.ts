@@ -17,7 +17,7 @@ import { sseBytes } from "../kit/eventOut.js"
 import { pathOf, requestId as currentRequestId } from "../kit/request.js"
 import { KeyRepo } from "../../services/keyRepo/KeyRepo.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { responsesSubpath } from "./subpath.js"
+import { isCompaction, responsesSubpath } from "./subpath.js"
 import { makeResponsesTurn } from "./responsesTurn.js"
 import { validateResponsesBody } from "./validate.js"
 import { renderHttp } from "../kit/waitingStream.js"
@@ -40,7 +40,9 @@ export const makeResponsesHandler = Effect.gen(function*() {
     const { rawBody, subpath, validated } = yield* refusedWith(who)(Effect.gen(function*() {
       const subpath = yield* Effect.fromResult(responsesSubpath(pathOf(request.url)))
       const rawBody = yield* readBodyText(request, settings.maxBodyBytes)
-      const validated = yield* Effect.fromResult(validateResponsesBody(yield* parseJson(rawBody)))
+      const body = yield* Effect.fromResult(validateResponsesBody(yield* parseJson(rawBody)))
+      // A compaction is answered in JSON whatever `stream` says: the compact endpoint does not stream.
+      const validated = isCompaction(subpath) ? { ...body, stream: false } : body
       return { rawBody, subpath, validated }
     }))
     const record = { ...who, model: validated.model }
@@ -58,6 +60,7 @@ export const makeResponsesHandler = Effect.gen(function*() {
           frames: (ready) => plan.stream(ready, sseBytes),
           waiting: {
             model: validated.model,
+            request: validated.body,
             requestId,
             keepAliveMillis: settings.scheduling.keepAliveMillis,
             drainDeadline: lifecycle.drainDeadline

@@ -131,7 +131,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
       })
 
     const stream = <O>(answer: Answer, collector: () => Collector<O>): Rendered<Stream.Stream<O>> => {
-      const state = new PassthroughStream(request.model, { stripImageCalls: stripImages })
+      const state = new PassthroughStream(request.model, { stripImageCalls: stripImages, request: request.body })
       // Billed as the upstream reported it; a stream cut before that is billed for its input and
       // the output sent, in tokens (counted only then, never for a stream that completed).
       const usage = meteredAtEnd(

@@ -9,6 +9,7 @@
  */
 import { type AnswerFacts, responsesAnswerFacts } from "../../domain/answerFacts.js"
 import { newId } from "../../domain/ids.js"
+import { responseObject } from "../../domain/responseObject.js"
 import { mayHoldResponsesCall, responsesCallOf, type ToolCalls, withCall } from "../../domain/providerTools.js"
 import { fromResponsesAnswer } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage, withToolCalls } from "../../domain/usage.js"
@@ -58,6 +59,8 @@ export interface StreamEnding {
 export interface PassthroughOptions {
   /** Remove image_generation_call items (the group may not generate images). */
   readonly stripImageCalls?: boolean
+  /** The client's request body, whose settings a response the gateway writes itself echoes. */
+  readonly request?: Record<string, unknown>
 }
 
 type Event = Record<string, unknown> & { response?: Record<string, unknown>; output_index?: unknown; item?: unknown }
@@ -100,6 +103,10 @@ export class PassthroughStream {
     const type = frame.event ?? TYPE.exec(frame.data)?.[1]
     const seq = SEQUENCE.exec(frame.data)
     this.lastSequence = seq ? Number(seq[1]) : this.lastSequence + 1
+    if (type === "error") {
+      const event = parse(frame.data)
+      if (event !== undefined) return out.event("error", JSON.stringify(specErrorEvent(event, this.lastSequence)))
+    }
     if (type === "response.output_item.done") {
       this.doneEvents.push(frame.data)
       if (mayHoldResponsesCall(frame.data)) this.countCall(parse(frame.data)?.item)
@@ -140,6 +147,7 @@ export class PassthroughStream {
       this.doneEvents.push(event)
       this.countCall(event.item)
     }
+    if (type === "error") return out.event(type, JSON.stringify(specErrorEvent(event, this.lastSequence)))
     if (event.response) {
       stripImageCalls(event.response)
       if (LIFECYCLE.has(type)) this.observeLifecycle(type, event.response)
@@ -181,20 +189,22 @@ export class PassthroughStream {
   finish(ending: StreamEnding, nowMillis: number, out: EventOut): void {
     if (this.terminal) return
     this.terminal = true
-    const response = {
+    const fields = {
       id: this.responseId ?? newId("resp"),
-      object: "response",
-      created_at: this.createdAt ?? Math.floor(nowMillis / 1000),
-      status: "failed",
       model: this.requestedModel,
+      createdAt: this.createdAt ?? Math.floor(nowMillis / 1000),
+      ...(this.options.request === undefined ? {} : { request: this.options.request })
+    }
+    const response = responseObject({
+      ...fields,
+      status: "failed",
       // Clients rebuild the output from the terminal event: keep what the client already saw finished.
       output: this.finishedItems(),
-      error: { code: ending.code, message: ending.message },
-      incomplete_details: null
-    }
+      error: { code: ending.code, message: ending.message }
+    })
     if (this.responseId === undefined) {
       // Strict clients need response.created first, even for a stream that failed at once.
-      const created = { type: "response.created", sequence_number: ++this.lastSequence, response: { ...response, status: "in_progress", error: null } }
+      const created = { type: "response.created", sequence_number: ++this.lastSequence, response: responseObject({ ...fields, status: "in_progress" }) }
       out.event(created.type, JSON.stringify(created))
     }
     const failed = { type: "response.failed", sequence_number: ++this.lastSequence, response }
@@ -235,6 +245,31 @@ export class PassthroughStream {
 
   usageSoFar(): TokenUsage {
     return this.usage ?? { ...emptyUsage, outputTokens: Math.ceil(this.outputChars / 4) }
+  }
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+
+/**
+ * An upstream `error` event in the Open Responses shape (ErrorStreamingEvent): OpenAI writes
+ * `code`, `message` and `param` at the top, the spec nests them with a `type` in `error`. The
+ * upstream's code and message are kept, in both places, so the openai SDK (which reads the top)
+ * and the spec's clients read the same error.
+ */
+export const specErrorEvent = (event: Event, sequence: number): Event => {
+  const nested: Record<string, unknown> = typeof event["error"] === "object" && event["error"] !== null ? event["error"] as Record<string, unknown> : {}
+  const field = (key: string): string | undefined => str(nested[key]) ?? str(event[key])
+  const upstreamCode = field("code") ?? null
+  const message = field("message") ?? "Upstream error"
+  const param = field("param") ?? null
+  const type = str(nested["type"]) ?? (upstreamCode?.includes("rate_limit") === true ? "rate_limit_error" : "upstream_error")
+  return {
+    ...event,
+    sequence_number: typeof event["sequence_number"] === "number" ? event["sequence_number"] : sequence,
+    code: upstreamCode,
+    message,
+    param,
+    error: { type, code: upstreamCode, message, param }
   }
 }
 

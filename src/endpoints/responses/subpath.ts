@@ -41,3 +41,9 @@ export const responsesSubpath = (path: string): Result.Result<string, InvalidReq
   }
   return Result.succeed(`/${decoded.join("/")}`)
 }
+
+/**
+ * Whether a subpath is the compact endpoint (`POST /responses/compact`): answered in JSON (the spec's
+ * compact endpoint has no stream), and by a summarising call on a Messages group.
+ */
+export const isCompaction = (subpath: string): boolean => subpath.toLowerCase() === "/compact"

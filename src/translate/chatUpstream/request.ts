@@ -10,6 +10,7 @@
 import { Result } from "effect"
 import { partsOf, textOf } from "../content.js"
 import { isRecord, reject, TranslationError } from "../error.js"
+import { compactedText } from "../history.js"
 import { upstreamToolName } from "../names.js"
 import { selectTools, translateTools } from "../tools.js"
 import type { AnthropicTool, AnthropicToolChoice } from "../types.js"
@@ -123,6 +124,13 @@ const messagesOf = (input: unknown, system: Array<string>): Array<Message> => {
         const callId = raw["call_id"]
         if (typeof callId !== "string" || callId === "") return reject("outputs need a 'call_id'", `${path}.call_id`)
         messages.push({ role: "tool", tool_call_id: callId, content: toolOutput(raw["output"], `${path}.output`) })
+        return
+      }
+      case "compaction":
+      case "compaction_summary": {
+        flush()
+        const text = compactedText(raw, path)
+        if (text !== "") messages.push({ role: "user", content: [{ type: "text", text }] })
         return
       }
       case "reasoning":

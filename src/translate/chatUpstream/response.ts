@@ -15,6 +15,19 @@ export const reasoningOf = (message: Record<string, unknown>): string => {
   return typeof text === "string" ? text : ""
 }
 
+/** The first choice's message, or an empty one. */
+const messageOf = (completion: Record<string, unknown>): Record<string, unknown> => {
+  const choices: ReadonlyArray<unknown> = Array.isArray(completion["choices"]) ? completion["choices"] : []
+  const choice = isRecord(choices[0]) ? choices[0] : {}
+  return isRecord(choice["message"]) ? choice["message"] : {}
+}
+
+/** The answer's text (a summary, for a compaction). */
+export const completionText = (completion: Record<string, unknown>): string => {
+  const content = messageOf(completion)["content"]
+  return typeof content === "string" ? content : ""
+}
+
 export const completionToResponse = (
   completion: Record<string, unknown>,
   ctx: ResponseContext

@@ -10,6 +10,11 @@
  * Blocks open lazily: a text block on its first text, a thinking block on its first summary text
  * or, for reasoning without a summary, at the item's end when it carries encrypted content (the
  * signature). A tool_use block opens when its call is added, since id and name come first.
+ *
+ * No event but the deltas and the terminal one is relied on: what an item streamed is known by its
+ * output index (or item id) whether or not its `output_item.added` came, so its `output_item.done`
+ * never sends it again; an item the upstream never finished (no `output_item.done`) is finished
+ * from the terminal event's output, and one that came only there is sent whole from it.
  * Mutable on purpose: one instance per stream, and it runs for every event.
  */
 import { newId } from "../../domain/ids.js"
@@ -32,11 +37,10 @@ type Open =
   | { readonly kind: "thinking"; readonly index: number; readonly key: unknown; part: unknown; hasText: boolean }
   | { readonly kind: "tool"; readonly index: number; readonly key: unknown }
 
-/** An output item seen added and not yet done; `streamed` once any of its content went out. */
+/** An output item seen added and not yet done. */
 interface Item {
   readonly kind: "message" | "reasoning" | "function_call"
   readonly id: unknown
-  streamed: boolean
 }
 
 const NOTHING: ReadonlyArray<AnthropicStreamEventOut> = []
@@ -59,6 +63,10 @@ export class MessagesStreamTranslator {
   private nextIndex = 0
   private open: Open | undefined = undefined
   private readonly items = new Map<unknown, Item>()
+  /** The keys (output index or item id) of items some of whose content went out. */
+  private readonly streamed = new Set<unknown>()
+  /** The keys (output index and item id) of items finished (`output_item.done`). */
+  private readonly finished = new Set<unknown>()
   private calledTool = false
   private reported: TokenUsage | undefined = undefined
   private generated = ""
@@ -189,8 +197,7 @@ export class MessagesStreamTranslator {
   }
 
   private markStreamed(key: unknown): void {
-    const item = this.items.get(key)
-    if (item !== undefined) item.streamed = true
+    this.streamed.add(key)
   }
 
   private textDelta(key: unknown, part: unknown, text: string): void {
@@ -255,7 +262,7 @@ export class MessagesStreamTranslator {
   private itemAdded(key: unknown, item: Record<string, unknown>): void {
     const kind = item["type"]
     if (kind !== "message" && kind !== "reasoning" && kind !== "function_call") return
-    this.items.set(key, { kind, id: item["id"], streamed: false })
+    this.items.set(key, { kind, id: item["id"] })
     if (kind === "function_call") {
       this.openTool(key, item)
       this.argumentsDelta(key, str(item["arguments"]))
@@ -269,7 +276,10 @@ export class MessagesStreamTranslator {
   private itemDone(key: unknown, item: Record<string, unknown>): void {
     const seen = this.items.get(key)
     this.items.delete(key)
-    const streamed = seen?.streamed === true
+    const id = item["id"] ?? seen?.id
+    this.finished.add(key)
+    if (id !== undefined) this.finished.add(id)
+    const streamed = this.streamed.has(key) || (id !== undefined && this.streamed.has(id))
     const open = this.open
     switch (item["type"]) {
       case "message": {
@@ -284,11 +294,16 @@ export class MessagesStreamTranslator {
       }
       case "reasoning": {
         if (!streamed) this.thinkingDelta(key, 0, reasoningText(item))
-        const id = item["id"] ?? seen?.id
         const encrypted = item["encrypted_content"]
+        // The signature belongs to the item's thinking block: still open, or opened now for an item
+        // that streamed nothing. A block closed already (its item finished only by the terminal
+        // event, after other output) stays unsigned rather than signing a second, empty one.
         if (typeof id === "string" && id !== "" && typeof encrypted === "string" && encrypted !== "") {
-          const block = this.thinkingBlock(key, 0)
-          this.delta(block.index, { type: "signature_delta", signature: encodeThinkingSignature({ id, encrypted_content: encrypted }) })
+          const open = this.open?.kind === "thinking" && this.open.key === key ? this.open : undefined
+          const block = streamed ? open : this.thinkingBlock(key, 0)
+          if (block !== undefined) {
+            this.delta(block.index, { type: "signature_delta", signature: encodeThinkingSignature({ id, encrypted_content: encrypted }) })
+          }
         }
         if (this.open?.kind === "thinking" && this.open.key === key) this.closeBlock()
         break
@@ -312,6 +327,13 @@ export class MessagesStreamTranslator {
     const r = isRecord(response) ? response : {}
     // With the provider tool calls among its output: billed per call.
     if (isRecord(r["usage"])) this.reported = fromResponsesAnswer(r)
+    // Items the upstream never finished, or never streamed at all, are finished from the output.
+    if (Array.isArray(r["output"])) {
+      r["output"].forEach((item: unknown, index) => {
+        if (!isRecord(item) || this.finished.has(index) || (item["id"] !== undefined && this.finished.has(item["id"]))) return
+        this.itemDone(this.items.has(item["id"]) && !this.items.has(index) ? item["id"] : index, item)
+      })
+    }
     this.closeBlock()
     let stopReason: StopReason = this.calledTool ? "tool_use" : "end_turn"
     if (incomplete || r["status"] === "incomplete") {

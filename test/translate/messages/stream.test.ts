@@ -242,6 +242,57 @@ describe("MessagesStreamTranslator", () => {
     expect((await finalMessage(out)).content).toEqual([{ type: "text", text: "no done event" }])
   })
 
+  it("never sends text twice (nor loses it) whatever events the upstream leaves out", async () => {
+    const full = responsesStream([
+      { kind: "reasoning", id: "rs_1", summary: [["Think", "ing"], ["More."]], encrypted: "gAAAAB-enc" },
+      { kind: "message", parts: [["Hel", "lo"], [" again"]] },
+      { kind: "call", id: "fc_1", callId: "call_1", name: "Bash", pieces: ["{\"command\"", ":\"ls\"}"] },
+      { kind: "message", parts: [["Done", "."]] }
+    ], { kind: "completed" })
+    const expected = (await finalMessage(translate(full).out)).content
+    expect(expected).toEqual([
+      { type: "thinking", thinking: "Thinking\n\nMore.", signature: encodeThinkingSignature({ id: "rs_1", encrypted_content: "gAAAAB-enc" }) },
+      { type: "text", text: "Hello" },
+      { type: "text", text: " again" },
+      { type: "tool_use", id: "call_1", name: "Bash", input: { command: "ls" } },
+      { type: "text", text: "Done." }
+    ])
+    // Every event an upstream might leave out, alone and in every combination: only the deltas and
+    // the terminal event are kept whole.
+    const omittable = [
+      "response.output_item.added",
+      "response.output_item.done",
+      "response.content_part.added",
+      "response.content_part.done",
+      "response.output_text.done",
+      "response.reasoning_summary_part.added",
+      "response.reasoning_summary_text.done",
+      "response.function_call_arguments.done",
+      "response.in_progress"
+    ]
+    for (let mask = 1; mask < 1 << omittable.length; mask++) {
+      const left = new Set(omittable.filter((_, i) => (mask & (1 << i)) !== 0))
+      const { out } = translate(full.filter((e) => !left.has(e["type"] as string)))
+      expect(grammarViolations(out), [...left].join(", ")).toEqual([])
+      // Without output_item.done the reasoning's signature comes only with the terminal event,
+      // after its block closed: that block stays unsigned (never a second, empty one).
+      const unsigned = expected.map((b) => b.type === "thinking" && left.has("response.output_item.done") ? { ...b, signature: "" } : b)
+      // Without either item event a call's name and id come only with the terminal event: the
+      // call is sent then, whole, after the text that followed it.
+      const calledLast = left.has("response.output_item.added") && left.has("response.output_item.done")
+        ? [...unsigned.filter((b) => b.type !== "tool_use"), ...unsigned.filter((b) => b.type === "tool_use")]
+        : unsigned
+      expect((await finalMessage(out)).content, [...left].join(", ")).toEqual(calledLast)
+    }
+  })
+
+  it("sends an item that came only in the terminal event's output, once", async () => {
+    const full = responsesStream([{ kind: "message", parts: [["only ", "at the end"]] }], { kind: "completed" })
+    const { out } = translate(full.filter((e) => ["response.created", "response.completed"].includes(e["type"] as string)))
+    expectGrammar(out)
+    expect((await finalMessage(out)).content).toEqual([{ type: "text", text: "only at the end" }])
+  })
+
   it("answers a translated Claude Code request end to end with the Responses simulator", async () => {
     const request = messagesToResponses({
       model: "gpt-5.4",

@@ -15,7 +15,14 @@ import * as Socket from "effect/socket/Socket"
 import type { Envelope } from "../../../domain/envelope.js"
 import { websocketConnections, websocketTurns } from "../../../observability/metrics.js"
 import { Conversation, type ConversationLimits, type Expansion } from "./conversation.js"
-import { connectionLimitReached, errorEvent, parseClientFrame, previousResponseNotFound, warmUpEvents } from "./protocol.js"
+import {
+  connectionLimitReached,
+  errorEvent,
+  parseClientFrame,
+  previousResponseNotFound,
+  warmUpEvents,
+  withPreviousResponseId
+} from "./protocol.js"
 import type { TurnRunner } from "./turn.js"
 import type { WarmUpAdmission } from "./warmUp.js"
 
@@ -114,7 +121,7 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
     let turnRunning = false
 
     /** One turn: its events as frames; the transcript kept when it completes. */
-    const turn = (expansion: Expanded) =>
+    const turn = (expansion: Expanded, previousResponseId: string | undefined) =>
       Effect.scoped(Effect.gen(function*() {
         // Keep-alives from the request on, as Codex's idle timer runs: the first event waits for
         // the upstream's first byte (up to the first-byte timeout, per failover attempt).
@@ -130,7 +137,11 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
         const output: Array<string> = []
         let result = "incomplete"
         let ended = false
-        yield* Stream.runForEach(outcome.events, (frames) => {
+        yield* Stream.runForEach(outcome.events, (upstreamFrames) => {
+          // A chained turn's response names the id the client chained from (the upstream saw the transcript).
+          const frames = previousResponseId === undefined
+            ? upstreamFrames
+            : upstreamFrames.map((frame) => withPreviousResponseId(frame, typeOf(frame), previousResponseId))
           const wasEnded = ended
           for (const frame of frames) {
             const type = typeOf(frame)
@@ -165,14 +176,14 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
       })).pipe(Effect.ensuring(Effect.sync(() => void (turnRunning = false))))
 
     /** A warm-up: answered here, no upstream, no billing; its id is chainable with the input as transcript. */
-    const warmUp = (expansion: Expanded) =>
+    const warmUp = (expansion: Expanded, previousResponseId: string | undefined) =>
       Effect.flatMap(options.admitWarmUp, (refused) => {
         if (refused !== undefined) {
           conversation.failed()
           return Effect.andThen(send(errorEvent(refused)), Metric.update(turnCounter("refused"), 1))
         }
         const at = now()
-        const warm = warmUpEvents(expansion.body, at)
+        const warm = warmUpEvents(expansion.body, at, previousResponseId)
         conversation.completed(warm.id, expansion, [], at)
         return Effect.andThen(Effect.forEach(warm.frames, send, { discard: true }), Metric.update(turnCounter("warm_up"), 1))
       })
@@ -206,8 +217,8 @@ export const serveConnection = (socket: Socket.Socket, options: ConnectionOption
         conversation.failed()
         return Effect.as(send(errorEvent(previousResponseNotFound(expansion.id, expansion.tooLarge))), true)
       }
-      if (frame.warmUp) return Effect.as(warmUp(expansion), true)
-      return Effect.as(turn(expansion), true)
+      if (frame.warmUp) return Effect.as(warmUp(expansion, frame.previousResponseId), true)
+      return Effect.as(turn(expansion, frame.previousResponseId), true)
     }
 
     // The worker: one item at a time, in order, until a Close is handled.

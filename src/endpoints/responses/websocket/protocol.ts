@@ -6,6 +6,7 @@
  */
 import type { Envelope } from "../../../domain/envelope.js"
 import { newId } from "../../../domain/ids.js"
+import { responseObject } from "../../../domain/responseObject.js"
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../../domain/jsonDepth.js"
 import { backgroundRefusal } from "../validate.js"
 
@@ -116,32 +117,33 @@ export const connectionLimitReached = (maxAgeMillis: number): Envelope => {
  * A warm-up's answer (§3): `response.created` and `response.completed` for a chainable id with no
  * output and no usage, with the request's own settings echoed. `nowMillis`: the caller's Clock time.
  */
-export const warmUpEvents = (body: Record<string, unknown>, nowMillis: number): { readonly id: string; readonly frames: ReadonlyArray<string> } => {
+export const warmUpEvents = (
+  body: Record<string, unknown>,
+  nowMillis: number,
+  previousResponseId?: string
+): { readonly id: string; readonly frames: ReadonlyArray<string> } => {
   const id = newId("resp")
+  const at = Math.floor(nowMillis / 1000)
   const response = (status: "in_progress" | "completed") => ({
-    id,
-    object: "response",
-    created_at: Math.floor(nowMillis / 1000),
-    status,
-    error: null,
-    incomplete_details: null,
-    instructions: body["instructions"] ?? null,
-    model: body["model"] ?? null,
-    output: [],
-    parallel_tool_calls: body["parallel_tool_calls"] ?? true,
-    previous_response_id: null,
-    store: body["store"] ?? false,
-    tool_choice: body["tool_choice"] ?? "auto",
-    tools: Array.isArray(body["tools"]) ? body["tools"] : [],
-    usage: status === "completed"
-      ? {
-        input_tokens: 0,
-        input_tokens_details: { cached_tokens: 0 },
-        output_tokens: 0,
-        output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: 0
-      }
-      : null
+    ...responseObject({
+      id,
+      model: typeof body["model"] === "string" ? body["model"] : "",
+      createdAt: at,
+      status,
+      completedAt: status === "completed" ? at : null,
+      request: body,
+      ...(previousResponseId === undefined ? {} : { previousResponseId }),
+      usage: status === "completed"
+        ? {
+          input_tokens: 0,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: 0,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: 0
+        }
+        : null
+    }),
+    store: body["store"] === true
   })
   return {
     id,
@@ -149,5 +151,23 @@ export const warmUpEvents = (body: Record<string, unknown>, nowMillis: number): 
       JSON.stringify({ type: "response.created", sequence_number: 0, response: response("in_progress") }),
       JSON.stringify({ type: "response.completed", sequence_number: 1, response: response("completed") })
     ]
+  }
+}
+
+const LIFECYCLE = new Set(["response.created", "response.queued", "response.in_progress", "response.completed", "response.failed", "response.incomplete"])
+
+/**
+ * A lifecycle event of a chained turn with `previous_response_id` as the client sent it: the
+ * upstream was sent the connection's whole transcript instead of the id, so its answer names none.
+ * Other frames are returned as they are.
+ */
+export const withPreviousResponseId = (frame: string, type: string | undefined, id: string): string => {
+  if (type === undefined || !LIFECYCLE.has(type)) return frame
+  try {
+    const event: unknown = JSON.parse(frame)
+    if (!isRecord(event) || !isRecord(event["response"])) return frame
+    return JSON.stringify({ ...event, response: { ...event["response"], previous_response_id: id } })
+  } catch {
+    return frame
   }
 }

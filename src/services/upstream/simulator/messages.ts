@@ -9,7 +9,8 @@
  *   tools (toolIntent.ts), or `tool_choice` names one or is `any`: a `tool_use` block, input drawn
  *   from the prompt and shaped to its `input_schema`, streamed as input_json_delta pieces;
  *   stop_reason `tool_use`;
- * - otherwise a text block (quoting the tool result when the last user message carries one); `end_turn`;
+ * - otherwise a text block (quoting the tool result when the last user message carries one, or a
+ *   value of the `output_config.format` JSON schema); `end_turn`;
  * - when `max_tokens` is below the answer's estimate, the output is cut to fit and stop_reason is
  *   `max_tokens` (a tool_use that does not fit is replaced by the truncated text answer, so the
  *   content never holds half a tool input).
@@ -28,6 +29,7 @@ import {
   idFactory,
   requestSeed,
   isRecord,
+  sampleFromSchema,
   type JsonObject,
   serialise,
   type Simulated,
@@ -122,7 +124,11 @@ export const simulateMessages = (body: Record<string, unknown>, options: Simulat
     ? plannedCall(prompt, offeredTools(body), choice)
     : undefined
 
-  const textAnswer = view.toolResult !== undefined ? toolResultAnswerText(view.toolResult) : answerText(prompt)
+  const plainAnswer = view.toolResult !== undefined ? toolResultAnswerText(view.toolResult) : answerText(prompt)
+  // Structured output (`output_config.format`): a JSON value of the schema, as the model must answer.
+  const outputConfig = isRecord(body["output_config"]) ? body["output_config"] : {}
+  const format = isRecord(outputConfig["format"]) ? outputConfig["format"] : undefined
+  const textAnswer = format?.["type"] === "json_schema" ? JSON.stringify(sampleFromSchema(format["schema"])) : plainAnswer
   const answer: Block = call !== undefined
     ? { _tag: "ToolUse", id: nextId("toolu"), name: call.name, input: call.input }
     : { _tag: "Text", text: textAnswer }

@@ -14,6 +14,7 @@
  * Token counts are ceil(chars / 4). Ids are derived from a hash of the request unless `randomIds`
  * (which the simulator accounts use: a real upstream never repeats an id).
  */
+import { responseObject } from "../../../domain/responseObject.js"
 import {
   answerText,
   asArray,
@@ -116,8 +117,6 @@ const plan = (body: JsonObject): Plan => {
   return { _tag: "Text", text: full, truncated: false }
 }
 
-const orNull = (u: unknown): unknown => (u === undefined ? null : u)
-
 /** `options.createdAt`: the time the caller read from its Clock (Unix seconds). */
 export const simulateResponses = (body: Record<string, unknown>, options: SimulateOptions & { readonly createdAt: number }): Simulated => {
   const nextId = idFactory(requestSeed(body), options.randomIds === true)
@@ -126,34 +125,10 @@ export const simulateResponses = (body: Record<string, unknown>, options: Simula
   const model = asString(body["model"]) ?? "simulator"
   const answer = plan(body)
 
-  const reasoningIn = isRecord(body["reasoning"]) ? body["reasoning"] : {}
+  // Every field of the Open Responses response object, the request's settings echoed as OpenAI does.
   const base = (): JsonObject => ({
-    id: responseId,
-    object: "response",
-    created_at: createdAt,
-    status: "in_progress",
-    background: false,
-    completed_at: null,
-    error: null,
-    incomplete_details: null,
-    instructions: orNull(body["instructions"]),
-    max_output_tokens: orNull(body["max_output_tokens"]),
-    model,
-    output: [],
-    parallel_tool_calls: typeof body["parallel_tool_calls"] === "boolean" ? body["parallel_tool_calls"] : true,
-    previous_response_id: orNull(body["previous_response_id"]),
-    reasoning: { effort: orNull(reasoningIn["effort"]), summary: orNull(reasoningIn["summary"]) },
-    service_tier: "default",
-    store: typeof body["store"] === "boolean" ? body["store"] : false,
-    temperature: asNumber(body["temperature"]) ?? 1,
-    text: isRecord(body["text"]) ? body["text"] : { format: { type: "text" } },
-    tool_choice: body["tool_choice"] ?? "auto",
-    tools: Array.isArray(body["tools"]) ? body["tools"] : [],
-    top_p: asNumber(body["top_p"]) ?? 1,
-    truncation: body["truncation"] ?? "disabled",
-    usage: null,
-    user: orNull(body["user"]),
-    metadata: isRecord(body["metadata"]) ? body["metadata"] : {}
+    ...responseObject({ id: responseId, model, createdAt, status: "in_progress", request: body }),
+    store: typeof body["store"] === "boolean" ? body["store"] : false
   })
 
   const inputChars = serialise(body["instructions"] ?? "") + serialise(body["input"] ?? "") + serialise(body["tools"] ?? [])
