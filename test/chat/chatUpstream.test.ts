@@ -6,6 +6,7 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import OpenAI from "openai"
+import { call, readEvents } from "../http/helpers.js"
 import { startChatUpstream, type ChatUpstream, USAGE } from "../support/chatUpstream.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 
@@ -110,6 +111,20 @@ describe("an openai_chat group", () => {
     const sent = JSON.stringify(upstream.requests.at(-1)?.body["messages"])
     expect(sent).toContain("compacted to save context")
     expect(sent).toContain("Hello from the chat server!")
+  })
+
+  it("every Responses body and event it writes from Chat answers is an Open Responses one", async () => {
+    // `call` and `readEvents` check each body and event against the spec's schema (test/support/openResponses.ts).
+    const json = await call(gw.url, "/v1/responses", { key: KEY, body: { model: "qwen3-coder", input: "Call get_weather for `Oslo`", tools: [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } }] } })
+    expect(json.status).toBe(200)
+    const streamed = await fetch(`${gw.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "qwen3-coder", input: "Say hello", stream: true })
+    })
+    const { events, error } = await readEvents(streamed)
+    expect(error).toBeUndefined()
+    expect(events.at(-1)?.["type"]).toBe("response.completed")
   })
 
   it("lists the group's models", async () => {
