@@ -16,8 +16,8 @@ describe("a Chat server's refusal of tools", () => {
   let upstream: ChatUpstream
   let gw: TestGateway
   beforeAll(async () => {
-    upstream = await startChatUpstream((body, n) =>
-      Array.isArray(body["tools"]) && body["tools"].length > 0 ? { _tag: "Error", status: 400, message: NO_TOOLS } : defaultScript(body, n))
+    upstream = await startChatUpstream((body) =>
+      Array.isArray(body["tools"]) && body["tools"].length > 0 ? { _tag: "Error", status: 400, message: NO_TOOLS } : defaultScript(body))
     gw = await startGateway({
       config: {
         groups: [{ name: "local", platform: "openai_chat", models: ["llama3"] }],

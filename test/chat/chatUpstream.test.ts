@@ -6,6 +6,7 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import OpenAI from "openai"
+import type { ResponseInput } from "openai/resources/responses/responses"
 import { call, readEvents } from "../http/helpers.js"
 import { startChatUpstream, type ChatUpstream, USAGE } from "../support/chatUpstream.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
@@ -105,7 +106,8 @@ describe("an openai_chat group", () => {
     // The window goes back as input: the server reads the summary where the turns were.
     const next = await openai().responses.create({
       model: "qwen3-coder",
-      input: [...compacted.output, { role: "user", content: "Go on" }] as Parameters<ReturnType<typeof openai>["responses"]["create"]>[0]["input"]
+      // The window's items as the SDK typed them for the compact answer; the create input takes them as they are.
+      input: [...compacted.output, { role: "user", content: "Go on" }] as unknown as ResponseInput
     })
     expect(next.output_text).not.toBe("")
     const sent = JSON.stringify(upstream.requests.at(-1)?.body["messages"])

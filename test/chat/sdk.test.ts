@@ -21,6 +21,30 @@ describe("POST /v1/chat/completions through the openai SDK", () => {
   })
   afterAll(() => setup.close())
 
+  it("anthropic group: thinking goes out in reasoning_details and its signature comes back on the next turn", async () => {
+    const client = new OpenAI({ baseURL: `${setup.gw.url}/v1`, apiKey: "sk-test-anthropic-0001", maxRetries: 0 })
+    const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }]
+    const question = { role: "user" as const, content: "What is the weather in Paris? Use get_weather." }
+    const first = await client.chat.completions.create({ model: "claude-sonnet-4-5", reasoning_effort: "high", messages: [question], tools })
+    const message = first.choices[0]?.message
+    const call = message?.tool_calls?.[0]
+    if (message === undefined || call === undefined) throw new Error("no tool call")
+    expect(message).toMatchObject({ reasoning_details: [{ type: "reasoning.encrypted" }] })
+    const thought = setup.upstream.requests.length
+    // The assistant message goes back as the SDK gave it, as runTools and most agent loops do.
+    await client.chat.completions.create({
+      model: "claude-sonnet-4-5",
+      reasoning_effort: "high",
+      tools,
+      messages: [question, message, { role: "tool", tool_call_id: call.id, content: "Sunny" }]
+    })
+    const sent = setup.upstream.requests.slice(thought).map((r) => r.body as { messages?: Array<{ role: string; content: unknown }> })
+    const assistant = sent.at(-1)?.messages?.find((m) => m.role === "assistant")
+    const blocks = Array.isArray(assistant?.content) ? (assistant.content as Array<Record<string, unknown>>) : []
+    expect(blocks[0]).toMatchObject({ type: "thinking", signature: expect.stringMatching(/\S/) })
+    expect(blocks.some((b) => b["type"] === "tool_use")).toBe(true)
+  })
+
   for (const group of GROUPS) {
     describe(group.name, () => {
       const client = () => new OpenAI({ baseURL: `${setup.gw.url}/v1`, apiKey: group.key, maxRetries: 0 })

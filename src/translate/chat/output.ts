@@ -5,7 +5,16 @@
 import { newId } from "../../domain/ids.js"
 import type { TokenUsage } from "../../domain/usage.js"
 import { isRecord } from "../error.js"
-import type { ChatUsageOut, FinishReason } from "./types.js"
+import type { ChatUsageOut, FinishReason, ReasoningDetail } from "./types.js"
+
+/** A reasoning item's payload as a reasoning detail, when it has one to replay. */
+export const reasoningDetail = (item: Record<string, unknown>, index: number): ReasoningDetail | undefined => {
+  const id = item["id"]
+  const data = item["encrypted_content"]
+  return typeof id === "string" && id !== "" && typeof data === "string" && data !== ""
+    ? { type: "reasoning.encrypted", id, data, format: "openai-responses-v1", index }
+    : undefined
+}
 
 /** `resp_abc` -> `chatcmpl-abc`, so logs on both sides line up; a fresh id when there is none. */
 export const completionIdFor = (responseId: unknown): string =>

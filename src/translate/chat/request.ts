@@ -93,12 +93,28 @@ const toolCallItem = (call: unknown, at: string): Item => {
   }
 }
 
-/** An assistant turn: its text (and refusal) as one message, then its calls, in Chat's order. */
+/**
+ * The reasoning an assistant message carries back in `reasoning_details` (as this door sent it:
+ * src/translate/chat/output.ts), as the reasoning items it came from; other kinds of detail are
+ * another provider's and cannot be replayed.
+ */
+const reasoningItems = (details: unknown): Array<Item> =>
+  Array.isArray(details)
+    ? details.flatMap((d: unknown): Array<Item> =>
+      isRecord(d) && d["type"] === "reasoning.encrypted" && typeof d["id"] === "string" && d["id"] !== "" &&
+        typeof d["data"] === "string" && d["data"] !== ""
+        ? [{ type: "reasoning", id: d["id"], summary: [], encrypted_content: d["data"] }]
+        : []
+    )
+    : []
+
+/** An assistant turn: its reasoning, its text (and refusal) as one message, then its calls, in Chat's order. */
 const assistantItems = (message: Record<string, unknown>, path: string, items: Array<Item>): void => {
   if (message["audio"] !== undefined && message["audio"] !== null) return reject("assistant audio is not supported by this gateway", `${path}.audio`)
   if (message["function_call"] !== undefined && message["function_call"] !== null) {
     return reject("function_call is deprecated; send tool_calls", `${path}.function_call`)
   }
+  items.push(...reasoningItems(message["reasoning_details"]))
   const content = message["content"]
   const parts = content === undefined || content === null ? [] : textParts(content, `${path}.content`, ["refusal"])
   const out = parts.filter((p) => p.text !== "").map((p) => p.type === "refusal" ? { type: "refusal", refusal: p.text } : { type: "output_text", text: p.text })
@@ -265,6 +281,8 @@ const translate = (body: Record<string, unknown>): Record<string, unknown> => {
     input,
     stream: stream === true,
     store: false,
+    // Nothing is stored upstream: reasoning comes back with its payload, for the next turn to replay.
+    include: ["reasoning.encrypted_content"],
     ...(tools !== undefined && tools.length > 0 ? { tools } : {}),
     ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
     ...(typeof parallel === "boolean" ? { parallel_tool_calls: parallel } : {}),

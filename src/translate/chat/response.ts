@@ -8,8 +8,8 @@ import { fromResponsesAnswer } from "../../domain/upstreamJson.js"
 import type { TokenUsage } from "../../domain/usage.js"
 import { isRecord } from "../error.js"
 import { reasoningText } from "../messages/output.js"
-import { chatUsage, completionIdFor, createdOf, finishReasonOf } from "./output.js"
-import type { ChatCompletionOut, ChatToolCallOut } from "./types.js"
+import { chatUsage, completionIdFor, createdOf, finishReasonOf, reasoningDetail } from "./output.js"
+import type { ChatCompletionOut, ChatToolCallOut, ReasoningDetail } from "./types.js"
 
 export type { ChatCompletionOut } from "./types.js"
 
@@ -21,6 +21,7 @@ export const responseToCompletion = (
   const refusals: Array<string> = []
   const reasoning: Array<string> = []
   const calls: Array<ChatToolCallOut> = []
+  const details: Array<ReasoningDetail> = []
   const output: ReadonlyArray<unknown> = Array.isArray(response["output"]) ? response["output"] : []
   for (const item of output) {
     if (!isRecord(item)) continue
@@ -28,6 +29,8 @@ export const responseToCompletion = (
       case "reasoning": {
         const text = reasoningText(item)
         if (text !== "") reasoning.push(text)
+        const detail = reasoningDetail(item, details.length)
+        if (detail !== undefined) details.push(detail)
         break
       }
       case "message": {
@@ -67,6 +70,7 @@ export const responseToCompletion = (
           content: texts.length > 0 ? texts.join("") : null,
           refusal: refusals.length > 0 ? refusals.join("") : null,
           ...(reasoning.length > 0 ? { reasoning_content: reasoning.join("\n\n") } : {}),
+          ...(details.length > 0 ? { reasoning_details: details } : {}),
           ...(calls.length > 0 ? { tool_calls: calls } : {}),
           annotations: []
         },

@@ -16,8 +16,8 @@ import { fromResponsesAnswer, fromResponsesUsage } from "../../domain/upstreamJs
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import { isRecord } from "../error.js"
 import { reasoningText } from "../messages/output.js"
-import { chatUsage, completionIdFor, createdOf, finishReasonOf } from "./output.js"
-import type { ChatChunkOut, ChatStreamErrorOut, ChunkDelta, FinishReason } from "./types.js"
+import { chatUsage, completionIdFor, createdOf, finishReasonOf, reasoningDetail } from "./output.js"
+import type { ChatChunkOut, ChatStreamErrorOut, ChunkDelta, FinishReason, ReasoningDetail } from "./types.js"
 
 export type ChatStreamOut = ChatChunkOut | ChatStreamErrorOut
 
@@ -59,6 +59,8 @@ export class ChatStreamTranslator {
   private readonly items = new Map<unknown, Item>()
   private reported: TokenUsage | undefined = undefined
   private generated = ""
+  /** Reasoning payloads, sent together before the finish chunk (stream helpers keep the last value of a field). */
+  private readonly details: Array<ReasoningDetail> = []
   private out: Array<ChatStreamOut> | undefined = undefined
 
   constructor(ctx: { readonly model: string; readonly includeUsage: boolean; readonly nowSeconds: number }) {
@@ -223,9 +225,12 @@ export class ChatStreamTranslator {
           }
         }
         break
-      case "reasoning":
+      case "reasoning": {
         if (!streamed) this.text(key, { reasoning_content: reasoningText(item) })
+        const detail = reasoningDetail(item, this.details.length)
+        if (detail !== undefined) this.details.push(detail)
         break
+      }
       case "function_call":
         this.openTool(key, item, seen)
         if (!streamed) this.argumentsDelta(key, str(item["arguments"]))
@@ -243,6 +248,7 @@ export class ChatStreamTranslator {
   private complete(response: Record<string, unknown>): void {
     // With the provider tool calls among its output: billed per call.
     if (isRecord(response["usage"])) this.reported = fromResponsesAnswer(response)
+    if (this.details.length > 0) this.push(this.chunk({ reasoning_details: this.details }, null))
     this.push(this.chunk({}, finishReasonOf(response, this.nextToolIndex > 0)))
     if (this.includeUsage) {
       this.push({ ...this.chunk({}, null), choices: [], usage: chatUsage(this.reported ?? emptyUsage) })

@@ -20,12 +20,26 @@ export type ChatToolCallOut = {
   readonly function: { readonly name: string; readonly arguments: string }
 }
 
+/**
+ * A reasoning item's replayable payload, in the `reasoning_details` convention of OpenRouter's Chat
+ * API: a client that sends the assistant message back as it got it (the openai SDK's runTools,
+ * most agent loops) gives the model its reasoning back, thinking signatures included.
+ */
+export type ReasoningDetail = {
+  readonly type: "reasoning.encrypted"
+  readonly id: string
+  readonly data: string
+  readonly format: "openai-responses-v1"
+  readonly index: number
+}
+
 export type ChatMessageOut = {
   readonly role: "assistant"
   readonly content: string | null
   readonly refusal: string | null
   /** Reasoning summary text, as providers that stream reasoning separately (DeepSeek, vLLM) name it. */
   readonly reasoning_content?: string
+  readonly reasoning_details?: ReadonlyArray<ReasoningDetail>
   readonly tool_calls?: ReadonlyArray<ChatToolCallOut>
   readonly annotations: ReadonlyArray<never>
 }
@@ -58,6 +72,7 @@ export type ChunkDelta = {
   readonly content?: string
   readonly refusal?: string
   readonly reasoning_content?: string
+  readonly reasoning_details?: ReadonlyArray<ReasoningDetail>
   readonly tool_calls?: ReadonlyArray<ChunkToolCallDelta>
 }
 

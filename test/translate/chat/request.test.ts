@@ -71,6 +71,7 @@ describe("chatToResponses", () => {
       input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }],
       stream: true,
       store: false,
+      include: ["reasoning.encrypted_content"],
       tools: [{ type: "function", name: "get_weather", description: "Weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: true }],
       tool_choice: { type: "function", name: "get_weather" },
       parallel_tool_calls: false,

@@ -28,6 +28,7 @@ describe("responseToCompletion", () => {
           content: "Reading both.",
           refusal: null,
           reasoning_content: "Think.",
+          reasoning_details: [{ type: "reasoning.encrypted", id: "rs_1", data: "enc", format: "openai-responses-v1", index: 0 }],
           tool_calls: [{ id: "call_a", type: "function", function: { name: "read", arguments: "{\"path\":\"a\"}" } }],
           annotations: []
         },
