@@ -9,21 +9,17 @@ import { HumanMessage, ToolMessage } from "@langchain/core/messages"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { generateText, stepCountIs, streamText, tool } from "ai"
 import { z } from "zod"
-import { startWithFakeUpstream } from "../support/gateway.js"
+import { GROUPS, startThreeGroups, type ThreeGroups } from "./threeGroups.js"
 
-type Setup = Awaited<ReturnType<typeof startWithFakeUpstream>>
+type Setup = ThreeGroups
 
-const GROUPS = [
-  { name: "openai group", key: "sk-test-openai-0001", model: "gpt-5.4" },
-  { name: "anthropic group", key: "sk-test-anthropic-0001", model: "claude-sonnet-4-5" }
-] as const
 
 const PROMPT = "What is the weather in Paris? Use get_weather."
 
 describe("the Chat door through the AI SDK and LangChain", () => {
   let setup: Setup
   beforeAll(async () => {
-    setup = await startWithFakeUpstream()
+    setup = await startThreeGroups()
   })
   afterAll(() => setup.close())
 

@@ -5,19 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import OpenAI from "openai"
-import { startWithFakeUpstream } from "../support/gateway.js"
+import { GROUPS, startThreeGroups, type ThreeGroups } from "./threeGroups.js"
 
-type Setup = Awaited<ReturnType<typeof startWithFakeUpstream>>
+type Setup = ThreeGroups
 
-const GROUPS = [
-  { name: "openai group", key: "sk-test-openai-0001", model: "gpt-5.4" },
-  { name: "anthropic group", key: "sk-test-anthropic-0001", model: "claude-sonnet-4-5" }
-] as const
 
 describe("POST /v1/chat/completions through the openai SDK", () => {
   let setup: Setup
   beforeAll(async () => {
-    setup = await startWithFakeUpstream()
+    setup = await startThreeGroups()
   })
   afterAll(() => setup.close())
 
@@ -117,11 +113,18 @@ describe("POST /v1/chat/completions through the openai SDK", () => {
         expect(chunks.some((c) => "usage" in c)).toBe(false)
       })
 
-      it("refuses n > 1 with a 400 naming the field, in OpenAI's envelope", async () => {
-        const error = await client().chat.completions.create({ model: group.model, messages: [{ role: "user", content: "x" }], n: 2 })
+      it(group.key === "sk-test-chat-0001"
+        ? "passes n > 1 to the Chat server, which honours it"
+        : "refuses n > 1 with a 400 naming the field, in OpenAI's envelope", async () => {
+        const answer = await client().chat.completions.create({ model: group.model, messages: [{ role: "user", content: "x" }], n: 2 })
           .then(() => undefined, (e: unknown) => e)
-        expect(error).toBeInstanceOf(OpenAI.BadRequestError)
-        expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("n")
+        if (group.key === "sk-test-chat-0001") {
+          expect(answer).toBeUndefined()
+          expect(setup.chat.requests.at(-1)?.body["n"]).toBe(2)
+          return
+        }
+        expect(answer).toBeInstanceOf(OpenAI.BadRequestError)
+        expect((answer as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("n")
       })
     })
   }
