@@ -9,7 +9,7 @@
  * integer micro-dollars, far below 2^53; a value beyond that is an error rather than a rounded
  * figure), and the database closed when the layer's scope closes.
  *
- * `node:sqlite` is synchronous, like better-sqlite3 was: each statement runs on the event loop.
+ * `node:sqlite` is synchronous: each statement runs on the event loop.
  * Settlement batches on a file are written from a thread of their own (writerThread.ts).
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite"
