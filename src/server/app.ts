@@ -51,7 +51,7 @@ export type GatewayApp = Effect.Effect<
  * once (in a Scope: its routes live as long); it needs nothing more from the context than the
  * request and its Scope.
  */
-export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(function*() {
+export const makeGatewayAppWith = Effect.fnUntraced(function*(options: GatewayAppOptions) {
   const tracing = options.tracing === true
   const upgrade = yield* makeResponsesWebSocket({ tracing })
   // The platform serves a request uninterruptibly and its router makes a route's handler

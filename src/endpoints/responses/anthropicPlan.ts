@@ -34,7 +34,7 @@ import type { Answer } from "../../core/upstreamCall.js"
 export const makeAnthropicPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: ResponsesPlanner = (input) => Effect.gen(function*() {
+  const plan: ResponsesPlanner = Effect.fnUntraced(function*(input) {
     const { request } = input
     const translation = responsesToMessages(request.body, { upstreamModel: request.model })
     if (Result.isFailure(translation)) {
@@ -62,6 +62,8 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
 
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body }) => {
+        // The upstream's JSON taken as the Messages answer it is (an Anthropic account answered 2xx);
+        // the translation reads every member defensively.
         const { response, usage } = messageToResponse(body as unknown as AnthropicMessage, ctx)
         return { answer: jsonReply(response), usage: reported(usage, messagesAnswerFacts(body)) }
       })
@@ -78,7 +80,7 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
             if (event === undefined || typeof event["type"] !== "string") continue
             sentChars += deltaChars(event)
             answered = afterMessagesEvent(answered, event)
-            const [next, events] = stepStream(state, event as unknown as AnthropicStreamEvent)
+            const [next, events] = stepStream(state, event as AnthropicStreamEvent)
             state = next
             for (const e of events) out.event(e.type, JSON.stringify(e))
           }

@@ -86,7 +86,7 @@ export const turnHeaders = (handshake: Readonly<Record<string, string | undefine
 }
 
 /** The turns of the connections the gateway serves, with their services resolved once. */
-export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect.gen(function*() {
+export const makeTurnRunner = Effect.fnUntraced(function*(options: { readonly tracing: boolean }) {
   const settings = yield* Settings
   const keys = yield* KeyRepo
   const accessLog = yield* AccessLog
