@@ -106,15 +106,14 @@ export const defaultStoreOptions: StoreOptions = {
  * Where batches are written. The SQLite client, when that is the store, is in the context beside
  * the SqlClient (its layer provides both): its file name is what the writer thread opens.
  */
-const batchRunner = (sql: SqlClient.SqlClient, options: StoreOptions): Effect.Effect<BatchRunner, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const sqlite = yield* Effect.serviceOption(SqliteClient)
-    if (!options.writerThread || Option.isNone(sqlite) || sqlite.value.config.filename === ":memory:") {
-      return runOnConnection(sql)
-    }
-    const thread = yield* startWriterThread({ filename: sqlite.value.config.filename, pragmas: sqlitePragmas })
-    return runOnThread(thread)
-  })
+const batchRunner = Effect.fnUntraced(function*(sql: SqlClient.SqlClient, options: StoreOptions): Effect.fn.Return<BatchRunner, never, Scope.Scope> {
+  const sqlite = yield* Effect.serviceOption(SqliteClient)
+  if (!options.writerThread || Option.isNone(sqlite) || sqlite.value.config.filename === ":memory:") {
+    return runOnConnection(sql)
+  }
+  const thread = yield* startWriterThread({ filename: sqlite.value.config.filename, pragmas: sqlitePragmas })
+  return runOnThread(thread)
+})
 
 const make = Effect.fnUntraced(function*(options: StoreOptions) {
   const sql = yield* SqlClient.SqlClient
@@ -246,22 +245,21 @@ const make = Effect.fnUntraced(function*(options: StoreOptions) {
       )
     )
   )
-  const figures = (p: Principal): Effect.Effect<EligibilityFigures, StoreError> =>
-    Effect.gen(function*() {
-      const key = Option.getOrElse(
-        yield* Cache.get(keys, p.key.id),
-        () => ({ status: p.key.status, quotaUsedMicros: p.key.quotaUsedMicros })
-      )
-      const subscription: SubscriptionFigures | undefined = p.group.billing === "subscription"
-        ? Option.getOrUndefined(yield* Cache.get(subscriptions, subKey(p.user.name, p.group.name)))
-        : undefined
-      return inFlight.apply(p, {
-        keyStatus: key.status,
-        quotaUsedMicros: key.quotaUsedMicros,
-        balanceMicros: p.group.billing === "balance" ? yield* Cache.get(balances, p.user.name) : 0,
-        subscription
-      })
+  const figures = Effect.fnUntraced(function*(p: Principal): Effect.fn.Return<EligibilityFigures, StoreError> {
+    const key = Option.getOrElse(
+      yield* Cache.get(keys, p.key.id),
+      () => ({ status: p.key.status, quotaUsedMicros: p.key.quotaUsedMicros })
+    )
+    const subscription: SubscriptionFigures | undefined = p.group.billing === "subscription"
+      ? Option.getOrUndefined(yield* Cache.get(subscriptions, subKey(p.user.name, p.group.name)))
+      : undefined
+    return inFlight.apply(p, {
+      keyStatus: key.status,
+      quotaUsedMicros: key.quotaUsedMicros,
+      balanceMicros: p.group.billing === "balance" ? yield* Cache.get(balances, p.user.name) : 0,
+      subscription
     })
+  })
   const settle = (s: Settlement): Effect.Effect<Charged, StoreError> =>
     Effect.suspend(() => {
       if (closed) {
