@@ -131,6 +131,21 @@ describe("the import graph of src/", () => {
     expect(wrong).toEqual([])
   })
 
+  it("lets the core and the endpoints reach a service through its contract only", () => {
+    // services/<name>/<Name>.ts is the contract (tag, shape, types, test layer); anything else under
+    // services/ is an implementation's part. Pure rules the core or a door needs live in domain/,
+    // shared metrics in observability/.
+    const wrong: Array<string> = []
+    for (const [file, imports] of graph) {
+      if (!/^(core|endpoints)\//.test(name(file))) continue
+      for (const target of imports) {
+        const to = name(target)
+        if (to.startsWith("services/") && !/^services\/[^/]+\/[A-Z][^/]*\.ts$/.test(to)) wrong.push(`${name(file)} -> ${to}`)
+      }
+    }
+    expect(wrong).toEqual([])
+  })
+
   it("keeps each service's contract apart from its implementations", () => {
     // A contract is services/<name>/<Name>.ts: its tag, shape, types and test layer.
     const contracts = files.filter((file) => /^services\/[^/]+\/[A-Z][^/]*\.ts$/.test(name(file)))

@@ -12,7 +12,8 @@ import { Effect, Metric } from "effect"
 import type { AnswerFacts } from "../domain/answerFacts.js"
 import type { TokenUsage } from "../domain/usage.js"
 import { costMicrosTotal, countInputTokens, taggedCounters, tokensTotal, unpricedRequests } from "../observability/metrics.js"
-import type { QuotaShape, Settlement } from "../services/quota/Quota.js"
+import type { Settlement } from "../domain/settlement.js"
+import type { QuotaShape } from "../services/quota/Quota.js"
 import type { Settled } from "./turnFacts.js"
 
 /**

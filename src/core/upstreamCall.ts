@@ -12,6 +12,7 @@
  */
 import { Clock, Data, Effect, Redacted, Result, Scope, type Tracer } from "effect"
 import {
+  type GatewayError,
   type NoAvailableAccount,
   type RateLimited,
   type StoreError,
@@ -25,9 +26,9 @@ import { isEventStream } from "../domain/sse.js"
 import { decodeUpstreamError, parseUpstreamJson } from "../domain/upstreamJson.js"
 import { observeUpstreamFirstByte } from "../observability/metrics.js"
 import { type AccountTicket, Scheduler, type UpstreamOutcome } from "../services/scheduler/Scheduler.js"
-import { countFailover } from "../services/scheduler/metrics.js"
-import { retryAfterMillis } from "../services/scheduler/rateLimitReset.js"
-import { credentialRefused } from "../services/scheduler/verdict.js"
+import { countFailover } from "../observability/schedulerMetrics.js"
+import { retryAfterMillis } from "../domain/rateLimitReset.js"
+import { credentialRefused } from "../domain/credential.js"
 import { readText, Upstream, type UpstreamRequest, type UpstreamResponse } from "../services/upstream/Upstream.js"
 import { attemptAttributes, traced, traceparentOf } from "../observability/tracing.js"
 import type { Attempt } from "./turnFacts.js"
@@ -44,7 +45,7 @@ const retryAfterOf = (headers: Readonly<Record<string, string>>, now: number): n
 /**
  * What the client sees when an upstream refused: its own words for request problems (a 403 for a
  * model or feature the credential may not use among them), ours otherwise; a refused credential
- * (401, or a 403 that says so: verdict.ts's `credentialRefused`) is `upstream_auth_failed`.
+ * (401, or a 403 that says so: domain/credential.ts) is `upstream_auth_failed`.
  * `now` (epoch millis, from the caller's Clock) reads a retry-after given as a date.
  */
 export const upstreamError = (
@@ -139,20 +140,25 @@ export class CallFailed extends Data.TaggedError("CallFailed")<{
   readonly attempts: ReadonlyArray<Attempt>
 }> {}
 
-export type CallStep =
+/**
+ * The upstream's answer, or the wait for it: every account (or, for the admitted turn, the key's
+ * slot) was busy, and `resume` waits for the slot and finishes the call, failover included. The
+ * call fails with `CallFailed`; the admitted turn hands its door a `TurnAnswer` failing with the
+ * client's error.
+ */
+export type TurnAnswer<E = GatewayError> =
   | { readonly _tag: "Answered"; readonly answer: Answer }
-  /** Every account was busy: `resume` waits for the slot and finishes the call (failover included). */
-  | { readonly _tag: "Waiting"; readonly resume: Effect.Effect<Answer, CallFailed> }
+  | { readonly _tag: "Waiting"; readonly resume: Effect.Effect<Answer, E> }
 
-/** The answer of a step: at hand, or after the wait it handed back. */
-export const answerOf = (step: CallStep): Effect.Effect<Answer, CallFailed> =>
-  step._tag === "Answered" ? Effect.succeed(step.answer) : step.resume
+/** The answer at hand, or after the wait handed back. */
+export const answerOf = <E>(answer: TurnAnswer<E>): Effect.Effect<Answer, E> =>
+  answer._tag === "Answered" ? Effect.succeed(answer.answer) : answer.resume
 
 /**
  * Calls upstream for a request, holding what it takes (the account slot, a stream's body) in the
  * request's Scope; `mayWait` lets it hand back the waiting instead of doing it.
  */
-export type UpstreamCaller = (input: CallInput, mayWait: boolean) => Effect.Effect<CallStep, CallFailed, Scope.Scope>
+export type UpstreamCaller = (input: CallInput, mayWait: boolean) => Effect.Effect<TurnAnswer<CallFailed>, CallFailed, Scope.Scope>
 
 const SUCCESS: UpstreamOutcome = { _tag: "Success" }
 
@@ -197,74 +203,69 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     )
   }
 
-  const sendRequest = (
-    input: CallInput,
-    state: CallState,
-    account: Account,
-    request: UpstreamRequest
-  ): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> =>
-    Effect.flatMap(Clock.currentTimeMillis, (started) => {
-      const report = (outcome: UpstreamOutcome) =>
-        input.reportsHealth === false ? Effect.void : scheduler.report(account, outcome, input.session)
-      /** The time to the answer's headers (or to the failure): for the metric and the attempt. */
-      const noted = (status: number) =>
-        Effect.flatMap(Clock.currentTimeMillis, (at) => {
-          state.attempts.push({ account: account.name, status, latencyMs: at - started })
-          return Effect.as(observeUpstreamFirstByte(at - started), at)
-        })
-      const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
-        Effect.andThen(report({ _tag: "Failure", status, headers, code: error.code }), Effect.fail(error))
-      return Effect.matchEffect(upstream.send(account, request), {
-        onFailure: (e) => {
-          const outcome: UpstreamOutcome = { _tag: "Failure", status: e.status, headers: {}, code: e.code }
-          return noted(e.status).pipe(
-            Effect.andThen(report(outcome)),
-            Effect.andThen(Effect.fail(e))
-          )
-        },
-        onSuccess: (sent) =>
-          Effect.flatMap(noted(sent.status), (at): Effect.Effect<Answer, UpstreamFailed> => {
-            if (sent.status >= 200 && sent.status < 300) {
-              const succeeded = (answer: Answer) => Effect.as(report(SUCCESS), answer)
-              // The call's own list: no attempt follows an answer.
-              const attempts = state.attempts
-              if (request.stream) {
-                // A stream answer is relayed as it comes: one that is no event stream (an HTML or
-                // JSON page under a 200) fails this attempt like a 5xx, before a byte of it is relayed.
-                if (isEventStream(sent.headers["content-type"])) return succeeded({ account, response: sent, attempts })
-                return failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: NOT_AN_EVENT_STREAM }))
-              }
-              // A JSON answer is read here, so that one that is not JSON (an HTML error page, a cut
-              // body) fails this attempt and moves on to the next account, like a 5xx.
-              return Effect.flatMap(readText(sent), (text) =>
-                Result.match(parseUpstreamJson(text), {
-                  onSuccess: (body) => succeeded({ account, response: sent, json: { text, body }, attempts }),
-                  onFailure: (why) =>
-                    failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
-                }))
-            }
-            return Effect.flatMap(readLimited(sent), (body) => {
-              const secrets = secretsOf(account)
-              const error = upstreamError(sent.status, sent.headers, body, secrets, at)
-              const credentialRefusedBefore = refusedBefore(state, account)
-              if (error.code === UPSTREAM_AUTH_FAILED && state.refusedBy === undefined) state.refusedBy = account.name
-              // The error's code tells the scheduler whether a 403 refused the credential or the
-              // request; a refusal after another account's is the scheduler's to weigh (verdict.ts).
-              const outcome: UpstreamOutcome = {
-                _tag: "Failure",
-                status: sent.status,
-                headers: sent.headers,
-                code: error.code,
-                detail: upstreamWords(body, secrets),
-                credentialRefusedBefore
-              }
-              return Effect.andThen(report(outcome), Effect.fail(error))
-            })
-          })
+  /** One request to the account: its answer, or the failure reported to the scheduler first. */
+  const sendRequest = Effect.fnUntraced(function*(input: CallInput, state: CallState, account: Account, request: UpstreamRequest) {
+    const started = yield* Clock.currentTimeMillis
+    const report = (outcome: UpstreamOutcome) =>
+      input.reportsHealth === false ? Effect.void : scheduler.report(account, outcome, input.session)
+    /** The time to the answer's headers (or to the failure): for the metric and the attempt. */
+    const noted = (status: number) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => {
+        state.attempts.push({ account: account.name, status, latencyMs: at - started })
+        return Effect.as(observeUpstreamFirstByte(at - started), at)
       })
-    })
+    const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
+      Effect.andThen(report({ _tag: "Failure", status, headers, code: error.code }), Effect.fail(error))
 
-  const answered = (answer: Answer): CallStep => ({ _tag: "Answered", answer })
+    const sent = yield* Effect.catch(upstream.send(account, request), (e) =>
+      noted(e.status).pipe(
+        Effect.andThen(report({ _tag: "Failure", status: e.status, headers: {}, code: e.code })),
+        Effect.andThen(Effect.fail(e))
+      ))
+    const at = yield* noted(sent.status)
+    if (sent.status >= 200 && sent.status < 300) {
+      // The call's own list: no attempt follows an answer.
+      const attempts = state.attempts
+      if (request.stream) {
+        // A stream answer is relayed as it comes: one that is no event stream (an HTML or JSON page
+        // under a 200) fails this attempt like a 5xx, before a byte of it is relayed.
+        if (!isEventStream(sent.headers["content-type"])) {
+          return yield* failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: NOT_AN_EVENT_STREAM }))
+        }
+        yield* report(SUCCESS)
+        const answer: Answer = { account, response: sent, attempts }
+        return answer
+      }
+      // A JSON answer is read here, so that one that is not JSON (an HTML error page, a cut body)
+      // fails this attempt and moves on to the next account, like a 5xx.
+      const text = yield* readText(sent)
+      const parsed = parseUpstreamJson(text)
+      if (Result.isFailure(parsed)) {
+        return yield* failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: parsed.failure }))
+      }
+      yield* report(SUCCESS)
+      const answer: Answer = { account, response: sent, json: { text, body: parsed.success }, attempts }
+      return answer
+    }
+    const body = yield* readLimited(sent)
+    const secrets = secretsOf(account)
+    const error = upstreamError(sent.status, sent.headers, body, secrets, at)
+    const credentialRefusedBefore = refusedBefore(state, account)
+    if (error.code === UPSTREAM_AUTH_FAILED && state.refusedBy === undefined) state.refusedBy = account.name
+    // The error's code tells the scheduler whether a 403 refused the credential or the request; a
+    // refusal after another account's is the scheduler's to weigh (verdict.ts).
+    yield* report({
+      _tag: "Failure",
+      status: sent.status,
+      headers: sent.headers,
+      code: error.code,
+      detail: upstreamWords(body, secrets),
+      credentialRefusedBefore
+    })
+    return yield* Effect.fail(error)
+  })
+
+  const answered = (answer: Answer): TurnAnswer<CallFailed> => ({ _tag: "Answered", answer })
 
   /** After a failed attempt: the next account, or the error when it is not worth another. */
   const afterFailure = (
@@ -274,7 +275,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     account: Account,
     error: CallError,
     mayWait: boolean
-  ): Effect.Effect<CallStep, CallError, Scope.Scope> => {
+  ): Effect.Effect<TurnAnswer<CallFailed>, CallError, Scope.Scope> => {
     if (!(error instanceof UpstreamFailed)) return Effect.fail(error)
     // The Scheduler's policy decides whether another account is worth it (and how many switches).
     const failure = { status: error.status, code: error.code, credentialRefusedBefore: refusedBefore(state, account) }
@@ -311,9 +312,9 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     attempt: number,
     last: UpstreamFailed | undefined,
     mayWait: boolean
-  ): Effect.Effect<CallStep, CallError, Scope.Scope> => {
+  ): Effect.Effect<TurnAnswer<CallFailed>, CallError, Scope.Scope> => {
     let ticket: AccountTicket | undefined
-    const failed = (canWait: boolean) => (e: CallError): Effect.Effect<CallStep, CallError, Scope.Scope> => {
+    const failed = (canWait: boolean) => (e: CallError): Effect.Effect<TurnAnswer<CallFailed>, CallError, Scope.Scope> => {
       // Out of accounts after a failure: the client hears what the upstream said, not "no account".
       if (ticket === undefined && e._tag === "NoAvailableAccount" && last !== undefined) {
         const log = { request_id: input.requestId, status: last.status, code: last.code, attempt }
@@ -328,7 +329,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
       session: input.session,
       exclude: state.tried
     }))
-    const step = Effect.flatMap(pick, (t): Effect.Effect<CallStep, CallError, Scope.Scope> => {
+    const step = Effect.flatMap(pick, (t): Effect.Effect<TurnAnswer<CallFailed>, CallError, Scope.Scope> => {
       ticket = t
       state.tried.add(t.account.name)
       if (t._tag === "Granted") return Effect.map(send(input, state, t.account), answered)
@@ -336,7 +337,7 @@ export const makeUpstreamCaller = Effect.gen(function*() {
       if (!mayWait) return Effect.map(waitThenSend, answered)
       // The wait runs later, where the caller decides (inside an SSE response), still holding what
       // it takes in the request's scope.
-      return Effect.map(Effect.scope, (scope): CallStep => ({
+      return Effect.map(Effect.scope, (scope): TurnAnswer<CallFailed> => ({
         _tag: "Waiting",
         resume: Effect.map(waitThenSend, answered).pipe(
           Effect.catch(failed(false)),

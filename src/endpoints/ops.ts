@@ -14,7 +14,7 @@ import { declareWebsocketSeries, keyLabel } from "../observability/metrics.js"
 import { type EventLoopMonitor, processMetricsText } from "../observability/processMetrics.js"
 import type { ReadinessShape } from "../services/readiness/Readiness.js"
 import type { SchedulerShape } from "../services/scheduler/Scheduler.js"
-import { slotQueueLength, slotsInUse } from "../services/scheduler/metrics.js"
+import { slotQueueLength, slotsInUse } from "../observability/schedulerMetrics.js"
 import { json } from "./kit/reply.js"
 
 /** Pools already reported: one that has since gone quiet (or vanished from Redis) is reported as 0. */

@@ -7,7 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { AppConfig, Settings } from "../../src/config/AppConfig.js"
-import { type AdmitTurn, answerOfTurn, makeAdmitTurn, type TurnPolicy } from "../../src/core/admittedTurn.js"
+import { type AdmitTurn, makeAdmitTurn, type TurnPolicy } from "../../src/core/admittedTurn.js"
+import { answerOf } from "../../src/core/upstreamCall.js"
 import type { Rendered } from "../../src/core/settlement.js"
 import type { TurnFailed } from "../../src/core/turnFacts.js"
 import { RateLimited } from "../../src/domain/errors.js"
@@ -141,7 +142,7 @@ const runTurn = (admit: AdmitTurn, turnPolicy: TurnPolicy = policy()) =>
     session: undefined,
     plan: () => Effect.succeed({ build: () => ({ path: "/responses", body: "{}", stream: false }) }),
     render: (_plan, answer) =>
-      Effect.map(answerOfTurn(answer), (a): Rendered<string> => ({ answer: a.account.name, usage: Effect.succeed({ usage: USAGE, estimated: false }) }))
+      Effect.map(answerOf(answer), (a): Rendered<string> => ({ answer: a.account.name, usage: Effect.succeed({ usage: USAGE, estimated: false }) }))
   })
 
 /** Runs a turn in a Scope of its own, closed after it (as a request's scope is when its answer ends). */

@@ -12,7 +12,8 @@ import fc from "fast-check"
 import { afterAll, describe, expect, it } from "vitest"
 import * as JournalFile from "../../src/services/journal/file.js"
 import { decodeLine, encodeLine } from "../../src/services/journal/record.js"
-import type { Settlement, SettlementJournalShape } from "../../src/services/journal/SettlementJournal.js"
+import type { Settlement } from "../../src/domain/settlement.js"
+import type { SettlementJournalShape } from "../../src/services/journal/SettlementJournal.js"
 import { testPrincipal } from "../support/principal.js"
 
 const dir = mkdtempSync(join(tmpdir(), "modelgate-journal-"))

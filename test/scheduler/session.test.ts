@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { promptCacheKeyFor, sessionOf } from "../../src/services/scheduler/session.js"
+import { promptCacheKeyFor, sessionOf } from "../../src/domain/session.js"
 
 const turn1 = {
   model: "gpt-5.4",

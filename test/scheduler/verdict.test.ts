@@ -1,13 +1,14 @@
 /**
- * src/services/scheduler/verdict.ts and rateLimitReset.ts: what an upstream failure does to the
- * account, and when a rate limit lifts. A short burst must never be taken for an exhausted window.
+ * src/services/scheduler/verdict.ts (with src/domain/rateLimitReset.ts and credential.ts): what an
+ * upstream failure does to the account, and when a rate limit lifts. A short burst must never be taken for an exhausted window.
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { parseResetValue, rateLimitResetMillis } from "../../src/services/scheduler/rateLimitReset.js"
+import { parseResetValue, rateLimitResetMillis } from "../../src/domain/rateLimitReset.js"
 import { defaultSchedulingSettings } from "../../src/config/scheduling.js"
 import { defaultFailover } from "../../src/services/scheduler/Scheduler.js"
-import { credentialRefused, failoverReason, verdictFor } from "../../src/services/scheduler/verdict.js"
+import { credentialRefused } from "../../src/domain/credential.js"
+import { failoverReason, verdictFor } from "../../src/services/scheduler/verdict.js"
 
 const NOW = Date.parse("2026-06-01T12:00:00Z")
 const policy = defaultSchedulingSettings

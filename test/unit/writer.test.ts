@@ -6,7 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
 import { StoreError } from "../../src/domain/errors.js"
-import type { Charged, Settlement } from "../../src/services/quota/Quota.js"
+import type { Settlement } from "../../src/domain/settlement.js"
+import type { Charged } from "../../src/services/quota/Quota.js"
 import type { BatchOutcome } from "../../src/store/batch.js"
 import { type BatchRunner, makeWriter, type SettleItem } from "../../src/store/writer.js"
 

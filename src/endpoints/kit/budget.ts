@@ -5,7 +5,7 @@
  * `insufficient_quota`, as a `response.failed` or an Anthropic `error` event. The settlement then
  * bills what was sent (an event cut while it arrived was not).
  */
-import type { Budget } from "../../core/admittedTurn.js"
+import type { Budget } from "../../core/plan.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import type { EarlyEnd, OpenFrame } from "./sseRelay.js"
 

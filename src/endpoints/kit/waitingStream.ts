@@ -17,7 +17,7 @@ import { responseObject } from "../../domain/responseObject.js"
 import { encodeEvent, keepAliveComment } from "../../domain/sse.js"
 import { SHUTTING_DOWN } from "./sseRelay.js"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
-import { answerOfTurn, type TurnAnswer } from "../../core/admittedTurn.js"
+import { answerOf, type TurnAnswer } from "../../core/upstreamCall.js"
 import { mapRendered, type Metered, type Rendered } from "../../core/settlement.js"
 import type { Answer } from "../../core/upstreamCall.js"
 import { sse } from "./reply.js"
@@ -133,7 +133,7 @@ export interface HttpRendering {
  */
 export const renderHttp = (rendering: HttpRendering) =>
 (answer: TurnAnswer): Effect.Effect<Rendered<HttpServerResponse.HttpServerResponse>, GatewayError> => {
-  if (!rendering.stream) return Effect.flatMap(answerOfTurn(answer), rendering.json)
+  if (!rendering.stream) return Effect.flatMap(answerOf(answer), rendering.json)
   if (answer._tag === "Answered") return Effect.succeed(mapRendered(rendering.frames(answer.answer), sse))
   const waited = waitingStream({ ...rendering.waiting, prepare: answer.resume, stream: rendering.frames })
   return Effect.succeed(mapRendered(waited, sse))

@@ -7,11 +7,11 @@
 import { Effect, type Stream } from "effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../../config/AppConfig.js"
-import type { Budget, RoutePlan } from "../../core/admittedTurn.js"
+import type { Plan, PlanInput, Planner } from "../../core/plan.js"
 import { messagesAnswerFacts } from "../../domain/answerFacts.js"
-import type { InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
-import { anthropicPassthroughHeaders, type ClientHeaders } from "../../domain/forwardHeaders.js"
-import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
+import type { UpstreamFailed } from "../../domain/errors.js"
+import { anthropicPassthroughHeaders } from "../../domain/forwardHeaders.js"
+import { type Account, upstreamModel } from "../../domain/model.js"
 import { messagesToolCalls } from "../../domain/providerTools.js"
 import { emptyUsage, withToolCalls } from "../../domain/usage.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
@@ -29,28 +29,14 @@ import { budgetHalt } from "../kit/budget.js"
 import { frameGuard } from "../kit/frameGuard.js"
 import type { MessagesRequest } from "./validate.js"
 
-export interface MessagesPlanInput {
-  readonly requestId: string
-  readonly principal: Principal
-  readonly request: MessagesRequest
-  /** The body exactly as the client sent it. */
-  readonly rawBody: string
-  readonly metricModel: string
-  /** How far a stream may run on what the key may still spend (core/admittedTurn.ts); undefined: unbounded. */
-  readonly budget: Budget | undefined
-  readonly clientHeaders: ClientHeaders
-  /** The sticky-session id, which also names the upstream's prompt cache (openaiPlan.ts). */
-  readonly session: string | undefined
-}
-
 /** A Messages request's plan: the upstream call, and its answer rendered for a Messages client. */
-export interface MessagesPlan extends RoutePlan {
+export interface MessagesPlan extends Plan {
   readonly json: (answer: Answer) => Effect.Effect<Rendered<HttpServerResponse.HttpServerResponse>, UpstreamFailed>
   /** The client's SSE frames: never fails, always ends with `message_stop` or an `error` event. */
   readonly stream: (answer: Answer) => Rendered<Stream.Stream<Uint8Array>>
 }
 
-export type MessagesPlanner = (input: MessagesPlanInput) => Effect.Effect<MessagesPlan, InvalidRequest>
+export type MessagesPlanner = Planner<PlanInput<MessagesRequest>, MessagesPlan>
 
 export const makeAnthropicPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle

@@ -14,7 +14,7 @@ import { upstreamModel } from "../../domain/model.js"
 import { KeyRepo } from "../../services/keyRepo/KeyRepo.js"
 import { RateLimits } from "../../services/rateLimits/RateLimits.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { sessionOf } from "../../services/scheduler/session.js"
+import { sessionOf } from "../../domain/session.js"
 import { authenticate } from "../kit/auth.js"
 import { parseJson, readBodyText } from "../kit/body.js"
 import { type DoorProgram, type DoorRecord, Refused, recordFor, refusedWith, turnRefused } from "../kit/door.js"
@@ -27,7 +27,7 @@ import { makeAnthropicPlanner } from "./anthropicPlan.js"
 import { errorFrame, PING_FRAME } from "./events.js"
 import { makeCountSlots } from "./countSlots.js"
 import { countMessagesTokens } from "./localCount.js"
-import { makeOpenAIMessagesPlanner } from "./openaiPlan.js"
+import { makeOpenAIPlanner } from "./openaiPlan.js"
 import { messagesPolicy } from "./policy.js"
 import { type MessagesBodyKind, validateMessagesBody } from "./validate.js"
 import { type Attempt, type TurnFacts, unsettled } from "../../core/turnFacts.js"
@@ -40,7 +40,7 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   const admit = yield* makeAdmitTurn
   const call = yield* makeUpstreamCaller
   const planAnthropic = yield* makeAnthropicPlanner
-  const planOpenAI = yield* makeOpenAIMessagesPlanner
+  const planOpenAI = yield* makeOpenAIPlanner
   const rateLimits = yield* RateLimits
   const countSlot = makeCountSlots(settings.countTokensConcurrencyPerKey)
 
@@ -52,15 +52,14 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   })
 
   /** The body and its checks, refused with `who`. */
-  const readBody = (request: HttpServerRequest.HttpServerRequest, who: DoorRecord, kind: MessagesBodyKind) =>
-    Effect.gen(function*() {
-      const rawBody = yield* refusedWith(who)(readBodyText(request, settings.maxBodyBytes))
-      const validated = yield* refusedWith(who)(
-        Effect.flatMap(parseJson(rawBody), (body) => Effect.fromResult(validateMessagesBody(body, kind)))
-      )
-      const record: DoorRecord = { ...who, model: validated.model }
-      return { record, rawBody, validated }
-    })
+  const readBody = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, who: DoorRecord, kind: MessagesBodyKind) {
+    const rawBody = yield* refusedWith(who)(readBodyText(request, settings.maxBodyBytes))
+    const validated = yield* refusedWith(who)(
+      Effect.flatMap(parseJson(rawBody), (body) => Effect.fromResult(validateMessagesBody(body, kind)))
+    )
+    const record: DoorRecord = { ...who, model: validated.model }
+    return { record, rawBody, validated }
+  })
 
   const readRequest = Effect.flatMap(authenticated, ({ principal, request, who }) =>
     Effect.map(readBody(request, who, "create"), (read) => ({ request, principal, ...read })))

@@ -4,14 +4,15 @@
  * the session, and the core does the rest. The transport encodes the answer.
  */
 import { Effect } from "effect"
-import { makeAdmitTurn, type TurnAnswer } from "../../core/admittedTurn.js"
+import { makeAdmitTurn } from "../../core/admittedTurn.js"
 import type { Rendered } from "../../core/settlement.js"
+import type { TurnAnswer } from "../../core/upstreamCall.js"
 import type { GatewayError } from "../../domain/errors.js"
 import type { ClientHeaders } from "../../domain/forwardHeaders.js"
 import type { Principal } from "../../domain/model.js"
-import { sessionOf } from "../../services/scheduler/session.js"
-import { makeMessagesPlanner } from "./messagesPath.js"
-import { makeOpenAIPlanner, type PathPlan } from "./openaiPath.js"
+import { sessionOf } from "../../domain/session.js"
+import { makeAnthropicPlanner } from "./anthropicPlan.js"
+import { makeOpenAIPlanner, type ResponsesPlan } from "./openaiPlan.js"
 import { moderationTexts, providerTools, roughInputTokens, wantsImageGeneration } from "./policy.js"
 import type { ResponsesRequest } from "./validate.js"
 
@@ -25,17 +26,17 @@ export interface ResponsesTurnInput<A> {
   readonly subpath: string
   readonly clientHeaders: ClientHeaders
   /** The transport's encoding of the answer (core/admittedTurn.ts `render`). */
-  readonly render: (plan: PathPlan, answer: TurnAnswer) => Effect.Effect<Rendered<A>, GatewayError>
+  readonly render: (plan: ResponsesPlan, answer: TurnAnswer) => Effect.Effect<Rendered<A>, GatewayError>
 }
 
 /** Admits a Responses turn; its services resolved once. */
 export const makeResponsesTurn = Effect.gen(function*() {
   const admit = yield* makeAdmitTurn
   const planOpenAI = yield* makeOpenAIPlanner
-  const planMessages = yield* makeMessagesPlanner
+  const planAnthropic = yield* makeAnthropicPlanner
   return <A>(input: ResponsesTurnInput<A>) => {
     const { principal, request } = input
-    const planner = principal.group.platform === "openai" ? planOpenAI : planMessages
+    const planner = principal.group.platform === "openai" ? planOpenAI : planAnthropic
     const session = sessionOf(principal.key.id, input.clientHeaders, request.body)
     return admit({
       requestId: input.requestId,

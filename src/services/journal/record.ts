@@ -8,7 +8,7 @@ import { Result, Schema } from "effect"
 import { KeyStatus, ModerationMode, Platform } from "../../domain/config.js"
 import type { ApiKey, Group, Principal, User } from "../../domain/model.js"
 import { ToolCallsSchema } from "../../domain/providerTools.js"
-import type { Settlement } from "./SettlementJournal.js"
+import type { Settlement } from "../../domain/settlement.js"
 
 const Count = Schema.Number.check(Schema.isInt())
 const Limit = Schema.optional(Count)

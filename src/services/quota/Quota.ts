@@ -7,24 +7,9 @@ import { Context, Effect, Layer, type Scope } from "effect"
 import type { InsufficientQuota, PermissionDenied, RateLimited, StoreError } from "../../domain/errors.js"
 import type { KeyStatus, Micros, Principal } from "../../domain/model.js"
 import type { SubscriptionFigures } from "../../domain/subscription.js"
-import type { TokenUsage } from "../../domain/usage.js"
+import type { Settlement } from "../../domain/settlement.js"
+import type { SpendLimit } from "../../domain/spend.js"
 import { addTotals, dayOf, type UsageSnapshot, type UsageTotals, zeroTotals } from "../../domain/usageReport.js"
-
-export interface Settlement {
-  readonly requestId: string
-  readonly principal: Principal
-  /** The model the client asked for: what usage is reported under. */
-  readonly model: string
-  readonly usage: TokenUsage
-  /**
-   * The usage was counted by the gateway (a stream cut before its upstream reported usage), not
-   * reported by the upstream. Stored with the usage event; absent means reported.
-   */
-  readonly estimated?: boolean
-  /** The upstream account that answered: its prompt-cache figures are kept per account. */
-  readonly account?: string
-  readonly at: Date
-}
 
 /** What a settlement charged. A repeat (the request id was settled before) charges nothing: `notCharged`. */
 export interface Charged {
@@ -56,17 +41,6 @@ export type EligibilityError = InsufficientQuota | PermissionDenied | RateLimite
  * window left, whichever is least. A stream whose running cost passes it (with the configured
  * overdraft) is ended; without a limit (nothing bounds the key) there is none.
  */
-export interface SpendLimit {
-  readonly remainingMicros: Micros
-  /** What `usage` of the request's model costs this principal (its group's prices and multiplier). */
-  readonly costOf: (usage: TokenUsage) => Micros
-  /**
-   * The refusal of a request whose estimated cost `remainingMicros` (with the overdraft) cannot pay,
-   * from the bound that is least: the key's quota, the balance, or a subscription window.
-   */
-  readonly shortOf: (estimatedMicros: Micros) => InsufficientQuota | RateLimited
-}
-
 export interface QuotaShape {
   /** Whether the principal may spend on `model` now, and how much (undefined: nothing bounds it). */
   readonly check: (principal: Principal, model: string) => Effect.Effect<SpendLimit | undefined, EligibilityError>

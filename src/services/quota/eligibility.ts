@@ -9,8 +9,9 @@ import type { Principal } from "../../domain/model.js"
 import { formatUsd } from "../../domain/money.js"
 import { hasLimit, type SubscriptionFigures, usedIn, type Window, windowEnd, windows } from "../../domain/subscription.js"
 import type { Micros } from "../../domain/model.js"
-import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
-import type { EligibilityFigures, SpendLimit } from "./Quota.js"
+import type { SpendLimit } from "../../domain/spend.js"
+import type { TokenUsage } from "../../domain/usage.js"
+import type { EligibilityFigures } from "./Quota.js"
 
 const noSubscription = () =>
   new PermissionDenied({ code: "subscription_required", message: "No active subscription found for this group" })
@@ -121,17 +122,3 @@ export const eligibility = (
 /** The spend limit of an eligible request, priced by `costOf`. */
 export const spendLimit = (left: Remaining | undefined, costOf: (usage: TokenUsage) => Micros): SpendLimit | undefined =>
   left === undefined ? undefined : { remainingMicros: left.micros, costOf, shortOf: left.shortOf }
-
-/**
- * Refuses a request whose input alone, at a rough count of its tokens, costs more than the key may
- * still spend plus the overdraft (STREAM_OVERDRAFT_USD): the balance check before the call, which
- * otherwise sees only that something is left, not what the request will take.
- */
-export const affordable = (
-  spend: SpendLimit,
-  roughInputTokens: number,
-  overdraftMicros: Micros
-): Effect.Effect<void, InsufficientQuota | RateLimited> => {
-  const estimated = spend.costOf({ ...emptyUsage, inputTokens: roughInputTokens })
-  return estimated > spend.remainingMicros + overdraftMicros ? Effect.fail(spend.shortOf(estimated)) : Effect.void
-}

@@ -31,7 +31,7 @@ export interface SchedulerOptions {
 export interface PickRequest {
   readonly group: Group
   readonly model: string
-  /** The conversation's sticky id (scheduler/session.ts), undefined when none is known. */
+  /** The conversation's sticky id (domain/session.ts), undefined when none is known. */
   readonly session: string | undefined
   /** Accounts already tried for this request (failover). */
   readonly exclude: ReadonlySet<string>

@@ -18,7 +18,7 @@ import {
   type SlotTicket,
   type UpstreamOutcome
 } from "./Scheduler.js"
-import { countCooldown } from "./metrics.js"
+import { countCooldown } from "../../observability/schedulerMetrics.js"
 import { select } from "./select.js"
 import { accountPool, type Entry, type OnGrant, type SchedulerStore } from "./store.js"
 import { type Verdict, verdictFor } from "./verdict.js"

@@ -1,9 +1,9 @@
 /**
  * What an upstream failure says about the account that answered it. Pure, so the rules are tested
  * without a store:
- * - 429: cool down until the limit lifts (rateLimitReset.ts), labelled a burst or an exhausted window;
+ * - 429: cool down until the limit lifts (domain/rateLimitReset.ts), labelled a burst or an exhausted window;
  * - 529 (overloaded): a short, fixed cooldown; the provider is busy, not the account limited;
- * - 401, or a 403 whose body says the credential is bad (`credentialRefused`): a strike, a short
+ * - 401, or a 403 whose body says the credential is bad (domain/credential.ts `credentialRefused`): a strike, a short
  *   cooldown; a second strike on another request within the confirm window takes the account out
  *   until an operator acts, so one odd answer never takes a working account out. A refusal that
  *   follows another account's for the same request is held against nobody: one request cools down
@@ -15,10 +15,9 @@
  *   one flaky answer does not take a healthy account out;
  * - anything else (400, 404, 413...): the request's own fault; nothing against the account.
  */
-import { rateLimitResetMillis } from "./rateLimitReset.js"
+import { rateLimitResetMillis } from "../../domain/rateLimitReset.js"
 import type { SchedulingSettings } from "../../config/scheduling.js"
 import { UPSTREAM_AUTH_FAILED } from "../../domain/errors.js"
-import type { UpstreamErrorInfo } from "../../domain/upstreamJson.js"
 
 export type CooldownReason = "rate_limit_burst" | "rate_limit_window" | "overloaded" | "server_error" | "auth_failed"
 export type TakeOutReason = "auth_failed" | "billing"
@@ -44,35 +43,6 @@ export interface FailureFacts {
   /** An earlier attempt of the same request, on another account, had its credential refused. */
   readonly credentialRefusedBefore?: boolean | undefined
 }
-
-/** Error codes and types by which OpenAI and Anthropic say the credential itself is no good. */
-const CREDENTIAL_CODES: ReadonlySet<string> = new Set([
-  "invalid_api_key",
-  "account_deactivated",
-  "invalid_organization",
-  "organization_deactivated",
-  "authentication_error"
-])
-
-/**
- * The same in words, for bodies without such a code: "Incorrect API key provided: sk-...", "invalid
- * x-api-key", "Your account has been deactivated", "This organization has been disabled". Only at
- * the start of the message: upstreams echo what the request named (a model, a feature) later in
- * theirs, and a client must not be able to word a model name into a take-out.
- */
-const CREDENTIAL_WORDS =
-  /^\s*(?:(?:incorrect|invalid) (?:x-)?api[ -]?key\b|(?:your|this) (?:openai |anthropic )?(?:account|organi[sz]ation) (?:has been|is|was) (?:deactivated|disabled|suspended|banned)\b)/i
-
-/**
- * Whether an upstream's refusal says the account's credential is bad rather than the request: a
- * code or type of CREDENTIAL_CODES, or a message that begins with CREDENTIAL_WORDS. Decides a 403
- * (a 401 always refuses the credential); a 403 with neither (a model or feature this project may
- * not use, an Anthropic `permission_error`, a region, a body that is not JSON) is the request's.
- */
-export const credentialRefused = (info: UpstreamErrorInfo): boolean =>
-  (info.code !== undefined && CREDENTIAL_CODES.has(info.code)) ||
-  (info.type !== undefined && CREDENTIAL_CODES.has(info.type)) ||
-  (info.message !== undefined && CREDENTIAL_WORDS.test(info.message))
 
 const IGNORE: Verdict = { _tag: "Ignore" }
 

@@ -3,21 +3,21 @@
  * (re-serialised only when the account maps the model name or the body must change: rewrittenBody
  * below), and the answer comes back with the requested model name. Streams flow read by read;
  * nothing is buffered whole. The handler runs the upstream call; this file builds its request and
- * renders its answer (a PathPlan).
+ * renders its answer (a ResponsesPlan).
  */
 import { Clock, Effect, type Stream } from "effect"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { responsesAnswerFacts } from "../../domain/answerFacts.js"
-import { type InvalidRequest, UpstreamFailed } from "../../domain/errors.js"
-import { type ClientHeaders, type ForwardedHeaders, openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
-import { type Account, type Principal, upstreamModel } from "../../domain/model.js"
+import { UpstreamFailed } from "../../domain/errors.js"
+import { type ForwardedHeaders, openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
+import { type Account, upstreamModel } from "../../domain/model.js"
 import { fromResponsesAnswer } from "../../domain/upstreamJson.js"
 import { withToolCalls } from "../../domain/usage.js"
 import { json as jsonReply, rawJson } from "../kit/reply.js"
 import { answerJson, estimatedUsage } from "../kit/upstreamAnswer.js"
 import { Settings } from "../../config/AppConfig.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
-import { promptCacheKeyFor, tenantCacheKey } from "../../services/scheduler/session.js"
+import { promptCacheKeyFor, tenantCacheKey } from "../../domain/session.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { PassthroughStream, type StreamEnding } from "./passthroughStream.js"
 import { moderationTexts, roughInputTokens, stripImageCalls } from "./policy.js"
@@ -27,25 +27,13 @@ import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import { relay } from "../kit/sseRelay.js"
 import type { Collector } from "../kit/eventOut.js"
 import type { Answer } from "../../core/upstreamCall.js"
-import type { Budget, RoutePlan } from "../../core/admittedTurn.js"
+import type { Plan, PlanInput, Planner } from "../../core/plan.js"
 import type { ResponsesRequest } from "./validate.js"
 
-export interface PathInput {
-  readonly requestId: string
-  readonly principal: Principal
-  readonly request: ResponsesRequest
-  /** The body exactly as the client sent it. */
-  readonly rawBody: string
+/** What the Responses door's planners read: PlanInput, and the path's tail. */
+export interface ResponsesPlanInput extends PlanInput<ResponsesRequest> {
   /** What followed `/responses` in the client's path (e.g. `/compact`), kept for the upstream URL. */
   readonly subpath: string
-  /** The model as metrics label it: the requested name when configured somewhere, else "other". */
-  readonly metricModel: string
-  /** How far a stream may run on what the key may still spend (core/admittedTurn.ts); undefined: unbounded. */
-  readonly budget: Budget | undefined
-  /** The client's headers, for those that go upstream (src/domain/forwardHeaders.ts). */
-  readonly clientHeaders: ClientHeaders
-  /** The sticky-session id (services/scheduler/session.ts), which also names the upstream's prompt cache. */
-  readonly session: string | undefined
 }
 
 /**
@@ -63,7 +51,7 @@ const withCacheKey = (rawBody: string, key: string): string => {
  * share a cache), and a `previous_response_id: null` left out (read as absent; validate.ts refuses
  * any other value). Undefined when neither is there: the client's bytes go as they are.
  */
-const rewrittenBody = (input: PathInput): Record<string, unknown> | undefined => {
+const rewrittenBody = (input: ResponsesPlanInput): Record<string, unknown> | undefined => {
   const body = input.request.body
   const clientKey = body["prompt_cache_key"]
   const ownKey = typeof clientKey === "string"
@@ -72,7 +60,7 @@ const rewrittenBody = (input: PathInput): Record<string, unknown> | undefined =>
   return ownKey ? { ...rest, prompt_cache_key: tenantCacheKey(input.principal.user.name, clientKey) } : rest
 }
 
-const buildRequest = (input: PathInput, headers: ForwardedHeaders | undefined) => {
+const buildRequest = (input: ResponsesPlanInput, headers: ForwardedHeaders | undefined) => {
   const rewritten = rewrittenBody(input)
   // The upstream's prompt cache named by the session when the client named none: the same across
   // a session's turns, different across sessions (promptCacheKeyFor: a keyed hash, no client text).
@@ -101,7 +89,7 @@ const buildRequest = (input: PathInput, headers: ForwardedHeaders | undefined) =
  * call runs (at once, or inside an SSE response that is waiting for a slot). Each renderer returns
  * its rendering with how to read what it used (the core settles that).
  */
-export interface PathPlan extends RoutePlan {
+export interface ResponsesPlan extends Plan {
   /** A non-stream answer as the client's JSON response. */
   readonly json: (answer: Answer) => Effect.Effect<Rendered<HttpServerResponse.HttpServerResponse>, UpstreamFailed>
   /**
@@ -111,8 +99,8 @@ export interface PathPlan extends RoutePlan {
   readonly stream: <O>(answer: Answer, collector: () => Collector<O>) => Rendered<Stream.Stream<O>>
 }
 
-/** How a request is planned for a Responses account; Messages-native groups plan in messagesPath.ts. */
-export type Planner = (input: PathInput) => Effect.Effect<PathPlan, InvalidRequest>
+/** How a request is planned for a Responses account; Messages-native groups plan in anthropicPlan.ts. */
+export type ResponsesPlanner = Planner<ResponsesPlanInput, ResponsesPlan>
 
 /** How an upstream stream that ended without its terminal event is closed. */
 const UNFINISHED: StreamEnding = {
@@ -123,7 +111,7 @@ const UNFINISHED: StreamEnding = {
 export const makeOpenAIPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: Planner = (input) => Effect.gen(function*() {
+  const plan: ResponsesPlanner = Effect.fnUntraced(function*(input) {
     const clock = yield* Clock.Clock
     const { principal, request } = input
     const stripImages = !principal.group.allowImageGeneration
@@ -168,12 +156,12 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
       return { answer: events, usage }
     }
 
-    const pathPlan: PathPlan = {
+    const responsesPlan: ResponsesPlan = {
       build: buildRequest(input, openaiForwardedHeaders(input.clientHeaders)),
       json,
       stream
     }
-    return pathPlan
+    return responsesPlan
   })
   return plan
 })

@@ -1,7 +1,13 @@
 /**
- * The scheduler's metrics. Counters are bumped where things happen; the slot gauges are read from
- * the store when /metrics is scraped (src/endpoints/ops.ts), so taking and giving back a slot costs
- * nothing extra on the request path.
+ * The scheduler's metrics. Counters are bumped where things happen (the scheduler's core for
+ * cooldowns, core/upstreamCall.ts for failovers); the slot gauges are read from the store when
+ * /metrics is scraped (src/endpoints/ops.ts), so taking and giving back a slot costs nothing extra
+ * on the request path.
+ *
+ * They live here, not behind the Scheduler contract: a Prometheus series is one per process
+ * whichever Scheduler implementation runs (in-process or Redis, or a test layer), the upstream call
+ * counts failovers it decides itself, and as contract members every test layer would have to carry
+ * them.
  */
 import { Metric } from "effect"
 

@@ -4,7 +4,7 @@
  * (`/responses/compact`) is one summarising Messages call answered as a compacted window
  * (src/translate/compaction.ts), billed as any turn. The translation is pure
  * (`src/translate`); this file wires it to the upstream answer, the drain signal and settlement, as
- * a PathPlan the handler runs around the upstream call.
+ * a ResponsesPlan the door runs around the upstream call.
  */
 import { Clock, Effect, Result } from "effect"
 import { afterMessagesEvent, type AnswerFacts, messagesAnswerFacts } from "../../domain/answerFacts.js"
@@ -23,7 +23,7 @@ import { messageToResponse } from "../../translate/response.js"
 import { finishStream, initialStreamState, stepStream, streamUsage } from "../../translate/stream.js"
 import type { AnthropicMessage, AnthropicStreamEvent } from "../../translate/types.js"
 import { eventData } from "../../domain/sse.js"
-import type { PathPlan, Planner } from "./openaiPath.js"
+import type { ResponsesPlan, ResponsesPlanner } from "./openaiPlan.js"
 import { answerJson } from "../kit/upstreamAnswer.js"
 import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import type { Stream } from "effect"
@@ -35,10 +35,10 @@ import { isCompaction } from "./subpath.js"
 import type { Collector } from "../kit/eventOut.js"
 import type { Answer } from "../../core/upstreamCall.js"
 
-export const makeMessagesPlanner = Effect.gen(function*() {
+export const makeAnthropicPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: Planner = (input) => Effect.gen(function*() {
+  const plan: ResponsesPlanner = Effect.fnUntraced(function*(input) {
     const { request } = input
     const compaction = isCompaction(input.subpath)
     const translation = (compaction ? compactionRequest : responsesToMessages)(request.body, { upstreamModel: request.model })
@@ -67,6 +67,8 @@ export const makeMessagesPlanner = Effect.gen(function*() {
 
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body }) => {
+        // The upstream's JSON taken as the Messages answer it is (an Anthropic account answered 2xx);
+        // the translation reads every member defensively.
         const message = body as unknown as AnthropicMessage
         const { response, usage } = compaction
           ? compactedResponse(request.body, message, { id: ctx.responseId, createdAt: ctx.createdAt })
@@ -86,7 +88,7 @@ export const makeMessagesPlanner = Effect.gen(function*() {
             if (event === undefined || typeof event["type"] !== "string") continue
             sentChars += deltaChars(event)
             answered = afterMessagesEvent(answered, event)
-            const [next, events] = stepStream(state, event as unknown as AnthropicStreamEvent)
+            const [next, events] = stepStream(state, event as AnthropicStreamEvent)
             state = next
             for (const e of events) out.event(e.type, JSON.stringify(e))
           }
@@ -102,12 +104,12 @@ export const makeMessagesPlanner = Effect.gen(function*() {
       return { answer: events, usage: meteredAtEnd(() => streamUsage(state), () => answered) }
     }
 
-    const pathPlan: PathPlan = {
+    const responsesPlan: ResponsesPlan = {
       build: build(anthropicForwardedHeaders(input.clientHeaders)),
       json,
       stream
     }
-    return pathPlan
+    return responsesPlan
   })
   return plan
 })
