@@ -14,7 +14,8 @@ import { type GatewayAppOptions, GatewayHttpApp } from "./server/app.js"
 import { GatewayServer, type ListenOptions } from "./server/GatewayServer.js"
 import type { KeyRepo } from "./services/keyRepo/KeyRepo.js"
 import * as KeyRepoMemory from "./services/keyRepo/memory.js"
-import { Lifecycle } from "./services/lifecycle/Lifecycle.js"
+import type { Lifecycle } from "./services/lifecycle/Lifecycle.js"
+import * as LifecycleLive from "./services/lifecycle/live.js"
 import * as SettlementJournalFile from "./services/journal/file.js"
 import type { SettlementJournal } from "./services/journal/SettlementJournal.js"
 import * as ModerationConfigured from "./services/moderation/configured.js"
@@ -66,7 +67,7 @@ export const servicesLayer = (overrides: ServiceOverrides = {}): Layer.Layer<Ser
     overrides.upstream ?? UpstreamLive.layer,
     overrides.accessLog ?? AccessLog.layerLogger,
     overrides.readiness ?? ReadinessLive.layer()
-  ).pipe(Layer.provideMerge(Lifecycle.layer))
+  ).pipe(Layer.provideMerge(LifecycleLive.layer))
 
 /**
  * The gateway listening on `listen` (default: a free port on 127.0.0.1), with its services exposed

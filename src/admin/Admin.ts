@@ -68,55 +68,54 @@ export interface AdminShape {
   readonly record: (action: string, target: string, detail?: Record<string, unknown>) => Op<void>
 }
 
-const make = (actor: Actor) =>
-  Effect.gen(function*() {
-    const ctx = yield* Effect.context<SqlClient.SqlClient>()
-    const live = yield* LiveStore
-    // The settlements in flight and the operation wait on the store one after the other: bounded
-    // as one, a stalled database answers 503 within the store timeout, not one per wait.
-    const bounded = withinStoreTimeout(yield* storeTimeoutFor(Context.get(ctx, SqlClient.SqlClient)))
-    // MODELGATE_SECRET_KEY and ADMIN_ACCOUNT_ENV_PREFIX: what an account's key may be stored as.
-    const keySettings = yield* AccountKeySettings
-    // Reads include every settlement accepted so far (spend, last use, usage rows).
-    const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => bounded(Effect.andThen(live.flush, Effect.provide(effect, ctx)))
-    // Caches are dropped once a change is committed; a failed change changed nothing.
-    const change = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-      Effect.tap(read(effect), () => live.forget)
-    return {
-      actor,
-      listUsers: read(Users.listUsers),
-      getUser: (name) => read(Users.getUser(name)),
-      createUser: (user) => change(Users.createUser(actor, user)),
-      updateUser: (name, c) => change(Users.updateUser(actor, name, c)),
-      changeBalance: (name, c) => change(changeBalanceWithinRange(actor, name, c)),
-      setUserDisabled: (name, disabled) => change(Users.setUserDisabled(actor, name, disabled)),
-      listGroups: read(listGroups),
-      createGroup: (group) => change(createGroup(actor, group)),
-      updateGroup: (name, c) => change(updateGroup(actor, name, c)),
-      listKeys: (filter) => read(Keys.listKeys(filter)),
-      getKey: (id) => read(Keys.getKey(id)),
-      createKey: (key) => change(Keys.createKey(actor, key)),
-      updateKey: (id, c) => change(Keys.updateKey(actor, id, c)),
-      disableKey: (id) => change(Keys.disableKey(actor, id)),
-      enableKey: (id) => change(Keys.enableKey(actor, id)),
-      rotateKey: (id) => change(Keys.rotateKey(actor, id)),
-      deleteKey: (id) => change(Keys.deleteKey(actor, id)),
-      listSubscriptions: (filter) => read(Subs.listSubscriptions(filter)),
-      putSubscription: (user, group, c) => change(Subs.putSubscription(actor, user, group, c)),
-      listAccounts: read(Accounts.listAccounts),
-      createAccount: (account) => change(Accounts.createAccount(actor, keySettings, account)),
-      updateAccount: (name, c) => change(Accounts.updateAccount(actor, keySettings, name, c)),
-      removeAccount: (name) => change(Accounts.removeAccount(actor, name)),
-      rotateAccountKeys: change(Accounts.rotateAccountKeys(actor, keySettings)),
-      listPrices: read(Prices.listPrices),
-      putPrice: (model, price) => change(Prices.putPrice(actor, model, price)),
-      deletePrice: (model) => change(Prices.deletePrice(actor, model)),
-      usage: (query) => read(usageBreakdown(query)),
-      audit: (query) => read(listAudit(query)),
-      record: (action, target, detail) =>
-        bounded(Effect.provide(recordAudit(actor, action, target, detail), ctx)).pipe(storeErrorsBut("recording the change failed"))
-    } satisfies AdminShape
-  })
+const make = Effect.fnUntraced(function*(actor: Actor) {
+  const ctx = yield* Effect.context<SqlClient.SqlClient>()
+  const live = yield* LiveStore
+  // The settlements in flight and the operation wait on the store one after the other: bounded
+  // as one, a stalled database answers 503 within the store timeout, not one per wait.
+  const bounded = withinStoreTimeout(yield* storeTimeoutFor(Context.get(ctx, SqlClient.SqlClient)))
+  // MODELGATE_SECRET_KEY and ADMIN_ACCOUNT_ENV_PREFIX: what an account's key may be stored as.
+  const keySettings = yield* AccountKeySettings
+  // Reads include every settlement accepted so far (spend, last use, usage rows).
+  const read = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => bounded(Effect.andThen(live.flush, Effect.provide(effect, ctx)))
+  // Caches are dropped once a change is committed; a failed change changed nothing.
+  const change = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+    Effect.tap(read(effect), () => live.forget)
+  return {
+    actor,
+    listUsers: read(Users.listUsers),
+    getUser: (name) => read(Users.getUser(name)),
+    createUser: (user) => change(Users.createUser(actor, user)),
+    updateUser: (name, c) => change(Users.updateUser(actor, name, c)),
+    changeBalance: (name, c) => change(changeBalanceWithinRange(actor, name, c)),
+    setUserDisabled: (name, disabled) => change(Users.setUserDisabled(actor, name, disabled)),
+    listGroups: read(listGroups),
+    createGroup: (group) => change(createGroup(actor, group)),
+    updateGroup: (name, c) => change(updateGroup(actor, name, c)),
+    listKeys: (filter) => read(Keys.listKeys(filter)),
+    getKey: (id) => read(Keys.getKey(id)),
+    createKey: (key) => change(Keys.createKey(actor, key)),
+    updateKey: (id, c) => change(Keys.updateKey(actor, id, c)),
+    disableKey: (id) => change(Keys.disableKey(actor, id)),
+    enableKey: (id) => change(Keys.enableKey(actor, id)),
+    rotateKey: (id) => change(Keys.rotateKey(actor, id)),
+    deleteKey: (id) => change(Keys.deleteKey(actor, id)),
+    listSubscriptions: (filter) => read(Subs.listSubscriptions(filter)),
+    putSubscription: (user, group, c) => change(Subs.putSubscription(actor, user, group, c)),
+    listAccounts: read(Accounts.listAccounts),
+    createAccount: (account) => change(Accounts.createAccount(actor, keySettings, account)),
+    updateAccount: (name, c) => change(Accounts.updateAccount(actor, keySettings, name, c)),
+    removeAccount: (name) => change(Accounts.removeAccount(actor, name)),
+    rotateAccountKeys: change(Accounts.rotateAccountKeys(actor, keySettings)),
+    listPrices: read(Prices.listPrices),
+    putPrice: (model, price) => change(Prices.putPrice(actor, model, price)),
+    deletePrice: (model) => change(Prices.deletePrice(actor, model)),
+    usage: (query) => read(usageBreakdown(query)),
+    audit: (query) => read(listAudit(query)),
+    record: (action, target, detail) =>
+      bounded(Effect.provide(recordAudit(actor, action, target, detail), ctx)).pipe(storeErrorsBut("recording the change failed"))
+  } satisfies AdminShape
+})
 
 export class Admin extends Context.Service<Admin, AdminShape>()("modelgate/Admin") {
   /** Over the SQL store; `actor` is what the audit trail records as the author ("admin-api", "cli"). */

@@ -31,12 +31,11 @@ const BalanceRow = Schema.Struct({ balance_micros: DbInt })
  * The balance, locked until the transaction ends on PostgreSQL (SQLite's transaction holds the
  * write lock from its BEGIN), so no other change moves it between this check and the write.
  */
-const lockedBalance = (name: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* decodeRows(BalanceRow)(yield* forUpdate(sql, sql`SELECT balance_micros FROM users WHERE name = ${name}`))
-    return rows[0]?.balance_micros
-  })
+const lockedBalance = Effect.fnUntraced(function*(name: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* decodeRows(BalanceRow)(yield* forUpdate(sql, sql`SELECT balance_micros FROM users WHERE name = ${name}`))
+  return rows[0]?.balance_micros
+})
 
 /**
  * A balance change (users.ts), refused when a top-up would take the balance past the largest exact

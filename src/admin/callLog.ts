@@ -81,23 +81,22 @@ const logCall = (log: AccessLogShape, actor: string, token: string) =>
     const path = rawPath.includes(token) ? REDACTED : rawPath
     const claimed = sanitiseOperator(request.headers["x-admin-actor"])
     const operator = claimed !== undefined && claimed.includes(token) ? REDACTED : claimed
-    const line = (status: number, code: string) =>
-      Effect.gen(function*() {
-        // The router leaves the matched route in the fiber's context; none: refused before routing.
-        const route = yield* Effect.serviceOption(HttpRouter.RouteContext)
-        const ended = yield* Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe()))
-        yield* recordAdminCall(log, {
-          requestId,
-          method: request.method,
-          path,
-          route: Option.match(route, { onNone: () => path, onSome: (r) => r.route.path }),
-          status,
-          code,
-          durationMs: ended - started,
-          actor: caller.verified ? actor : "anonymous",
-          operator
-        })
+    const line = Effect.fnUntraced(function*(status: number, code: string) {
+      // The router leaves the matched route in the fiber's context; none: refused before routing.
+      const route = yield* Effect.serviceOption(HttpRouter.RouteContext)
+      const ended = yield* Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe()))
+      yield* recordAdminCall(log, {
+        requestId,
+        method: request.method,
+        path,
+        route: Option.match(route, { onNone: () => path, onSome: (r) => r.route.path }),
+        status,
+        code,
+        durationMs: ended - started,
+        actor: caller.verified ? actor : "anonymous",
+        operator
       })
+    })
     return yield* httpEffect.pipe(
       Effect.onExit((exit) =>
         Exit.isSuccess(exit)

@@ -275,29 +275,28 @@ const accountChangeReach = "Running gateways pick it up at once with REDIS_URL s
  * piped in). Never a flag's value: argv is visible to every user of the machine (ps) and kept in
  * shell histories. Surrounding whitespace (echo's line break, a file's last newline) is dropped.
  */
-const accountKey = (o: { readonly stdin: boolean; readonly file: Option.Option<string> }) =>
-  Effect.gen(function*() {
-    if (o.stdin && Option.isSome(o.file)) return yield* invalid("give the key with --api-key-stdin or --api-key-file, not both")
-    const stdin = yield* Stdin
-    let text: string
-    let from: string
-    if (Option.isSome(o.file)) {
-      text = o.file.value
-      from = "the file given with --api-key-file"
-    } else if (o.stdin || stdin.piped) {
-      text = yield* Effect.tryPromise({ try: () => stdin.read(), catch: (e) => invalid(`reading the key from stdin failed: ${String(e)}`) })
-      from = "stdin"
-    } else {
-      return yield* invalid(
-        "an http account needs its key: pipe it in (`modelgate accounts add … < key.txt`, or --api-key-stdin) or give --api-key-file PATH; never on the command line"
-      )
-    }
-    const key = text.trim()
-    if (key === "") return yield* invalid(`no key on ${from}`)
-    const problem = accountKeyProblem(key)
-    if (problem !== undefined) return yield* invalid(`the key on ${from} ${problem}`)
-    return Redacted.make(key)
-  })
+const accountKey = Effect.fnUntraced(function*(o: { readonly stdin: boolean; readonly file: Option.Option<string> }) {
+  if (o.stdin && Option.isSome(o.file)) return yield* invalid("give the key with --api-key-stdin or --api-key-file, not both")
+  const stdin = yield* Stdin
+  let text: string
+  let from: string
+  if (Option.isSome(o.file)) {
+    text = o.file.value
+    from = "the file given with --api-key-file"
+  } else if (o.stdin || stdin.piped) {
+    text = yield* Effect.tryPromise({ try: () => stdin.read(), catch: (e) => invalid(`reading the key from stdin failed: ${String(e)}`) })
+    from = "stdin"
+  } else {
+    return yield* invalid(
+      "an http account needs its key: pipe it in (`modelgate accounts add … < key.txt`, or --api-key-stdin) or give --api-key-file PATH; never on the command line"
+    )
+  }
+  const key = text.trim()
+  if (key === "") return yield* invalid(`no key on ${from}`)
+  const problem = accountKeyProblem(key)
+  if (problem !== undefined) return yield* invalid(`the key on ${from} ${problem}`)
+  return Redacted.make(key)
+})
 
 const accountsAdd = Command.make("add", {
   ...common,

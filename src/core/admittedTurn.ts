@@ -105,136 +105,128 @@ export const makeAdmitTurn = Effect.gen(function*() {
    * generation and provider tools are allowed where asked for, the money is there, and the
    * per-minute limits admit it.
    */
-  const checkPolicy = (principal: Principal, policy: TurnPolicy) =>
-    Effect.gen(function*() {
-      // A group with its own model list decides alone; only otherwise do its accounts matter here.
-      const accounts = listsModels(principal) ? [] : yield* scheduler.accounts(principal.group)
-      if (!offersModel(principal.group, accounts, policy.model)) {
-        return yield* new ModelNotFound({ model: policy.model })
-      }
-      yield* moderate(moderation, principal.group, policy.texts)
-      if (!principal.group.allowImageGeneration && policy.wantsImageGeneration) {
-        return yield* new PermissionDenied({
-          code: "image_generation_not_allowed",
-          message: "Image generation is not enabled for this group"
-        })
-      }
-      const denied = firstDenied(principal.group.allowProviderTools, policy.providerTools)
-      if (denied !== undefined) {
-        return yield* new PermissionDenied({
-          code: "tool_not_allowed",
-          message: `The tool '${denied}' is billed per call by the provider and is not enabled for this group`
-        })
-      }
-      // Counted once, for whichever reads it: the input's cost and the tokens-per-minute limits.
-      let rough: number | undefined
-      const roughInputTokens = () => (rough ??= policy.roughInputTokens())
-      const spend = yield* quota.check(principal, policy.model)
-      if (spend !== undefined) yield* affordable(spend, roughInputTokens(), overdraftMicros)
-      const limits = yield* rateLimits.admit(principal, roughInputTokens)
-      return { accounts, limits, spend }
-    })
-
-  const admit: AdmitTurn = (input) =>
-    Effect.gen(function*() {
-      const { policy, principal, requestId } = input
-      const span = yield* currentRequestSpan
-      const { accounts, limits, spend } = yield* traced(span, "gateway.policy", checkPolicy(principal, policy)).pipe(
-        Effect.mapError((error) => new TurnFailed({ error, facts: NOT_ADMITTED }))
-      )
-      // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
-      yield* quota.track(requestId, principal, policy.model)
-
-      // A group without a list may reach an account that serves any name: the metric labels only
-      // names configured somewhere, so invented ones cannot grow the series without bound.
-      const metricModel = listsModels(principal) ||
-          accounts.some((a) => a.modelMapping?.[policy.model] !== undefined) ||
-          defaultModels[principal.group.platform].includes(policy.model)
-        ? policy.model
-        : "other"
-      const budget: Budget | undefined = spend === undefined ? undefined : {
-        exceeded: (usage) => spend.costOf(usage) > spend.remainingMicros + overdraftMicros
-      }
-
-      // The turn's own record of what it came to: the waiting path learns its attempts inside the
-      // door's stream, and the settlement runs after the answer; the facts read them then.
-      let attempts: ReadonlyArray<Attempt> = []
-      let settled: Settled | undefined
-      let answered: AnswerFacts | undefined
-      const facts: TurnFacts = { headers: limits.headers, outcome: Effect.sync(() => ({ attempts, settled, answered })) }
-      const noted = (answer: Answer) => {
-        attempts = answer.attempts
-        return answer
-      }
-      const callFailed = (failure: CallFailed) => {
-        attempts = failure.attempts
-        return failure.error
-      }
-      const started = yield* Clock.currentTimeMillis
-
-      /** Records what the rendering used, for the account that answered (its prompt-cache figures). */
-      const settle = (metered: Metered) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const account = attempts.at(-1)?.account
-          return Effect.andThen(
-            observeUpstreamLatency(now - started),
-            settleUsage(quota, {
-              requestId,
-              principal,
-              model: policy.model,
-              usage: metered.usage,
-              estimated: metered.estimated,
-              ...(account === undefined ? {} : { account }),
-              at: new Date(now)
-            }, metricModel)
-          )
-        })
-
-      // The door's rendering of the answer, once it has one: what it used is settled after the
-      // answer. Registered before the call takes its slots, so it runs after they are given back
-      // (a scope's finalizers run last added first) and a slow store never holds a slot; then the
-      // per-minute limits learn the tokens the turn really took (none when nothing was rendered).
-      let rendered: Rendered<unknown> | undefined
-      const settlement = Effect.suspend(() => rendered === undefined ? Effect.undefined : rendered.usage).pipe(
-        Effect.flatMap((metered) => {
-          if (metered === undefined) return Effect.undefined
-          answered = metered.answer
-          return settle(metered)
-        })
-      )
-      yield* afterAnswer(
-        Effect.flatMap(traced(span, "gateway.settlement", settlement), (recorded) => {
-          settled = recorded
-          return limits.settle(recorded === undefined ? 0 : recorded.inputTokens + recorded.outputTokens)
-        })
-      )
-
-      const turn = Effect.gen(function*() {
-        const plan = yield* input.plan({ metricModel, budget })
-        const callInput: CallInput = { requestId, principal, model: policy.model, session: input.session, build: plan.build, span }
-        // Slots taken from here on belong to the request's scope: given back when its answer ends, however.
-        const keySlot = yield* traced(span, "gateway.key_slot", scheduler.acquireKeySlot(principal))
-        const calling = (mayWait: boolean) => Effect.mapError(call(callInput, mayWait), callFailed)
-        const resumed = (resume: Effect.Effect<Answer, CallFailed>) => Effect.map(Effect.mapError(resume, callFailed), noted)
-
-        let answer: TurnAnswer
-        if (policy.stream && keySlot._tag === "Queued") {
-          // The wait runs inside the answer (the door keeps its client informed), in the request's scope.
-          const scope = yield* Effect.scope
-          const resume = Effect.flatMap(keySlot.wait, () => Effect.flatMap(calling(false), (step) => resumed(answerOf(step))))
-          answer = { _tag: "Waiting", resume: Effect.provideService(resume, Scope.Scope, scope) }
-        } else {
-          if (keySlot._tag === "Queued") yield* keySlot.wait
-          const step = yield* calling(policy.stream)
-          answer = step._tag === "Answered"
-            ? { _tag: "Answered", answer: noted(step.answer) }
-            : { _tag: "Waiting", resume: resumed(step.resume) }
-        }
-        const rendering = yield* input.render(plan, answer)
-        rendered = rendering
-        return { answer: rendering.answer, facts }
+  const checkPolicy = Effect.fnUntraced(function*(principal: Principal, policy: TurnPolicy) {
+    // A group with its own model list decides alone; only otherwise do its accounts matter here.
+    const accounts = listsModels(principal) ? [] : yield* scheduler.accounts(principal.group)
+    if (!offersModel(principal.group, accounts, policy.model)) {
+      return yield* new ModelNotFound({ model: policy.model })
+    }
+    yield* moderate(moderation, principal.group, policy.texts)
+    if (!principal.group.allowImageGeneration && policy.wantsImageGeneration) {
+      return yield* new PermissionDenied({
+        code: "image_generation_not_allowed",
+        message: "Image generation is not enabled for this group"
       })
-      return yield* Effect.mapError(turn, (error) => new TurnFailed({ error, facts }))
+    }
+    const denied = firstDenied(principal.group.allowProviderTools, policy.providerTools)
+    if (denied !== undefined) {
+      return yield* new PermissionDenied({
+        code: "tool_not_allowed",
+        message: `The tool '${denied}' is billed per call by the provider and is not enabled for this group`
+      })
+    }
+    // Counted once, for whichever reads it: the input's cost and the tokens-per-minute limits.
+    let rough: number | undefined
+    const roughInputTokens = () => (rough ??= policy.roughInputTokens())
+    const spend = yield* quota.check(principal, policy.model)
+    if (spend !== undefined) yield* affordable(spend, roughInputTokens(), overdraftMicros)
+    const limits = yield* rateLimits.admit(principal, roughInputTokens)
+    return { accounts, limits, spend }
+  })
+
+  const admit: AdmitTurn = Effect.fnUntraced(function*(input) {
+    const { policy, principal, requestId } = input
+    const span = yield* currentRequestSpan
+    const { accounts, limits, spend } = yield* traced(span, "gateway.policy", checkPolicy(principal, policy)).pipe(
+      Effect.mapError((error) => new TurnFailed({ error, facts: NOT_ADMITTED }))
+    )
+    // From here a settlement may be owed: the store keeps a marker until settle (or the request ends).
+    yield* quota.track(requestId, principal, policy.model)
+    // A group without a list may reach an account that serves any name: the metric labels only
+    // names configured somewhere, so invented ones cannot grow the series without bound.
+    const metricModel = listsModels(principal) ||
+        accounts.some((a) => a.modelMapping?.[policy.model] !== undefined) ||
+        defaultModels[principal.group.platform].includes(policy.model)
+      ? policy.model
+      : "other"
+    const budget: Budget | undefined = spend === undefined ? undefined : {
+      exceeded: (usage) => spend.costOf(usage) > spend.remainingMicros + overdraftMicros
+    }
+    // The turn's own record of what it came to: the waiting path learns its attempts inside the
+    // door's stream, and the settlement runs after the answer; the facts read them then.
+    let attempts: ReadonlyArray<Attempt> = []
+    let settled: Settled | undefined
+    let answered: AnswerFacts | undefined
+    const facts: TurnFacts = { headers: limits.headers, outcome: Effect.sync(() => ({ attempts, settled, answered })) }
+    const noted = (answer: Answer) => {
+      attempts = answer.attempts
+      return answer
+    }
+    const callFailed = (failure: CallFailed) => {
+      attempts = failure.attempts
+      return failure.error
+    }
+    const started = yield* Clock.currentTimeMillis
+    /** Records what the rendering used, for the account that answered (its prompt-cache figures). */
+    const settle = (metered: Metered) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const account = attempts.at(-1)?.account
+        return Effect.andThen(
+          observeUpstreamLatency(now - started),
+          settleUsage(quota, {
+            requestId,
+            principal,
+            model: policy.model,
+            usage: metered.usage,
+            estimated: metered.estimated,
+            ...(account === undefined ? {} : { account }),
+            at: new Date(now)
+          }, metricModel)
+        )
+      })
+    // The door's rendering of the answer, once it has one: what it used is settled after the
+    // answer. Registered before the call takes its slots, so it runs after they are given back
+    // (a scope's finalizers run last added first) and a slow store never holds a slot; then the
+    // per-minute limits learn the tokens the turn really took (none when nothing was rendered).
+    let rendered: Rendered<unknown> | undefined
+    const settlement = Effect.suspend(() => rendered === undefined ? Effect.undefined : rendered.usage).pipe(
+      Effect.flatMap((metered) => {
+        if (metered === undefined) return Effect.undefined
+        answered = metered.answer
+        return settle(metered)
+      })
+    )
+    yield* afterAnswer(
+      Effect.flatMap(traced(span, "gateway.settlement", settlement), (recorded) => {
+        settled = recorded
+        return limits.settle(recorded === undefined ? 0 : recorded.inputTokens + recorded.outputTokens)
+      })
+    )
+    const turn = Effect.gen(function*() {
+      const plan = yield* input.plan({ metricModel, budget })
+      const callInput: CallInput = { requestId, principal, model: policy.model, session: input.session, build: plan.build, span }
+      // Slots taken from here on belong to the request's scope: given back when its answer ends, however.
+      const keySlot = yield* traced(span, "gateway.key_slot", scheduler.acquireKeySlot(principal))
+      const calling = (mayWait: boolean) => Effect.mapError(call(callInput, mayWait), callFailed)
+      const resumed = (resume: Effect.Effect<Answer, CallFailed>) => Effect.map(Effect.mapError(resume, callFailed), noted)
+      let answer: TurnAnswer
+      if (policy.stream && keySlot._tag === "Queued") {
+        // The wait runs inside the answer (the door keeps its client informed), in the request's scope.
+        const scope = yield* Effect.scope
+        const resume = Effect.flatMap(keySlot.wait, () => Effect.flatMap(calling(false), (step) => resumed(answerOf(step))))
+        answer = { _tag: "Waiting", resume: Effect.provideService(resume, Scope.Scope, scope) }
+      } else {
+        if (keySlot._tag === "Queued") yield* keySlot.wait
+        const step = yield* calling(policy.stream)
+        answer = step._tag === "Answered"
+          ? { _tag: "Answered", answer: noted(step.answer) }
+          : { _tag: "Waiting", resume: resumed(step.resume) }
+      }
+      const rendering = yield* input.render(plan, answer)
+      rendered = rendering
+      return { answer: rendering.answer, facts }
     })
+    return yield* Effect.mapError(turn, (error) => new TurnFailed({ error, facts }))
+  })
   return admit
 })

@@ -203,72 +203,67 @@ export const makeUpstreamCaller = Effect.gen(function*() {
     )
   }
 
-  const sendRequest = (
-    input: CallInput,
-    state: CallState,
-    account: Account,
-    request: UpstreamRequest
-  ): Effect.Effect<Answer, UpstreamFailed, Scope.Scope> =>
-    Effect.flatMap(Clock.currentTimeMillis, (started) => {
-      const report = (outcome: UpstreamOutcome) =>
-        input.reportsHealth === false ? Effect.void : scheduler.report(account, outcome, input.session)
-      /** The time to the answer's headers (or to the failure): for the metric and the attempt. */
-      const noted = (status: number) =>
-        Effect.flatMap(Clock.currentTimeMillis, (at) => {
-          state.attempts.push({ account: account.name, status, latencyMs: at - started })
-          return Effect.as(observeUpstreamFirstByte(at - started), at)
-        })
-      const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
-        Effect.andThen(report({ _tag: "Failure", status, headers, code: error.code }), Effect.fail(error))
-      return Effect.matchEffect(upstream.send(account, request), {
-        onFailure: (e) => {
-          const outcome: UpstreamOutcome = { _tag: "Failure", status: e.status, headers: {}, code: e.code }
-          return noted(e.status).pipe(
-            Effect.andThen(report(outcome)),
-            Effect.andThen(Effect.fail(e))
-          )
-        },
-        onSuccess: (sent) =>
-          Effect.flatMap(noted(sent.status), (at): Effect.Effect<Answer, UpstreamFailed> => {
-            if (sent.status >= 200 && sent.status < 300) {
-              const succeeded = (answer: Answer) => Effect.as(report(SUCCESS), answer)
-              // The call's own list: no attempt follows an answer.
-              const attempts = state.attempts
-              if (request.stream) {
-                // A stream answer is relayed as it comes: one that is no event stream (an HTML or
-                // JSON page under a 200) fails this attempt like a 5xx, before a byte of it is relayed.
-                if (isEventStream(sent.headers["content-type"])) return succeeded({ account, response: sent, attempts })
-                return failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: NOT_AN_EVENT_STREAM }))
-              }
-              // A JSON answer is read here, so that one that is not JSON (an HTML error page, a cut
-              // body) fails this attempt and moves on to the next account, like a 5xx.
-              return Effect.flatMap(readText(sent), (text) =>
-                Result.match(parseUpstreamJson(text), {
-                  onSuccess: (body) => succeeded({ account, response: sent, json: { text, body }, attempts }),
-                  onFailure: (why) =>
-                    failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: why }))
-                }))
-            }
-            return Effect.flatMap(readLimited(sent), (body) => {
-              const secrets = secretsOf(account)
-              const error = upstreamError(sent.status, sent.headers, body, secrets, at)
-              const credentialRefusedBefore = refusedBefore(state, account)
-              if (error.code === UPSTREAM_AUTH_FAILED && state.refusedBy === undefined) state.refusedBy = account.name
-              // The error's code tells the scheduler whether a 403 refused the credential or the
-              // request; a refusal after another account's is the scheduler's to weigh (verdict.ts).
-              const outcome: UpstreamOutcome = {
-                _tag: "Failure",
-                status: sent.status,
-                headers: sent.headers,
-                code: error.code,
-                detail: upstreamWords(body, secrets),
-                credentialRefusedBefore
-              }
-              return Effect.andThen(report(outcome), Effect.fail(error))
-            })
-          })
+  /** One request to the account: its answer, or the failure reported to the scheduler first. */
+  const sendRequest = Effect.fnUntraced(function*(input: CallInput, state: CallState, account: Account, request: UpstreamRequest) {
+    const started = yield* Clock.currentTimeMillis
+    const report = (outcome: UpstreamOutcome) =>
+      input.reportsHealth === false ? Effect.void : scheduler.report(account, outcome, input.session)
+    /** The time to the answer's headers (or to the failure): for the metric and the attempt. */
+    const noted = (status: number) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => {
+        state.attempts.push({ account: account.name, status, latencyMs: at - started })
+        return Effect.as(observeUpstreamFirstByte(at - started), at)
       })
+    const failed = (status: number, headers: Readonly<Record<string, string>>, error: UpstreamFailed) =>
+      Effect.andThen(report({ _tag: "Failure", status, headers, code: error.code }), Effect.fail(error))
+
+    const sent = yield* Effect.catch(upstream.send(account, request), (e) =>
+      noted(e.status).pipe(
+        Effect.andThen(report({ _tag: "Failure", status: e.status, headers: {}, code: e.code })),
+        Effect.andThen(Effect.fail(e))
+      ))
+    const at = yield* noted(sent.status)
+    if (sent.status >= 200 && sent.status < 300) {
+      // The call's own list: no attempt follows an answer.
+      const attempts = state.attempts
+      if (request.stream) {
+        // A stream answer is relayed as it comes: one that is no event stream (an HTML or JSON page
+        // under a 200) fails this attempt like a 5xx, before a byte of it is relayed.
+        if (!isEventStream(sent.headers["content-type"])) {
+          return yield* failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: NOT_AN_EVENT_STREAM }))
+        }
+        yield* report(SUCCESS)
+        const answer: Answer = { account, response: sent, attempts }
+        return answer
+      }
+      // A JSON answer is read here, so that one that is not JSON (an HTML error page, a cut body)
+      // fails this attempt and moves on to the next account, like a 5xx.
+      const text = yield* readText(sent)
+      const parsed = parseUpstreamJson(text)
+      if (Result.isFailure(parsed)) {
+        return yield* failed(502, sent.headers, new UpstreamFailed({ status: 502, code: "upstream_invalid_response", message: parsed.failure }))
+      }
+      yield* report(SUCCESS)
+      const answer: Answer = { account, response: sent, json: { text, body: parsed.success }, attempts }
+      return answer
+    }
+    const body = yield* readLimited(sent)
+    const secrets = secretsOf(account)
+    const error = upstreamError(sent.status, sent.headers, body, secrets, at)
+    const credentialRefusedBefore = refusedBefore(state, account)
+    if (error.code === UPSTREAM_AUTH_FAILED && state.refusedBy === undefined) state.refusedBy = account.name
+    // The error's code tells the scheduler whether a 403 refused the credential or the request; a
+    // refusal after another account's is the scheduler's to weigh (verdict.ts).
+    yield* report({
+      _tag: "Failure",
+      status: sent.status,
+      headers: sent.headers,
+      code: error.code,
+      detail: upstreamWords(body, secrets),
+      credentialRefusedBefore
     })
+    return yield* Effect.fail(error)
+  })
 
   const answered = (answer: Answer): TurnAnswer<CallFailed> => ({ _tag: "Answered", answer })
 

@@ -43,7 +43,7 @@ export const GroupConfig = Schema.Struct({
   weekly_limit_usd: Schema.optional(NonNegative),
   monthly_limit_usd: Schema.optional(NonNegative),
   ...MinuteLimitFields,
-  // The Responses WebSocket transport (GET upgrade, issue 19); false: the upgrade is answered 426 and clients fall back to HTTP.
+  // The Responses WebSocket transport (GET upgrade); false: the upgrade is answered 426 and clients fall back to HTTP.
   websocket: Schema.Boolean.pipe(withDefault(true))
 })
 export type GroupConfig = typeof GroupConfig.Type

@@ -14,7 +14,7 @@ export const usdToMicros = (usd: number): Micros => Math.round(usd * 1_000_000)
 export const microsToUsd = (m: Micros): number => m / 1_000_000
 
 /**
- * Requests and tokens per minute a key, user or group may use (issue 18); absent = no limit.
+ * Requests and tokens per minute a key, user or group may use; absent = no limit.
  * Enforced by the RateLimits service on every responses request.
  */
 export interface MinuteLimits {
@@ -33,7 +33,7 @@ export interface Group extends MinuteLimits {
   readonly models: ReadonlyArray<string> | undefined
   readonly moderation: ModerationMode
   /**
-   * The Responses WebSocket transport (issue 19) is allowed for the group's keys; false: the upgrade
+   * The Responses WebSocket transport is allowed for the group's keys; false: the upgrade
    * is answered 426 so clients fall back to HTTP. Absent: allowed.
    */
   readonly websocket?: boolean | undefined

@@ -23,7 +23,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Settings } from "../config/AppConfig.js"
 import { newRequestId } from "../domain/ids.js"
 import { recordHeaders } from "../endpoints/kit/door.js"
-import { currentEdgeCell, type EdgeCell, type EdgeError, endRequest, errorResponse, failureOf, interrupted } from "../endpoints/kit/edge.js"
+import { currentEdgeCell, type EdgeError, errorResponse, failureOf, interrupted, openRequest } from "../endpoints/kit/edge.js"
 import { pathOf, requestContext } from "../endpoints/kit/request.js"
 import { makeResponsesWebSocket } from "../endpoints/responses/websocket/endpoint.js"
 import { AccessLog } from "../observability/accessLog.js"
@@ -51,7 +51,7 @@ export type GatewayApp = Effect.Effect<
  * once (in a Scope: its routes live as long); it needs nothing more from the context than the
  * request and its Scope.
  */
-export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(function*() {
+export const makeGatewayAppWith = Effect.fnUntraced(function*(options: GatewayAppOptions) {
   const tracing = options.tracing === true
   const upgrade = yield* makeResponsesWebSocket({ tracing })
   // The platform serves a request uninterruptibly and its router makes a route's handler
@@ -67,101 +67,86 @@ export const makeGatewayAppWith = (options: GatewayAppOptions) => Effect.gen(fun
     const scope = Context.getUnsafe(context, Scope.Scope)
     const clock = fiber.getRef(Clock.Clock)
     const id = newRequestId()
-    const started = clock.currentTimeMillisUnsafe()
     const path = pathOf(request.url)
-    let status = 200
-    let code = "ok"
-    let answeredAt: number | undefined
     let stalled = false
     let cutByDrain = false
-    // What the route that took the request tells the edge: its facts, its span, a door's record.
-    const cell: EdgeCell = { route: undefined, span: undefined, record: undefined }
 
-    // Last to run when the request's scope closes: the response is out (or the client left), and
-    // what the request held has been given back, its settlement done. The scope closes with how
-    // the request ended: an interruption there is a client that went away (or was cut for not reading).
-    const logged = Scope.addFinalizerExit(scope, (exit) =>
-        Effect.suspend(() => {
-          if (stalled) {
-            status = 499
-            code = "client_write_timeout"
-          } else if (interrupted(exit)) {
-            status = 499
-            code = "client_closed_request"
-          } else if (cutByDrain && code === "ok") {
-            code = "server_shutting_down"
-          }
-          const end = {
-            requestId: id,
-            method: request.method,
-            path,
-            route: (cell.route ?? unmatched(path)).name,
-            status,
-            code,
-            durationMs: () => (answeredAt ?? clock.currentTimeMillisUnsafe()) - started,
-            record: cell.record
-          }
-          return endRequest(accessLog, end, cell.span)
-        }))
+    // Last to run when the request's scope closes (added first): the request's line, metric and
+    // span. An interruption is a client that went away, or one cut for not reading.
+    return Effect.flatMap(openRequest(accessLog, scope, clock, {
+      requestId: id,
+      method: request.method,
+      path,
+      started: clock.currentTimeMillisUnsafe(),
+      route: (state) => (state.route ?? unmatched(path)).name,
+      ending: (exit, state) => {
+        if (stalled) {
+          state.status = 499
+          state.code = "client_write_timeout"
+          return true
+        }
+        if (interrupted(exit)) return false
+        if (cutByDrain && state.code === "ok") state.code = "server_shutting_down"
+        return true
+      }
+    }), (state) => {
+      const answered = (response: HttpServerResponse.HttpServerResponse) => {
+        state.status = response.status
+        const withId = HttpServerResponse.setHeader(response, "x-request-id", id)
+        // The Messages door's clients read Anthropic's `request-id` on every answer, 200s included
+        // (the SDK's `_request_id`), as Anthropic sends it.
+        const identified = (state.route ?? unmatched(path)).shape === "anthropic"
+          ? HttpServerResponse.setHeader(withId, "request-id", id)
+          : withId
+        // Once a request is admitted under its per-minute limits, every answer says where they stand.
+        const headers = recordHeaders(state.record)
+        const answer = headers === undefined ? identified : HttpServerResponse.setHeaders(identified, headers)
+        const streamed = answer.body._tag === "Stream"
+        if (streamed) watchWriteStall(request, stallMillis, () => void (stalled = true))
+        // First to run when the scope closes (added last): the client's wait ends here, before the
+        // settlement that follows the answer. A stream still running at the drain deadline was cut by it.
+        return Effect.as(
+          Scope.addFinalizer(scope, Effect.sync(() => {
+            state.answeredAt = clock.currentTimeMillisUnsafe()
+            if (streamed && lifecycle.pastDrainDeadline()) {
+              cutByDrain = true
+              lifecycle.noteStreamCut()
+            }
+          })),
+          answer
+        )
+      }
 
-    const answered = (response: HttpServerResponse.HttpServerResponse) => {
-      status = response.status
-      const withId = HttpServerResponse.setHeader(response, "x-request-id", id)
-      // The Messages door's clients read Anthropic's `request-id` on every answer, 200s included
-      // (the SDK's `_request_id`), as Anthropic sends it.
-      const identified = (cell.route ?? unmatched(path)).shape === "anthropic"
-        ? HttpServerResponse.setHeader(withId, "request-id", id)
-        : withId
-      // Once a request is admitted under its per-minute limits, every answer says where they stand.
-      const headers = recordHeaders(cell.record)
-      const answer = headers === undefined ? identified : HttpServerResponse.setHeaders(identified, headers)
-      const streamed = answer.body._tag === "Stream"
-      if (streamed) watchWriteStall(request, stallMillis, () => void (stalled = true))
-      // First to run when the scope closes (added last): the client's wait ends here, before the
-      // settlement that follows the answer. A stream still running at the drain deadline was cut by it.
-      return Effect.as(
-        Scope.addFinalizer(scope, Effect.sync(() => {
-          answeredAt = clock.currentTimeMillisUnsafe()
-          if (streamed && lifecycle.pastDrainDeadline()) {
-            cutByDrain = true
-            lifecycle.noteStreamCut()
-          }
-        })),
-        answer
-      )
-    }
+      const failed = (cause: Cause.Cause<EdgeError>) => {
+        // The client went away: nobody to answer (an interrupted-only cause carries no failure).
+        if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+        const failure = failureOf(cause, id, (e) => e.reason._tag === "RouteNotFound" ? refusal(request.method, path) : undefined)
+        if (failure.record !== undefined) state.record = failure.record
+        const { envelope } = failure
+        state.code = envelope.code
+        const route = state.route ?? unmatched(path)
+        // Each door answers in its clients' shape: Anthropic's on the Messages door, ours elsewhere.
+        const response = answered(errorResponse(envelope, route.shape, id))
+        const told = envelope.status < 500 || !failure.defect && envelope.code !== "internal_error"
+          ? response
+          : Effect.andThen(Effect.logError("unhandled defect", cause), response)
+        // A request no route took has its span here (a route starts its own).
+        if (!tracing || state.route !== undefined) return told
+        return Effect.flatMap(startRequestSpan(request, path, route.template, false), (span) => {
+          state.span = span
+          return told
+        })
+      }
 
-    const failed = (cause: Cause.Cause<EdgeError>) => {
-      // The client went away: nobody to answer (an interrupted-only cause carries no failure).
-      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-      const failure = failureOf(cause, id, (e) => e.reason._tag === "RouteNotFound" ? refusal(request.method, path) : undefined)
-      if (failure.record !== undefined) cell.record = failure.record
-      const { envelope } = failure
-      code = envelope.code
-      const route = cell.route ?? unmatched(path)
-      // Each door answers in its clients' shape: Anthropic's on the Messages door, ours elsewhere.
-      const response = answered(errorResponse(envelope, route.shape, id))
-      const told = envelope.status < 500 || !failure.defect && envelope.code !== "internal_error"
-        ? response
-        : Effect.andThen(Effect.logError("unhandled defect", cause), response)
-      // A request no route took has its span here (a route starts its own).
-      if (!tracing || cell.route !== undefined) return told
-      return Effect.flatMap(startRequestSpan(request, path, route.template, false), (span) => {
-        cell.span = span
-        return told
-      })
-    }
-
-    const served: GatewayApp = Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
-    const withRequest = requestContext(id, undefined)
-    return Effect.andThen(
-      logged,
-      Effect.updateContext(
+      const served: GatewayApp = Effect.matchCauseEffect(router, { onFailure: failed, onSuccess: answered })
+      const withRequest = requestContext(id, undefined)
+      // The route that takes the request tells the edge its facts, span and record in `state`.
+      return Effect.updateContext(
         served,
         (context: Context.Context<HttpServerRequest.HttpServerRequest | Scope.Scope>) =>
-          Context.add(withRequest(context), currentEdgeCell, cell)
+          Context.add(withRequest(context), currentEdgeCell, state)
       )
-    )
+    })
   })
   return app
 })

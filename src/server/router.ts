@@ -229,7 +229,7 @@ const makeRoutes = <E>(doors: Doors, wrap: Wrap<E>) => Effect.gen(function*() {
  * The routes as the gateway app's edge serves them (src/server/app.ts): each tells the edge its
  * facts and, for a door, its record; the router's RouteNotFound is the edge's to map (`unmatched`).
  */
-export const makeEdgeRoutes = (doors: Doors, tracing: boolean) => Effect.gen(function*() {
+export const makeEdgeRoutes = Effect.fnUntraced(function*(doors: Doors, tracing: boolean) {
   const routes = yield* makeRoutes<GatewayError | RouteRefused | Refused>(doors, {
     route: (facts, handler) => edgeRoute(facts, handler, tracing),
     door: (facts, program) => edgeDoor(facts, program, tracing)

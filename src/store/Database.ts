@@ -76,20 +76,19 @@ export const sqlServices = (target: DatabaseTarget, options?: Partial<StoreOptio
  * DATABASE_URL decides, except in demo mode (no config): the demo always uses ./data/demo.db so it
  * never writes its public demo key into a database a real configuration will use.
  */
-export const targetFor = (config: AppConfigShape): Effect.Effect<DatabaseTarget, StoreError> =>
-  Effect.gen(function*() {
-    const url = yield* Config.option(Config.String("DATABASE_URL")).pipe(
-      Effect.mapError((cause) => new StoreError({ message: "cannot read DATABASE_URL", cause }))
-    )
-    if (config.demoKey !== undefined) {
-      if (url._tag === "Some" && url.value !== "") {
-        yield* Effect.logWarning(`demo mode: DATABASE_URL is ignored, the demo uses ${DEMO_SQLITE_FILE}`)
-      }
-      return sqliteTarget(DEMO_SQLITE_FILE)
+export const targetFor = Effect.fnUntraced(function*(config: AppConfigShape): Effect.fn.Return<DatabaseTarget, StoreError> {
+  const url = yield* Config.option(Config.String("DATABASE_URL")).pipe(
+    Effect.mapError((cause) => new StoreError({ message: "cannot read DATABASE_URL", cause }))
+  )
+  if (config.demoKey !== undefined) {
+    if (url._tag === "Some" && url.value !== "") {
+      yield* Effect.logWarning(`demo mode: DATABASE_URL is ignored, the demo uses ${DEMO_SQLITE_FILE}`)
     }
-    const target = parseDatabaseUrl(url._tag === "Some" ? url.value : undefined)
-    if (Result.isFailure(target)) return yield* new StoreError({ message: target.failure })
-    return target.success
-  })
+    return sqliteTarget(DEMO_SQLITE_FILE)
+  }
+  const target = parseDatabaseUrl(url._tag === "Some" ? url.value : undefined)
+  if (Result.isFailure(target)) return yield* new StoreError({ message: target.failure })
+  return target.success
+})
 
 export { describeTarget }

@@ -46,23 +46,22 @@ const secretOf = (keys: ReadonlyArray<SecretKey>, r: Row): Effect.Effect<Pick<Ac
 }
 
 /** `keys`: what opens a stored key (MODELGATE_SECRET_KEY, then MODELGATE_SECRET_KEY_PREVIOUS). */
-export const operatorAccounts = (keys: ReadonlyArray<SecretKey>) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* decodeRows(AccountRow)(
-      yield* sql`SELECT name, platform, kind, base_url, secret_env, api_key_sealed, groups, priority, concurrency, model_mapping
-        FROM accounts WHERE in_config = 0 AND status = 'active' ORDER BY name`
-    )
-    return yield* Effect.forEach(rows, (r) =>
-      Effect.map(secretOf(keys, r), (credential): Account => ({
-        name: r.name,
-        platform: r.platform,
-        kind: r.kind,
-        baseUrl: r.base_url,
-        ...credential,
-        groups: r.groups,
-        priority: r.priority,
-        concurrency: r.concurrency,
-        modelMapping: r.model_mapping ?? undefined
-      })))
-  })
+export const operatorAccounts = Effect.fnUntraced(function*(keys: ReadonlyArray<SecretKey>) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* decodeRows(AccountRow)(
+    yield* sql`SELECT name, platform, kind, base_url, secret_env, api_key_sealed, groups, priority, concurrency, model_mapping
+      FROM accounts WHERE in_config = 0 AND status = 'active' ORDER BY name`
+  )
+  return yield* Effect.forEach(rows, (r) =>
+    Effect.map(secretOf(keys, r), (credential): Account => ({
+      name: r.name,
+      platform: r.platform,
+      kind: r.kind,
+      baseUrl: r.base_url,
+      ...credential,
+      groups: r.groups,
+      priority: r.priority,
+      concurrency: r.concurrency,
+      modelMapping: r.model_mapping ?? undefined
+    })))
+})

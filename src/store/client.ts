@@ -32,7 +32,7 @@ const mapLayerError = <A, E, E2>(layer: Layer.Layer<A, E>, f: (e: E) => E2): Lay
  */
 export const sqlitePragmas = ["PRAGMA busy_timeout = 5000", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"]
 
-/** WAL on a file (the Effect 3 SQLite client set it; node:sqlite leaves the journal mode alone). */
+/** WAL on a file (node:sqlite leaves the journal mode as it is). */
 const walPragma = "PRAGMA journal_mode = WAL"
 
 const sqlite = (target: Extract<DatabaseTarget, { _tag: "Sqlite" }>): Layer.Layer<SqlClient.SqlClient, StoreError> =>

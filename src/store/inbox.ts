@@ -1,8 +1,6 @@
 /**
- * The settlement writer's batching over an Effect `Queue` (the hand-written inbox of the Effect 3
- * gateway is retired: on Effect 4 a Queue costs about what it did, see writer.ts).
- *
- * What stays ours is the gathering policy, group commit: a batch is everything queued, plus what
+ * The settlement writer's batching over an Effect `Queue`. The gathering policy is ours (group
+ * commit; docs/decisions.md says why not `Queue.takeBetween`): a batch is everything queued, plus what
  * arrives over the next few event-loop turns while items keep coming.
  */
 import { Effect, Exit, Queue } from "effect"

@@ -218,7 +218,7 @@ const priceFallback: Migration = {
   statements: [`ALTER TABLE usage_events ADD COLUMN price_fallback INTEGER NOT NULL DEFAULT 0`]
 }
 
-// Whether a group's keys may use the Responses WebSocket transport (issue 19); 1 (allowed) for every existing group.
+// Whether a group's keys may use the Responses WebSocket transport; 1 (allowed) for every existing group.
 const groupWebsocket: Migration = {
   version: 9,
   name: "groups.websocket",

@@ -86,23 +86,22 @@ const toPrincipal = (r: typeof PrincipalRow.Type): Principal => ({
   }
 })
 
-const principalWhere = (column: "hash" | "id", value: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql`SELECT k.id, k.hash, k.prefix, k.user_name, k.group_name, k.status, k.quota_micros,
-        k.quota_used_micros, k.expires_at, k.concurrency, k.rpm_limit, k.tpm_limit, u.balance_micros,
-        u.concurrency AS user_concurrency, u.disabled_at AS user_disabled_at, u.rpm_limit AS user_rpm_limit,
-        u.tpm_limit AS user_tpm_limit,
-        g.platform, g.billing, g.allow_image_generation, g.rate_multiplier_ppm, g.models, g.moderation,
-        g.rpm_limit AS group_rpm_limit, g.tpm_limit AS group_tpm_limit, g.websocket AS group_websocket,
-        g.provider_tools AS group_provider_tools
-      FROM api_keys k
-      JOIN users u ON u.name = k.user_name
-      JOIN groups g ON g.name = k.group_name
-      WHERE ${sql(`k.${column}`)} = ${value}`
-    const decoded = yield* decodeRows(PrincipalRow)(rows)
-    return Option.map(Option.fromNullishOr(decoded[0]), toPrincipal)
-  })
+const principalWhere = Effect.fnUntraced(function*(column: "hash" | "id", value: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql`SELECT k.id, k.hash, k.prefix, k.user_name, k.group_name, k.status, k.quota_micros,
+      k.quota_used_micros, k.expires_at, k.concurrency, k.rpm_limit, k.tpm_limit, u.balance_micros,
+      u.concurrency AS user_concurrency, u.disabled_at AS user_disabled_at, u.rpm_limit AS user_rpm_limit,
+      u.tpm_limit AS user_tpm_limit,
+      g.platform, g.billing, g.allow_image_generation, g.rate_multiplier_ppm, g.models, g.moderation,
+      g.rpm_limit AS group_rpm_limit, g.tpm_limit AS group_tpm_limit, g.websocket AS group_websocket,
+      g.provider_tools AS group_provider_tools
+    FROM api_keys k
+    JOIN users u ON u.name = k.user_name
+    JOIN groups g ON g.name = k.group_name
+    WHERE ${sql(`k.${column}`)} = ${value}`
+  const decoded = yield* decodeRows(PrincipalRow)(rows)
+  return Option.map(Option.fromNullishOr(decoded[0]), toPrincipal)
+})
 
 export const principalByHash = (sha256: string) => principalWhere("hash", sha256)
 export const principalById = (id: string) => principalWhere("id", id)
@@ -114,21 +113,19 @@ export interface KeyFigures {
   readonly quotaUsedMicros: Micros
 }
 
-export const keyFigures = (id: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* decodeRows(KeyFiguresRow)(yield* sql`SELECT status, quota_used_micros FROM api_keys WHERE id = ${id}`)
-    return Option.map(Option.fromNullishOr(rows[0]), (r): KeyFigures => ({ status: r.status, quotaUsedMicros: r.quota_used_micros }))
-  })
+export const keyFigures = Effect.fnUntraced(function*(id: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* decodeRows(KeyFiguresRow)(yield* sql`SELECT status, quota_used_micros FROM api_keys WHERE id = ${id}`)
+  return Option.map(Option.fromNullishOr(rows[0]), (r): KeyFigures => ({ status: r.status, quotaUsedMicros: r.quota_used_micros }))
+})
 
 const BalanceRow = Schema.Struct({ balance_micros: DbInt })
 
-export const balanceOf = (user: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* decodeRows(BalanceRow)(yield* sql`SELECT balance_micros FROM users WHERE name = ${user}`)
-    return rows[0]?.balance_micros ?? 0
-  })
+export const balanceOf = Effect.fnUntraced(function*(user: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* decodeRows(BalanceRow)(yield* sql`SELECT balance_micros FROM users WHERE name = ${user}`)
+  return rows[0]?.balance_micros ?? 0
+})
 
 export const SpendRow = Schema.Struct({
   daily_start: DbInt,
@@ -160,32 +157,31 @@ const SubscriptionRow = SpendRow.pipe(Schema.fieldsAssign({
 const positive = (n: number | null): Micros | undefined => (n === null || n <= 0 ? undefined : n)
 
 /** The user's subscription to the group with the group's window limits; none when there is no row. */
-export const subscriptionOf = (user: string, group: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* decodeRows(SubscriptionRow)(
-      yield* sql`SELECT s.user_name, s.group_name, s.status, s.starts_at, s.expires_at, s.daily_start,
-          s.daily_used_micros, s.weekly_start, s.weekly_used_micros, s.monthly_start, s.monthly_used_micros,
-          g.daily_limit_micros, g.weekly_limit_micros, g.monthly_limit_micros
-        FROM subscriptions s JOIN groups g ON g.name = s.group_name
-        WHERE s.user_name = ${user} AND s.group_name = ${group}`
-    )
-    return Option.map(Option.fromNullishOr(rows[0]), (r): SubscriptionFigures => ({
-      subscription: {
-        userName: r.user_name,
-        groupName: r.group_name,
-        status: r.status,
-        startsAt: dateOrUndefined(r.starts_at),
-        expiresAt: dateOrUndefined(r.expires_at)
-      },
-      limits: {
-        daily: positive(r.daily_limit_micros),
-        weekly: positive(r.weekly_limit_micros),
-        monthly: positive(r.monthly_limit_micros)
-      },
-      spends: spendsOf(r)
-    }))
-  })
+export const subscriptionOf = Effect.fnUntraced(function*(user: string, group: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* decodeRows(SubscriptionRow)(
+    yield* sql`SELECT s.user_name, s.group_name, s.status, s.starts_at, s.expires_at, s.daily_start,
+        s.daily_used_micros, s.weekly_start, s.weekly_used_micros, s.monthly_start, s.monthly_used_micros,
+        g.daily_limit_micros, g.weekly_limit_micros, g.monthly_limit_micros
+      FROM subscriptions s JOIN groups g ON g.name = s.group_name
+      WHERE s.user_name = ${user} AND s.group_name = ${group}`
+  )
+  return Option.map(Option.fromNullishOr(rows[0]), (r): SubscriptionFigures => ({
+    subscription: {
+      userName: r.user_name,
+      groupName: r.group_name,
+      status: r.status,
+      startsAt: dateOrUndefined(r.starts_at),
+      expiresAt: dateOrUndefined(r.expires_at)
+    },
+    limits: {
+      daily: positive(r.daily_limit_micros),
+      weekly: positive(r.weekly_limit_micros),
+      monthly: positive(r.monthly_limit_micros)
+    },
+    spends: spendsOf(r)
+  }))
+})
 
 const PriceRow = Schema.Struct({
   model: Schema.String,

@@ -41,49 +41,48 @@ const KeyState = Schema.Struct({
 
 const zero = { requests: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0, costMicros: 0 }
 
-export const loadSnapshot = (p: Principal, range: DayRange, now: Date) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const sums = sql`COALESCE(SUM(requests), 0) AS requests, COALESCE(SUM(input_tokens), 0) AS input_tokens,
-      COALESCE(SUM(output_tokens), 0) AS output_tokens, COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
-      COALESCE(SUM(cache_creation_tokens), 0) AS cache_creation_tokens, COALESCE(SUM(cost_micros), 0) AS cost_micros`
-    const [keyRows, today, total, byModel, byDay] = yield* Effect.all([
-      sql`SELECT status, quota_micros, quota_used_micros, expires_at FROM api_keys WHERE id = ${p.key.id}`.pipe(
-        Effect.flatMap(decodeRows(KeyState))
-      ),
-      sql`SELECT ${sums} FROM usage_daily WHERE key_id = ${p.key.id} AND day = ${dayOf(now)}`.pipe(
-        Effect.flatMap(decodeRows(Totals))
-      ),
-      sql`SELECT ${sums} FROM usage_daily WHERE key_id = ${p.key.id}`.pipe(Effect.flatMap(decodeRows(Totals))),
-      sql`SELECT model, ${sums} FROM usage_daily
-        WHERE key_id = ${p.key.id} AND day >= ${range.from} AND day <= ${range.to} GROUP BY model`.pipe(
-        Effect.flatMap(decodeRows(ModelTotals))
-      ),
-      sql`SELECT day, ${sums} FROM usage_daily
-        WHERE key_id = ${p.key.id} AND day >= ${range.from} AND day <= ${range.to} GROUP BY day ORDER BY day`.pipe(
-        Effect.flatMap(decodeRows(DayTotals))
-      )
-    ])
-    const state = keyRows[0]
-    const key = state === undefined ? p.key : {
-      ...p.key,
-      status: state.status,
-      quotaMicros: state.quota_micros ?? undefined,
-      quotaUsedMicros: state.quota_used_micros,
-      expiresAt: dateOrUndefined(state.expires_at)
-    }
-    const subscription = p.group.billing === "subscription"
-      ? Option.getOrUndefined(yield* subscriptionOf(p.user.name, p.group.name))
-      : undefined
-    return {
-      key,
-      group: p.group,
-      quotaUsedMicros: key.quotaUsedMicros,
-      balanceMicros: yield* balanceOf(p.user.name),
-      today: today[0] === undefined ? zero : toTotals(today[0]),
-      total: total[0] === undefined ? zero : toTotals(total[0]),
-      byModel: byModel.map((r) => ({ model: r.model, totals: toTotals(r) })),
-      byDay: byDay.map((r) => ({ day: r.day, totals: toTotals(r) })),
-      subscription
-    } satisfies UsageSnapshot
-  })
+export const loadSnapshot = Effect.fnUntraced(function*(p: Principal, range: DayRange, now: Date) {
+  const sql = yield* SqlClient.SqlClient
+  const sums = sql`COALESCE(SUM(requests), 0) AS requests, COALESCE(SUM(input_tokens), 0) AS input_tokens,
+    COALESCE(SUM(output_tokens), 0) AS output_tokens, COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
+    COALESCE(SUM(cache_creation_tokens), 0) AS cache_creation_tokens, COALESCE(SUM(cost_micros), 0) AS cost_micros`
+  const [keyRows, today, total, byModel, byDay] = yield* Effect.all([
+    sql`SELECT status, quota_micros, quota_used_micros, expires_at FROM api_keys WHERE id = ${p.key.id}`.pipe(
+      Effect.flatMap(decodeRows(KeyState))
+    ),
+    sql`SELECT ${sums} FROM usage_daily WHERE key_id = ${p.key.id} AND day = ${dayOf(now)}`.pipe(
+      Effect.flatMap(decodeRows(Totals))
+    ),
+    sql`SELECT ${sums} FROM usage_daily WHERE key_id = ${p.key.id}`.pipe(Effect.flatMap(decodeRows(Totals))),
+    sql`SELECT model, ${sums} FROM usage_daily
+      WHERE key_id = ${p.key.id} AND day >= ${range.from} AND day <= ${range.to} GROUP BY model`.pipe(
+      Effect.flatMap(decodeRows(ModelTotals))
+    ),
+    sql`SELECT day, ${sums} FROM usage_daily
+      WHERE key_id = ${p.key.id} AND day >= ${range.from} AND day <= ${range.to} GROUP BY day ORDER BY day`.pipe(
+      Effect.flatMap(decodeRows(DayTotals))
+    )
+  ])
+  const state = keyRows[0]
+  const key = state === undefined ? p.key : {
+    ...p.key,
+    status: state.status,
+    quotaMicros: state.quota_micros ?? undefined,
+    quotaUsedMicros: state.quota_used_micros,
+    expiresAt: dateOrUndefined(state.expires_at)
+  }
+  const subscription = p.group.billing === "subscription"
+    ? Option.getOrUndefined(yield* subscriptionOf(p.user.name, p.group.name))
+    : undefined
+  return {
+    key,
+    group: p.group,
+    quotaUsedMicros: key.quotaUsedMicros,
+    balanceMicros: yield* balanceOf(p.user.name),
+    today: today[0] === undefined ? zero : toTotals(today[0]),
+    total: total[0] === undefined ? zero : toTotals(total[0]),
+    byModel: byModel.map((r) => ({ model: r.model, totals: toTotals(r) })),
+    byDay: byDay.map((r) => ({ day: r.day, totals: toTotals(r) })),
+    subscription
+  } satisfies UsageSnapshot
+})

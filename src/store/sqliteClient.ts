@@ -9,7 +9,7 @@
  * integer micro-dollars, far below 2^53; a value beyond that is an error rather than a rounded
  * figure), and the database closed when the layer's scope closes.
  *
- * `node:sqlite` is synchronous, like better-sqlite3 was: each statement runs on the event loop.
+ * `node:sqlite` is synchronous: each statement runs on the event loop.
  * Settlement batches on a file are written from a thread of their own (writerThread.ts).
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite"
@@ -49,6 +49,12 @@ const plain = (rows: ReadonlyArray<Record<string, unknown>>): Array<Record<strin
 }
 
 type Param = null | number | bigint | string | NodeJS.ArrayBufferView
+
+/**
+ * Rows read with `setReturnArrays(true)`: arrays of values, where node's types still say records
+ * (they do not follow the setting). The one cast of the client.
+ */
+const asRows = (rows: ReadonlyArray<unknown>): ReadonlyArray<ReadonlyArray<unknown>> => rows as ReadonlyArray<ReadonlyArray<unknown>>
 
 const bindable = (params: ReadonlyArray<unknown>): Array<Param> =>
   params.map((p) => (typeof p === "boolean" ? (p ? 1 : 0) : p === undefined ? null : (p as Param)))
@@ -117,7 +123,7 @@ class SqliteConnection implements Connection {
         const { statement } = this.prepare(sql)
         statement.setReturnArrays(true)
         try {
-          return statement.all(...bindable(params)) as unknown as ReadonlyArray<ReadonlyArray<unknown>>
+          return asRows(statement.all(...bindable(params)))
         } finally {
           statement.setReturnArrays(false)
         }
@@ -130,7 +136,7 @@ class SqliteConnection implements Connection {
       try: () => {
         const statement = this.db.prepare(sql)
         statement.setReturnArrays(true)
-        return statement.all(...bindable(params)) as unknown as ReadonlyArray<ReadonlyArray<unknown>>
+        return asRows(statement.all(...bindable(params)))
       },
       catch: sqlError("execute")
     })

@@ -193,95 +193,91 @@ export interface Writer {
   readonly flush: Effect.Effect<void>
 }
 
-export const makeWriter = (options: WriterOptions): Effect.Effect<Writer, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const inbox = yield* Queue.unbounded<WriterItem>()
-
-    const process = (items: ReadonlyArray<WriterItem>): Effect.Effect<void> => {
-      const settles: Array<SettleItem> = []
-      const repeats: Array<SettleItem> = [] // the same request id twice in one batch
-      const closes: Array<string> = []
-      const flushes: Array<FlushItem> = []
-      const seen = new Set<string>()
-      for (const item of items) {
-        if (item._tag === "Close") closes.push(item.requestId)
-        else if (item._tag === "Flush") flushes.push(item)
-        else if (item._tag === "Settle") {
-          if (seen.has(item.settlement.requestId)) repeats.push(item)
-          else {
-            seen.add(item.settlement.requestId)
-            settles.push(item)
-          }
+export const makeWriter = Effect.fnUntraced(function*(options: WriterOptions): Effect.fn.Return<Writer, never, Scope.Scope> {
+  const inbox = yield* Queue.unbounded<WriterItem>()
+  const process = (items: ReadonlyArray<WriterItem>): Effect.Effect<void> => {
+    const settles: Array<SettleItem> = []
+    const repeats: Array<SettleItem> = [] // the same request id twice in one batch
+    const closes: Array<string> = []
+    const flushes: Array<FlushItem> = []
+    const seen = new Set<string>()
+    for (const item of items) {
+      if (item._tag === "Close") closes.push(item.requestId)
+      else if (item._tag === "Flush") flushes.push(item)
+      else if (item._tag === "Settle") {
+        if (seen.has(item.settlement.requestId)) repeats.push(item)
+        else {
+          seen.add(item.settlement.requestId)
+          settles.push(item)
         }
       }
-      const flushed = () => {
-        for (const f of flushes) Deferred.doneUnsafe(f.done, Exit.void)
-      }
-      const bookkeeping = (committed: Committed | undefined): Effect.Effect<void> =>
-        Effect.suspend(() => {
-          const done = options.onBatch(committed, settles, repeats)
-          return done === undefined ? Effect.void : done
-        })
-      const failed = (error: StoreError) =>
-        Effect.sync(() => {
-          const failure = Exit.fail(error)
-          for (const s of settles) s.done(failure)
-          for (const s of repeats) s.done(failure)
-          flushed()
-        })
-      const failAll = (error: StoreError) => Effect.andThen(bookkeeping(undefined), failed(error))
-      const write = Effect.suspend(() => {
-        const opens = options.dueMarkers()
-        if (opens.length + settles.length + closes.length === 0) return Effect.sync(flushed)
-        return Effect.matchCauseEffect(withRetries(options.runBatch({ opens, settles, closes })), {
-          onSuccess: ({ committed, fresh }) =>
-            Effect.andThen(bookkeeping(committed), Effect.sync(() => {
-              // Each settle resumes its waiting request.
-              for (const s of settles) {
-                s.done(Exit.succeed(
-                  fresh.has(s.settlement.requestId) ? { cost: s.cost, priceFallback: s.priceFallback === true } : notCharged
-                ))
-              }
-              for (const s of repeats) s.done(Exit.succeed(notCharged))
-              flushed()
-            })),
-          onFailure: (cause) => {
-            const failure = Cause.findErrorOption(cause)
-            if (failure._tag === "None") return Effect.failCause(cause)
-            return Effect.andThen(
-              settles.length === 0 ? Effect.logWarning("recording open requests failed", failure.value) : Effect.void,
-              failAll(failure.value)
-            )
-          }
-        })
-      })
-      // A bug here must not stop the writer (every later settlement would wait forever). A settle
-      // already resumed ignores a second answer.
-      return Effect.catchCause(write, (cause) =>
-        Effect.andThen(
-          Effect.logError("the settlement writer failed on a batch", cause),
-          // Their callers are answered even if the bookkeeping is what failed.
-          Effect.andThen(
-            Effect.ignoreCause(bookkeeping(undefined)),
-            failed(new StoreError({ message: "internal error while writing settlements" }))
-          )
-        ))
     }
-
-    // Only the wait for a first item is interruptible: once items are out of the inbox, their
-    // batch is gathered and written, also during shutdown, because their callers are waiting.
-    const nextBatch = Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(
-        restore(Queue.takeBetween(inbox, 1, options.maxBatch)),
-        (first) => Effect.flatMap(gatherMore(inbox, first, options.maxBatch, MAX_GATHER_TURNS, QUIET_TURNS), process)
-      )
-    )
-    yield* nextBatch.pipe(Effect.forever, Effect.forkScoped)
-
-    const flush = Effect.suspend(() => {
-      const done = Deferred.makeUnsafe<void>()
-      Queue.offerUnsafe(inbox, { _tag: "Flush", done })
-      return Deferred.await(done)
+    const flushed = () => {
+      for (const f of flushes) Deferred.doneUnsafe(f.done, Exit.void)
+    }
+    const bookkeeping = (committed: Committed | undefined): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const done = options.onBatch(committed, settles, repeats)
+        return done === undefined ? Effect.void : done
+      })
+    const failed = (error: StoreError) =>
+      Effect.sync(() => {
+        const failure = Exit.fail(error)
+        for (const s of settles) s.done(failure)
+        for (const s of repeats) s.done(failure)
+        flushed()
+      })
+    const failAll = (error: StoreError) => Effect.andThen(bookkeeping(undefined), failed(error))
+    const write = Effect.suspend(() => {
+      const opens = options.dueMarkers()
+      if (opens.length + settles.length + closes.length === 0) return Effect.sync(flushed)
+      return Effect.matchCauseEffect(withRetries(options.runBatch({ opens, settles, closes })), {
+        onSuccess: ({ committed, fresh }) =>
+          Effect.andThen(bookkeeping(committed), Effect.sync(() => {
+            // Each settle resumes its waiting request.
+            for (const s of settles) {
+              s.done(Exit.succeed(
+                fresh.has(s.settlement.requestId) ? { cost: s.cost, priceFallback: s.priceFallback === true } : notCharged
+              ))
+            }
+            for (const s of repeats) s.done(Exit.succeed(notCharged))
+            flushed()
+          })),
+        onFailure: (cause) => {
+          const failure = Cause.findErrorOption(cause)
+          if (failure._tag === "None") return Effect.failCause(cause)
+          return Effect.andThen(
+            settles.length === 0 ? Effect.logWarning("recording open requests failed", failure.value) : Effect.void,
+            failAll(failure.value)
+          )
+        }
+      })
     })
-    return { enqueue: (item) => void Queue.offerUnsafe(inbox, item), flush }
+    // A bug here must not stop the writer (every later settlement would wait forever). A settle
+    // already resumed ignores a second answer.
+    return Effect.catchCause(write, (cause) =>
+      Effect.andThen(
+        Effect.logError("the settlement writer failed on a batch", cause),
+        // Their callers are answered even if the bookkeeping is what failed.
+        Effect.andThen(
+          Effect.ignoreCause(bookkeeping(undefined)),
+          failed(new StoreError({ message: "internal error while writing settlements" }))
+        )
+      ))
+  }
+  // Only the wait for a first item is interruptible: once items are out of the inbox, their
+  // batch is gathered and written, also during shutdown, because their callers are waiting.
+  const nextBatch = Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(
+      restore(Queue.takeBetween(inbox, 1, options.maxBatch)),
+      (first) => Effect.flatMap(gatherMore(inbox, first, options.maxBatch, MAX_GATHER_TURNS, QUIET_TURNS), process)
+    )
+  )
+  yield* nextBatch.pipe(Effect.forever, Effect.forkScoped)
+  const flush = Effect.suspend(() => {
+    const done = Deferred.makeUnsafe<void>()
+    Queue.offerUnsafe(inbox, { _tag: "Flush", done })
+    return Deferred.await(done)
   })
+  return { enqueue: (item) => void Queue.offerUnsafe(inbox, item), flush }
+})

@@ -19,7 +19,7 @@ import { UpstreamFailed } from "../../src/domain/errors.js"
 import type { Account, Platform } from "../../src/domain/model.js"
 import { makeHttpUpstream } from "../../src/services/upstream/http.js"
 import { readText, type UpstreamRequest, type UpstreamResponse, type UpstreamShape } from "../../src/services/upstream/Upstream.js"
-import { DrainSignal } from "../../src/services/lifecycle/Lifecycle.js"
+import { DrainSignal } from "../../src/services/lifecycle/live.js"
 
 // -- event-loop helpers --
 

@@ -14,7 +14,8 @@ import { UpstreamFailed } from "../../src/domain/errors.js"
 import type { SseFrame } from "../../src/domain/sse.js"
 import type { EventOut } from "../../src/endpoints/kit/eventOut.js"
 import { type EarlyEnd, type FrameRewrite, relaySse, SHUTTING_DOWN } from "../../src/endpoints/kit/sseRelay.js"
-import { DrainSignal, Lifecycle } from "../../src/services/lifecycle/Lifecycle.js"
+import { Lifecycle } from "../../src/services/lifecycle/Lifecycle.js"
+import { DrainSignal, layer as lifecycleLayer } from "../../src/services/lifecycle/live.js"
 
 const encoder = new TextEncoder()
 const bytes = (text: string) => encoder.encode(text)
@@ -387,7 +388,7 @@ describe("relaySse: the drain deadline", () => {
       const out = (yield* Fiber.join(fiber)).map(textOf)
       expect(out).toEqual(["<|1>", "[finish server_shutting_down]"])
       expect(finishes).toEqual([SHUTTING_DOWN])
-    }).pipe(Effect.provide(Lifecycle.layer), Effect.timeout("5 seconds")))
+    }).pipe(Effect.provide(lifecycleLayer), Effect.timeout("5 seconds")))
 
   it.effect("a deadline that passes after the stream ended changes nothing", () =>
     Effect.gen(function*() {

@@ -37,73 +37,72 @@ import { roughChatTokens } from "./policy.js"
 export const makeAnthropicPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: ChatPlanner = (input) =>
-    Effect.gen(function*() {
-      const { request } = input
-      const translation = responsesToMessages(request.responses, { upstreamModel: request.model })
-      if (Result.isFailure(translation)) {
-        const e = translation.failure
-        return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
-      }
-      const translated = translation.success
-      const headers = anthropicForwardedHeaders(input.clientHeaders)
-      const build = (account: Account): UpstreamRequest => ({
-        path: "/v1/messages",
-        body: JSON.stringify({ ...translated, model: upstreamModel(account, request.model), stream: request.stream }),
-        stream: request.stream,
-        headers
-      })
-      const clock = yield* Clock.Clock
-      const now = clock.currentTimeMillisUnsafe()
-      const ctx = {
-        responseId: newId("resp"),
-        model: request.model,
-        createdAt: Math.floor(now / 1000),
-        now: () => clock.currentTimeMillisUnsafe(),
-        request: request.responses,
-        toolNames: toolNameMap(request.responses)
-      }
-      const nowSeconds = Math.floor(now / 1000)
-
-      const json = (answer: Answer) =>
-        Effect.map(answerJson(answer), ({ body }) => {
-          const { response, usage } = messageToResponse(body as unknown as AnthropicMessage, ctx)
-          const { completion } = responseToCompletion(response, { model: request.model, nowSeconds })
-          return { answer: jsonReply(completion), usage: reported(usage, messagesAnswerFacts(body)) }
-        })
-
-      const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
-        let state = initialStreamState(ctx)
-        const chat = new ChatStreamTranslator({ model: request.model, includeUsage: request.includeUsage, nowSeconds })
-        let sentChars = 0
-        let answered: AnswerFacts | undefined
-        const pass = (events: ReadonlyArray<ResponsesStreamEvent>, out: { event(type: string, data: string): void }) => {
-          for (const event of events) for (const f of chat.step(event)) out.event("chunk", JSON.stringify(f))
-        }
-        const frames = relay(answer.response.body, {
-          guard: frameGuard(answer.account),
-          frames: (frames, out) => {
-            for (const frame of frames) {
-              const event = eventData(frame.data)
-              if (event === undefined || typeof event["type"] !== "string") continue
-              sentChars += deltaChars(event)
-              answered = afterMessagesEvent(answered, event)
-              const [next, events] = stepStream(state, event as unknown as AnthropicStreamEvent)
-              state = next
-              pass(events, out)
-            }
-          },
-          finish: (early, out) => {
-            pass(finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }), out)
-            out.event("done", DONE_DATA)
-          },
-          halt: budgetHalt(input.budget, () => roughChatTokens(request.body), () => sentChars)
-        }, () => new ChatSseBytes(), lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
-        return { answer: frames, usage: meteredAtEnd(() => streamUsage(state), () => answered) }
-      }
-
-      const chatPlan: ChatPlan = { build, json, stream }
-      return chatPlan
+  const plan: ChatPlanner = Effect.fnUntraced(function*(input) {
+    const { request } = input
+    const translation = responsesToMessages(request.responses, { upstreamModel: request.model })
+    if (Result.isFailure(translation)) {
+      const e = translation.failure
+      return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
+    }
+    const translated = translation.success
+    const headers = anthropicForwardedHeaders(input.clientHeaders)
+    const build = (account: Account): UpstreamRequest => ({
+      path: "/v1/messages",
+      body: JSON.stringify({ ...translated, model: upstreamModel(account, request.model), stream: request.stream }),
+      stream: request.stream,
+      headers
     })
+    const clock = yield* Clock.Clock
+    const now = clock.currentTimeMillisUnsafe()
+    const ctx = {
+      responseId: newId("resp"),
+      model: request.model,
+      createdAt: Math.floor(now / 1000),
+      now: () => clock.currentTimeMillisUnsafe(),
+      request: request.responses,
+      toolNames: toolNameMap(request.responses)
+    }
+    const nowSeconds = Math.floor(now / 1000)
+
+    const json = (answer: Answer) =>
+      Effect.map(answerJson(answer), ({ body }) => {
+        const { response, usage } = messageToResponse(body as unknown as AnthropicMessage, ctx)
+        const { completion } = responseToCompletion(response, { model: request.model, nowSeconds })
+        return { answer: jsonReply(completion), usage: reported(usage, messagesAnswerFacts(body)) }
+      })
+
+    const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
+      let state = initialStreamState(ctx)
+      const chat = new ChatStreamTranslator({ model: request.model, includeUsage: request.includeUsage, nowSeconds })
+      let sentChars = 0
+      let answered: AnswerFacts | undefined
+      const pass = (events: ReadonlyArray<ResponsesStreamEvent>, out: { event(type: string, data: string): void }) => {
+        for (const event of events) for (const f of chat.step(event)) out.event("chunk", JSON.stringify(f))
+      }
+      const frames = relay(answer.response.body, {
+        guard: frameGuard(answer.account),
+        frames: (frames, out) => {
+          for (const frame of frames) {
+            const event = eventData(frame.data)
+            if (event === undefined || typeof event["type"] !== "string") continue
+            sentChars += deltaChars(event)
+            answered = afterMessagesEvent(answered, event)
+            const [next, events] = stepStream(state, event as unknown as AnthropicStreamEvent)
+            state = next
+            pass(events, out)
+          }
+        },
+        finish: (early, out) => {
+          pass(finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }), out)
+          out.event("done", DONE_DATA)
+        },
+        halt: budgetHalt(input.budget, () => roughChatTokens(request.body), () => sentChars)
+      }, () => new ChatSseBytes(), lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+      return { answer: frames, usage: meteredAtEnd(() => streamUsage(state), () => answered) }
+    }
+
+    const chatPlan: ChatPlan = { build, json, stream }
+    return chatPlan
+  })
   return plan
 })

@@ -29,65 +29,64 @@ import { chatTexts, roughChatTokens } from "./policy.js"
 export const makeOpenAIPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: ChatPlanner = (input) =>
-    Effect.gen(function*() {
-      const clock = yield* Clock.Clock
-      const { principal, request } = input
-      const clientKey = request.responses["prompt_cache_key"]
-      const cacheKey = typeof clientKey === "string"
-        ? tenantCacheKey(principal.user.name, clientKey)
-        : input.session !== undefined
-        ? promptCacheKeyFor(input.session)
-        : undefined
-      const body = cacheKey === undefined ? request.responses : { ...request.responses, prompt_cache_key: cacheKey }
-      const headers = openaiForwardedHeaders(input.clientHeaders)
-      const build = (account: Account): UpstreamRequest => ({
-        path: "/responses",
-        body: JSON.stringify({ ...body, model: upstreamModel(account, request.model) }),
-        stream: request.stream,
-        headers
-      })
-      const nowSeconds = () => Math.floor(clock.currentTimeMillisUnsafe() / 1000)
-
-      const json = (answer: Answer) =>
-        Effect.map(answerJson(answer), ({ body: response }) => {
-          const { completion, usage } = responseToCompletion(response, { model: request.model, nowSeconds: nowSeconds() })
-          return { answer: jsonReply(completion), usage: reported(usage, responsesAnswerFacts(response)) }
-        })
-
-      const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
-        const translator = new ChatStreamTranslator({ model: request.model, includeUsage: request.includeUsage, nowSeconds: nowSeconds() })
-        let sentChars = 0
-        let answered: AnswerFacts | undefined
-        // Billed as the upstream reported it, whether or not the client asked to see the usage.
-        const usage = meteredAtEnd(
-          () => translator.usage() ?? estimatedUsage(principal.group.name, chatTexts(request.body), translator.outputText()),
-          () => answered
-        )
-        const frames = relay(answer.response.body, {
-          guard: frameGuard(answer.account),
-          frames: (frames, out) => {
-            for (const frame of frames) {
-              const event = eventData(frame.data)
-              if (event === undefined) continue
-              sentChars += deltaChars(event)
-              answered = afterResponsesEvent(answered, event)
-              for (const f of translator.step(event)) out.event("chunk", JSON.stringify(f))
-            }
-          },
-          finish: (early, out) => {
-            for (const f of translator.finish(early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })) {
-              out.event("chunk", JSON.stringify(f))
-            }
-            out.event("done", DONE_DATA)
-          },
-          halt: budgetHalt(input.budget, () => roughChatTokens(request.body), () => sentChars)
-        }, () => new ChatSseBytes(), lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
-        return { answer: frames, usage }
-      }
-
-      const chatPlan: ChatPlan = { build, json, stream }
-      return chatPlan
+  const plan: ChatPlanner = Effect.fnUntraced(function*(input) {
+    const clock = yield* Clock.Clock
+    const { principal, request } = input
+    const clientKey = request.responses["prompt_cache_key"]
+    const cacheKey = typeof clientKey === "string"
+      ? tenantCacheKey(principal.user.name, clientKey)
+      : input.session !== undefined
+      ? promptCacheKeyFor(input.session)
+      : undefined
+    const body = cacheKey === undefined ? request.responses : { ...request.responses, prompt_cache_key: cacheKey }
+    const headers = openaiForwardedHeaders(input.clientHeaders)
+    const build = (account: Account): UpstreamRequest => ({
+      path: "/responses",
+      body: JSON.stringify({ ...body, model: upstreamModel(account, request.model) }),
+      stream: request.stream,
+      headers
     })
+    const nowSeconds = () => Math.floor(clock.currentTimeMillisUnsafe() / 1000)
+
+    const json = (answer: Answer) =>
+      Effect.map(answerJson(answer), ({ body: response }) => {
+        const { completion, usage } = responseToCompletion(response, { model: request.model, nowSeconds: nowSeconds() })
+        return { answer: jsonReply(completion), usage: reported(usage, responsesAnswerFacts(response)) }
+      })
+
+    const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
+      const translator = new ChatStreamTranslator({ model: request.model, includeUsage: request.includeUsage, nowSeconds: nowSeconds() })
+      let sentChars = 0
+      let answered: AnswerFacts | undefined
+      // Billed as the upstream reported it, whether or not the client asked to see the usage.
+      const usage = meteredAtEnd(
+        () => translator.usage() ?? estimatedUsage(principal.group.name, chatTexts(request.body), translator.outputText()),
+        () => answered
+      )
+      const frames = relay(answer.response.body, {
+        guard: frameGuard(answer.account),
+        frames: (frames, out) => {
+          for (const frame of frames) {
+            const event = eventData(frame.data)
+            if (event === undefined) continue
+            sentChars += deltaChars(event)
+            answered = afterResponsesEvent(answered, event)
+            for (const f of translator.step(event)) out.event("chunk", JSON.stringify(f))
+          }
+        },
+        finish: (early, out) => {
+          for (const f of translator.finish(early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })) {
+            out.event("chunk", JSON.stringify(f))
+          }
+          out.event("done", DONE_DATA)
+        },
+        halt: budgetHalt(input.budget, () => roughChatTokens(request.body), () => sentChars)
+      }, () => new ChatSseBytes(), lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+      return { answer: frames, usage }
+    }
+
+    const chatPlan: ChatPlan = { build, json, stream }
+    return chatPlan
+  })
   return plan
 })

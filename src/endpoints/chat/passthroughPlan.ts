@@ -48,14 +48,13 @@ export const makePassthroughPlanner = Effect.gen(function*() {
         headers: undefined
       })
 
-      const json = (answer: Answer) =>
-        Effect.gen(function*() {
-          const { body: completion } = yield* answerJson(answer)
-          const facts = chatAnswerFacts(completion)
-          const usage = chatUsageOf(completion["usage"]) ??
-            (yield* estimatedUsage(principal.group.name, chatTexts(request.body), JSON.stringify(completion["choices"] ?? "")))
-          return { answer: jsonReply({ ...completion, model: request.model }), usage: reported(usage, facts) }
-        })
+      const json = Effect.fnUntraced(function*(answer: Answer) {
+        const { body: completion } = yield* answerJson(answer)
+        const facts = chatAnswerFacts(completion)
+        const usage = chatUsageOf(completion["usage"]) ??
+          (yield* estimatedUsage(principal.group.name, chatTexts(request.body), JSON.stringify(completion["choices"] ?? "")))
+        return { answer: jsonReply({ ...completion, model: request.model }), usage: reported(usage, facts) }
+      })
 
       const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
         const upstreamName = upstreamModel(answer.account, request.model)

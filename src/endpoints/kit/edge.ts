@@ -1,12 +1,13 @@
 /**
  * The request's edge, as every transport serves it (the HTTP app, src/server/app.ts, and a
  * WebSocket turn, endpoints/responses/websocket/turn.ts): what a failure tells the client, in the
- * route's error shape, and the end of a request once it is over (its metric, its access-log line
- * and its span), so that an HTTP request and a WebSocket turn are logged and counted alike; and the
+ * route's error shape, and a request opened here (`openRequest`) and ended here once it is over
+ * (its 499 when the client left, its metric, its access-log line and its span), so that an HTTP
+ * request and a WebSocket turn are logged and counted alike by construction; and the
  * wrappers a route is given to the router with (`edgeRoute`, `edgeDoor`), which tell the edge the
  * route's facts, start its span and hand over a door's record.
  */
-import { Cause, Context, Effect, Exit, Option, type Scope, type Tracer } from "effect"
+import { Cause, type Clock, Context, Effect, Exit, Option, Scope, type Tracer } from "effect"
 import type * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -92,7 +93,7 @@ export interface RequestEnd {
  * Ends a request: its metric and access-log line, then its span (if traced), once what its record
  * came to is known (its settlement done).
  */
-export const endRequest = (
+const endRequest = (
   accessLog: AccessLogShape,
   end: RequestEnd,
   span: Tracer.Span | undefined,
@@ -112,6 +113,68 @@ export const endRequest = (
       })
     ))
   })
+
+/**
+ * What a request's line will say, set while it runs: by the edge (the status it was answered with,
+ * our error code, when the client's wait ended) and by the route that took it (its facts, its
+ * span, a door's record: EdgeCell).
+ */
+export interface RequestState extends EdgeCell {
+  status: number
+  code: string
+  /** When the client's wait ended (its answer out); until then the line's duration runs on. */
+  answeredAt: number | undefined
+}
+
+/** A request as a transport starts it at the edge. */
+export interface RequestStart {
+  readonly requestId: string
+  readonly method: string
+  readonly path: string
+  /** Epoch milliseconds on the request's Clock. */
+  readonly started: number
+  /** The metric's route label, read at the end (the route that took the request tells it late). */
+  readonly route: (state: RequestState) => string
+  /**
+   * The transport's reading of how the request's Scope ended, before the edge's own rule (an
+   * interruption is a client that left: 499 `client_closed_request`); true when it decided (a
+   * write-stall cut, a WebSocket client that left after its answer).
+   */
+  readonly ending?: (exit: Exit.Exit<unknown, unknown>, state: RequestState) => boolean
+}
+
+/**
+ * Opens a request at the edge, for HTTP and WebSocket turns alike: its line, metric and span are
+ * ended once `scope` closes (the answer out or the client gone, what the request held given back,
+ * its settlement done), from the state the request set meanwhile, which this returns.
+ */
+export const openRequest = (
+  accessLog: AccessLogShape,
+  scope: Scope.Scope,
+  clock: Clock.Clock,
+  start: RequestStart
+): Effect.Effect<RequestState> => {
+  const state: RequestState = { route: undefined, span: undefined, record: undefined, status: 200, code: "ok", answeredAt: undefined }
+  const ended = Scope.addFinalizerExit(scope, (exit) =>
+    Effect.suspend(() => {
+      if (!(start.ending?.(exit, state) ?? false) && interrupted(exit)) {
+        state.status = 499
+        state.code = "client_closed_request"
+      }
+      const end: RequestEnd = {
+        requestId: start.requestId,
+        method: start.method,
+        path: start.path,
+        route: start.route(state),
+        status: state.status,
+        code: state.code,
+        durationMs: () => (state.answeredAt ?? clock.currentTimeMillisUnsafe()) - start.started,
+        record: state.record
+      }
+      return endRequest(accessLog, end, state.span)
+    }))
+  return Effect.as(ended, state)
+}
 
 /** A route's facts, given with the route: its metric label, its span's route, its error shape. */
 export interface RouteFacts {

@@ -33,70 +33,69 @@ import { messagesTexts, roughMessagesTokens } from "./policy.js"
 export const makeChatPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: MessagesPlanner = (input) =>
-    Effect.gen(function*() {
-      const { request } = input
-      const translated = Result.flatMap(messagesToResponses(request.body), (responses) =>
-        Result.map(responsesToChat(responses, { upstreamModel: request.model }), (chat) => ({ responses, chat })))
-      if (Result.isFailure(translated)) {
-        const e = translated.failure
-        return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
-      }
-      const { chat, responses } = translated.success
-      const build = (account: Account): UpstreamRequest => ({
-        path: "/chat/completions",
-        body: JSON.stringify({ ...chat, model: upstreamModel(account, request.model) }),
-        stream: request.stream,
-        headers: undefined
-      })
-      const clock = yield* Clock.Clock
-      const ctx = {
-        responseId: newId("resp"),
-        model: request.model,
-        createdAt: Math.floor(clock.currentTimeMillisUnsafe() / 1000),
-        now: () => clock.currentTimeMillisUnsafe(),
-        request: responses,
-        toolNames: toolNameMap(responses)
-      }
-
-      const json = (answer: Answer) =>
-        Effect.map(answerJson(answer), ({ body }) => {
-          const { response, usage } = completionToResponse(body, ctx)
-          const { message } = responseToMessage(response, { model: request.model })
-          return { answer: jsonReply(message), usage: reported(usage, chatAnswerFacts(body)) }
-        })
-
-      const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
-        const reader = new ChatUpstreamReader(ctx)
-        const messages = new MessagesStreamTranslator({ model: request.model })
-        const frames = relaySse(answer.response.body, {
-          guard: frameGuard(answer.account),
-          frames: (frames, out) => {
-            for (const frame of frames) {
-              for (const event of reader.frame(frame)) for (const e of messages.step(event)) out.event(e.type, JSON.stringify(e))
-            }
-          },
-          finish: (early, out) => {
-            for (const event of reader.finish(early)) {
-              for (const e of messages.step(event)) {
-                // The gateway's own early end is told as this door tells it (events.ts), as on OpenAI groups.
-                const told = e.type === "error" && early !== undefined ? errorEvent(early.code, early.message) : e
-                out.event(told.type, JSON.stringify(told))
-              }
-            }
-          },
-          halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => reader.sent().length)
-        }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
-        const usage = meteredAtEnd(
-          // A stream cut before the server's usage chunk is billed for its input and what it sent.
-          () => reader.usage() ?? estimatedUsage(input.principal.group.name, messagesTexts(request.body), reader.sent()),
-          () => reader.facts()
-        )
-        return { answer: frames, usage }
-      }
-
-      const messagesPlan: MessagesPlan = { build, json, stream }
-      return messagesPlan
+  const plan: MessagesPlanner = Effect.fnUntraced(function*(input) {
+    const { request } = input
+    const translated = Result.flatMap(messagesToResponses(request.body), (responses) =>
+      Result.map(responsesToChat(responses, { upstreamModel: request.model }), (chat) => ({ responses, chat })))
+    if (Result.isFailure(translated)) {
+      const e = translated.failure
+      return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
+    }
+    const { chat, responses } = translated.success
+    const build = (account: Account): UpstreamRequest => ({
+      path: "/chat/completions",
+      body: JSON.stringify({ ...chat, model: upstreamModel(account, request.model) }),
+      stream: request.stream,
+      headers: undefined
     })
+    const clock = yield* Clock.Clock
+    const ctx = {
+      responseId: newId("resp"),
+      model: request.model,
+      createdAt: Math.floor(clock.currentTimeMillisUnsafe() / 1000),
+      now: () => clock.currentTimeMillisUnsafe(),
+      request: responses,
+      toolNames: toolNameMap(responses)
+    }
+
+    const json = (answer: Answer) =>
+      Effect.map(answerJson(answer), ({ body }) => {
+        const { response, usage } = completionToResponse(body, ctx)
+        const { message } = responseToMessage(response, { model: request.model })
+        return { answer: jsonReply(message), usage: reported(usage, chatAnswerFacts(body)) }
+      })
+
+    const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
+      const reader = new ChatUpstreamReader(ctx)
+      const messages = new MessagesStreamTranslator({ model: request.model })
+      const frames = relaySse(answer.response.body, {
+        guard: frameGuard(answer.account),
+        frames: (frames, out) => {
+          for (const frame of frames) {
+            for (const event of reader.frame(frame)) for (const e of messages.step(event)) out.event(e.type, JSON.stringify(e))
+          }
+        },
+        finish: (early, out) => {
+          for (const event of reader.finish(early)) {
+            for (const e of messages.step(event)) {
+              // The gateway's own early end is told as this door tells it (events.ts), as on OpenAI groups.
+              const told = e.type === "error" && early !== undefined ? errorEvent(early.code, early.message) : e
+              out.event(told.type, JSON.stringify(told))
+            }
+          }
+        },
+        halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => reader.sent().length)
+      }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+      const usage = meteredAtEnd(
+        // A stream cut before the server's usage chunk is billed for its input and what it sent.
+        () => reader.usage() ?? estimatedUsage(input.principal.group.name, messagesTexts(request.body), reader.sent()),
+        () => reader.facts()
+      )
+      return { answer: frames, usage }
+    }
+
+    const messagesPlan: MessagesPlan = { build, json, stream }
+    return messagesPlan
+  })
   return plan
 })

@@ -54,15 +54,14 @@ export const makeMessagesHandlers = Effect.gen(function*() {
   })
 
   /** The body and its checks, refused with `who`. */
-  const readBody = (request: HttpServerRequest.HttpServerRequest, who: DoorRecord, kind: MessagesBodyKind) =>
-    Effect.gen(function*() {
-      const rawBody = yield* refusedWith(who)(readBodyText(request, settings.maxBodyBytes))
-      const validated = yield* refusedWith(who)(
-        Effect.flatMap(parseJson(rawBody), (body) => Effect.fromResult(validateMessagesBody(body, kind)))
-      )
-      const record: DoorRecord = { ...who, model: validated.model }
-      return { record, rawBody, validated }
-    })
+  const readBody = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, who: DoorRecord, kind: MessagesBodyKind) {
+    const rawBody = yield* refusedWith(who)(readBodyText(request, settings.maxBodyBytes))
+    const validated = yield* refusedWith(who)(
+      Effect.flatMap(parseJson(rawBody), (body) => Effect.fromResult(validateMessagesBody(body, kind)))
+    )
+    const record: DoorRecord = { ...who, model: validated.model }
+    return { record, rawBody, validated }
+  })
 
   const readRequest = Effect.flatMap(authenticated, ({ principal, request, who }) =>
     Effect.map(readBody(request, who, "create"), (read) => ({ request, principal, ...read })))

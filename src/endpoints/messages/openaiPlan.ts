@@ -30,68 +30,63 @@ import { frameGuard } from "../kit/frameGuard.js"
 export const makeOpenAIPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: MessagesPlanner = (input) =>
-    Effect.gen(function*() {
-      const { principal, request } = input
-      const translation = messagesToResponses(request.body)
-      if (Result.isFailure(translation)) {
-        const e = translation.failure
-        return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
-      }
-      const body = translation.success
-      if (body["prompt_cache_key"] === undefined && input.session !== undefined) {
-        body["prompt_cache_key"] = promptCacheKeyFor(input.session)
-      }
-
-      const build = (account: Account): UpstreamRequest => ({
-        path: "/responses",
-        body: JSON.stringify({ ...body, model: upstreamModel(account, request.model), stream: request.stream }),
-        stream: request.stream,
-        headers: undefined
-      })
-
-      const json = (answer: Answer) =>
-        Effect.map(answerJson(answer), ({ body: response }) => {
-          const answered = responsesAnswerFacts(response)
-          const { message, usage } = responseToMessage(response, { model: request.model })
-          return { answer: jsonReply(message), usage: reported(usage, answered) }
-        })
-
-      const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
-        const translator = new MessagesStreamTranslator({ model: request.model })
-        let sentChars = 0
-        let answered: AnswerFacts | undefined
-        const usage = meteredAtEnd(
-          () => translator.usage() ?? estimatedUsage(principal.group.name, messagesTexts(request.body), translator.outputText()),
-          () => answered
-        )
-        const frames = relaySse(answer.response.body, {
-          guard: frameGuard(answer.account),
-          frames: (frames, out) => {
-            for (const frame of frames) {
-              const event = eventData(frame.data)
-              if (event === undefined) continue
-              sentChars += deltaChars(event)
-              answered = afterResponsesEvent(answered, event)
-              for (const e of translator.step(event)) out.event(e.type, JSON.stringify(e))
-            }
-          },
-          finish: (early, out) => {
-            for (const e of translator.finish(early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })) {
-              // The gateway's own early end (budget stop, drain, an event too large) is told as this
-              // door tells it on every group (events.ts: the budget stop is a billing_error), not as
-              // the translation reads an upstream's Responses code.
-              const event = e.type === "error" && early !== undefined ? errorEvent(early.code, early.message) : e
-              out.event(event.type, JSON.stringify(event))
-            }
-          },
-          halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => sentChars)
-        }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
-        return { answer: frames, usage }
-      }
-
-      const messagesPlan: MessagesPlan = { build, json, stream }
-      return messagesPlan
+  const plan: MessagesPlanner = Effect.fnUntraced(function*(input) {
+    const { principal, request } = input
+    const translation = messagesToResponses(request.body)
+    if (Result.isFailure(translation)) {
+      const e = translation.failure
+      return yield* new InvalidRequest({ code: "unsupported_input", message: e.message, param: e.param })
+    }
+    const body = translation.success
+    if (body["prompt_cache_key"] === undefined && input.session !== undefined) {
+      body["prompt_cache_key"] = promptCacheKeyFor(input.session)
+    }
+    const build = (account: Account): UpstreamRequest => ({
+      path: "/responses",
+      body: JSON.stringify({ ...body, model: upstreamModel(account, request.model), stream: request.stream }),
+      stream: request.stream,
+      headers: undefined
     })
+    const json = (answer: Answer) =>
+      Effect.map(answerJson(answer), ({ body: response }) => {
+        const answered = responsesAnswerFacts(response)
+        const { message, usage } = responseToMessage(response, { model: request.model })
+        return { answer: jsonReply(message), usage: reported(usage, answered) }
+      })
+    const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
+      const translator = new MessagesStreamTranslator({ model: request.model })
+      let sentChars = 0
+      let answered: AnswerFacts | undefined
+      const usage = meteredAtEnd(
+        () => translator.usage() ?? estimatedUsage(principal.group.name, messagesTexts(request.body), translator.outputText()),
+        () => answered
+      )
+      const frames = relaySse(answer.response.body, {
+        guard: frameGuard(answer.account),
+        frames: (frames, out) => {
+          for (const frame of frames) {
+            const event = eventData(frame.data)
+            if (event === undefined) continue
+            sentChars += deltaChars(event)
+            answered = afterResponsesEvent(answered, event)
+            for (const e of translator.step(event)) out.event(e.type, JSON.stringify(e))
+          }
+        },
+        finish: (early, out) => {
+          for (const e of translator.finish(early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })) {
+            // The gateway's own early end (budget stop, drain, an event too large) is told as this
+            // door tells it on every group (events.ts: the budget stop is a billing_error), not as
+            // the translation reads an upstream's Responses code.
+            const event = e.type === "error" && early !== undefined ? errorEvent(early.code, early.message) : e
+            out.event(event.type, JSON.stringify(event))
+          }
+        },
+        halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => sentChars)
+      }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
+      return { answer: frames, usage }
+    }
+    const messagesPlan: MessagesPlan = { build, json, stream }
+    return messagesPlan
+  })
   return plan
 })

@@ -38,7 +38,7 @@ import type { Answer } from "../../core/upstreamCall.js"
 export const makeAnthropicPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: ResponsesPlanner = (input) => Effect.gen(function*() {
+  const plan: ResponsesPlanner = Effect.fnUntraced(function*(input) {
     const { request } = input
     const compaction = isCompaction(input.subpath)
     const translation = (compaction ? compactionRequest : responsesToMessages)(request.body, { upstreamModel: request.model })
@@ -67,6 +67,8 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
 
     const json = (answer: Answer) =>
       Effect.map(answerJson(answer), ({ body }) => {
+        // The upstream's JSON taken as the Messages answer it is (an Anthropic account answered 2xx);
+        // the translation reads every member defensively.
         const message = body as unknown as AnthropicMessage
         const { response, usage } = compaction
           ? compactedResponse(request.body, message, { id: ctx.responseId, createdAt: ctx.createdAt })
@@ -86,7 +88,7 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
             if (event === undefined || typeof event["type"] !== "string") continue
             sentChars += deltaChars(event)
             answered = afterMessagesEvent(answered, event)
-            const [next, events] = stepStream(state, event as unknown as AnthropicStreamEvent)
+            const [next, events] = stepStream(state, event as AnthropicStreamEvent)
             state = next
             for (const e of events) out.event(e.type, JSON.stringify(e))
           }

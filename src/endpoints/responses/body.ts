@@ -112,11 +112,11 @@ type KnownItem = typeof MessageItem.Type | typeof TYPED_KINDS[number]["Type"]
 export type InputItem = (KnownItem & Rest) | UnrecognizedItem
 
 const kindDecoders: ReadonlyMap<unknown, Decoder<KnownItem & Rest>> = new Map([
-  ["message", keepingRest<KnownItem>(MessageItem as unknown as Reader<KnownItem>)],
+  ["message", keepingRest<KnownItem>(MessageItem as Reader<KnownItem>)],
   // Each kind's schema, seen as a member of the union (which it is; TS cannot map over the tuple's types).
   ...TYPED_KINDS.map((kind): [string, Decoder<KnownItem & Rest>] => [
     kind.fields.type.literal,
-    keepingRest(kind as unknown as Reader<KnownItem>)
+    keepingRest(kind as Reader<KnownItem>)
   ])
 ])
 const decodeMessage = kindDecoders.get("message")
@@ -138,7 +138,7 @@ const decodeItem = (u: unknown, options?: SchemaAST.ParseOptions): Effect.Effect
 export const InputItem: Reader<InputItem> = Schema.declareConstructor<InputItem, unknown>()(
   [ItemKinds],
   () => (u, _ast, options) => decodeItem(u, options)
-) as unknown as Reader<InputItem>
+) as Reader<InputItem>
 
 /** `input`: a string (one user message) or a list of items; anything else reads as absent. */
 const Input = lenient(Schema.Union([list(InputItem), Schema.String]))

@@ -54,7 +54,7 @@ export const lenient = <S extends Schema.Top>(schema: S): Reader<S["Type"] | und
     if (guard !== undefined) return (u) => (guard(u) ? Exit.succeed(u as S["Type"]) : ABSENT)
     const decode = SchemaParser.decodeUnknownEffect(inner)
     return (u, _ast, options) => orAbsent(decode(u, options))
-  }) as unknown as Reader<S["Type"] | undefined>
+  }) as Reader<S["Type"] | undefined>
 
 /**
  * An optional key read leniently: absent, or of the wrong type, is `undefined`. (`optionalKey`:
@@ -109,7 +109,7 @@ export const open = <A extends object>(struct: Reader<A>): Reader<A & Rest> =>
   Schema.declareConstructor<A & Rest, unknown>()([struct], () => {
     const decode = keepingRest(struct)
     return (u, _ast, options) => decode(u, options)
-  }) as unknown as Reader<A & Rest>
+  }) as Reader<A & Rest>
 
 /** `Schema.Array(element)`, read from anything. */
-export const list = <A>(element: Reader<A>): Reader<ReadonlyArray<A>> => Schema.Array(element) as unknown as Reader<ReadonlyArray<A>>
+export const list = <A>(element: Reader<A>): Reader<ReadonlyArray<A>> => Schema.Array(element) as Reader<ReadonlyArray<A>>

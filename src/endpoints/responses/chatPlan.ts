@@ -34,7 +34,7 @@ import { isCompaction } from "./subpath.js"
 export const makeChatPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: ResponsesPlanner = (input) => Effect.gen(function*() {
+  const plan: ResponsesPlanner = Effect.fnUntraced(function*(input) {
     const { request } = input
     // A compaction is one summarising call, as on an Anthropic group (src/translate/compaction.ts).
     const compaction = isCompaction(input.subpath)

@@ -111,7 +111,7 @@ const UNFINISHED: StreamEnding = {
 export const makeOpenAIPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const settings = yield* Settings
-  const plan: ResponsesPlanner = (input) => Effect.gen(function*() {
+  const plan: ResponsesPlanner = Effect.fnUntraced(function*(input) {
     const clock = yield* Clock.Clock
     const { principal, request } = input
     const stripImages = !principal.group.allowImageGeneration

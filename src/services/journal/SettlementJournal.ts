@@ -38,29 +38,28 @@ export interface SettlementJournalShape {
 export const reportDepth = (depth: number): Effect.Effect<void> => Metric.update(settlementJournalDepth, depth)
 
 /** In memory (tests): durable for as long as the layer, which is what a test of replay needs. */
-export const makeMemory = (initial: ReadonlyArray<Settlement> = []): Effect.Effect<SettlementJournalShape> =>
-  Effect.gen(function*() {
-    const pending = new Map<string, Settlement>(initial.map((s) => [s.requestId, s]))
-    const nonEmpty = yield* Latch.make(pending.size > 0)
-    return {
-      append: (s) =>
-        Effect.suspend(() => {
-          if (!pending.has(s.requestId)) pending.set(s.requestId, s)
-          nonEmpty.openUnsafe()
-          return reportDepth(pending.size)
-        }),
-      pending: Effect.sync(() => [...pending.values()]),
-      remove: (ids) =>
-        Effect.suspend(() => {
-          for (const id of ids) pending.delete(id)
-          if (pending.size === 0) nonEmpty.closeUnsafe()
-          return reportDepth(pending.size)
-        }),
-      depth: () => pending.size,
-      awaitPending: nonEmpty.await,
-      location: "memory"
-    }
-  })
+export const makeMemory = Effect.fnUntraced(function*(initial: ReadonlyArray<Settlement> = []): Effect.fn.Return<SettlementJournalShape> {
+  const pending = new Map<string, Settlement>(initial.map((s) => [s.requestId, s]))
+  const nonEmpty = yield* Latch.make(pending.size > 0)
+  return {
+    append: (s) =>
+      Effect.suspend(() => {
+        if (!pending.has(s.requestId)) pending.set(s.requestId, s)
+        nonEmpty.openUnsafe()
+        return reportDepth(pending.size)
+      }),
+    pending: Effect.sync(() => [...pending.values()]),
+    remove: (ids) =>
+      Effect.suspend(() => {
+        for (const id of ids) pending.delete(id)
+        if (pending.size === 0) nonEmpty.closeUnsafe()
+        return reportDepth(pending.size)
+      }),
+    depth: () => pending.size,
+    awaitPending: nonEmpty.await,
+    location: "memory"
+  }
+})
 
 export class SettlementJournal extends Context.Service<SettlementJournal, SettlementJournalShape>()("modelgate/SettlementJournal") {
   /** In memory, starting with `initial` pending. */

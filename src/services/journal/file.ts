@@ -114,165 +114,156 @@ const load = (path: string) => {
   return { entries, rejected, clean: complete && rejected.length === 0 && !duplicates }
 }
 
-export const make = (path: string): Effect.Effect<SettlementJournalShape, JournalError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const dir = dirname(path)
-    yield* lockJournal(path)
-    const loaded = yield* Effect.try({ try: () => load(path), catch: failed(`cannot read the settlement journal ${path}`) })
-    const pending = loaded.entries
-    let fd: number | undefined
-    let size = 0
-
-    const open = () => {
-      if (fd !== undefined) return fd
-      mkdirSync(dir, { recursive: true })
-      const created = !existsSync(path)
-      const opened = openSync(path, "a", PRIVATE)
-      narrow(opened)
-      if (created) fsyncDirectory(dir)
-      fd = opened
-      // What a failed write is cut back to: the file as it is, whatever happened before.
-      size = fstatSync(opened).size
-      return opened
-    }
-    const close = () => {
-      if (fd !== undefined) closeSync(fd)
-      fd = undefined
-    }
-
-    /** Makes the file hold exactly what is pending (removed when nothing is). */
-    const rewrite = () => {
-      close()
-      if (pending.size === 0) {
-        if (existsSync(path)) {
-          unlinkSync(path)
-          fsyncDirectory(dir)
-        }
-        return
+export const make = Effect.fnUntraced(function*(path: string): Effect.fn.Return<SettlementJournalShape, JournalError, Scope.Scope> {
+  const dir = dirname(path)
+  yield* lockJournal(path)
+  const loaded = yield* Effect.try({ try: () => load(path), catch: failed(`cannot read the settlement journal ${path}`) })
+  const pending = loaded.entries
+  let fd: number | undefined
+  let size = 0
+  const open = () => {
+    if (fd !== undefined) return fd
+    mkdirSync(dir, { recursive: true })
+    const created = !existsSync(path)
+    const opened = openSync(path, "a", PRIVATE)
+    narrow(opened)
+    if (created) fsyncDirectory(dir)
+    fd = opened
+    // What a failed write is cut back to: the file as it is, whatever happened before.
+    size = fstatSync(opened).size
+    return opened
+  }
+  const close = () => {
+    if (fd !== undefined) closeSync(fd)
+    fd = undefined
+  }
+  /** Makes the file hold exactly what is pending (removed when nothing is). */
+  const rewrite = () => {
+    close()
+    if (pending.size === 0) {
+      if (existsSync(path)) {
+        unlinkSync(path)
+        fsyncDirectory(dir)
       }
-      const tmp = `${path}.tmp`
-      const tmpFd = openSync(tmp, "w", PRIVATE)
-      try {
-        // Renamed over the journal: its mode becomes the journal's.
-        narrow(tmpFd)
-        writeAll(tmpFd, [...pending.values()].map((e) => `${e.line}\n`).join(""))
-        fsyncSync(tmpFd)
-      } finally {
-        closeSync(tmpFd)
-      }
-      renameSync(tmp, path)
-      fsyncDirectory(dir)
-      open()
+      return
     }
-
-    if (loaded.rejected.length > 0) {
-      const aside = `${path}.rejected`
-      yield* Effect.try({
-        try: () => {
-          appendFileSync(aside, loaded.rejected.map((l) => `${l}\n`).join(""), { mode: PRIVATE })
-          const f = openSync(aside, "r")
-          try {
-            narrow(f)
-            fsyncSync(f)
-          } finally {
-            closeSync(f)
-          }
-        },
-        catch: failed(`cannot set aside unreadable lines of the settlement journal to ${aside}`)
-      })
-      yield* Effect.logError("settlement journal: lines that do not decode were set aside; reconcile them by hand").pipe(
-        Effect.annotateLogs({ journal: path, rejected_file: aside, lines: loaded.rejected.length })
-      )
+    const tmp = `${path}.tmp`
+    const tmpFd = openSync(tmp, "w", PRIVATE)
+    try {
+      // Renamed over the journal: its mode becomes the journal's.
+      narrow(tmpFd)
+      writeAll(tmpFd, [...pending.values()].map((e) => `${e.line}\n`).join(""))
+      fsyncSync(tmpFd)
+    } finally {
+      closeSync(tmpFd)
     }
-    if (!loaded.clean) yield* Effect.try({ try: rewrite, catch: failed(`cannot rewrite the settlement journal ${path}`) })
-    else if (pending.size > 0) yield* Effect.try({ try: open, catch: failed(`cannot open the settlement journal ${path}`) })
-
-    const nonEmpty = yield* Latch.make(pending.size > 0)
-    yield* reportDepth(pending.size)
-    if (pending.size > 0) {
-      yield* Effect.logWarning("settlement journal holds settlements from before this start; they are written to the store").pipe(
-        Effect.annotateLogs({ journal: path, depth: pending.size })
-      )
-    }
-
-    let queue: Array<Queued> = []
-    let scheduled: ReturnType<typeof setImmediate> | undefined
-
-    /** Writes what was appended this turn, fsyncs once, then answers every append. */
-    const commit = () => {
-      scheduled = undefined
-      const batch = queue
-      queue = []
-      if (batch.length === 0) return
-      const fresh: Array<Entry> = []
-      const seen = new Set<string>()
-      for (const { entry } of batch) {
-        const id = entry.settlement.requestId
-        if (pending.has(id) || seen.has(id)) continue
-        seen.add(id)
-        fresh.push(entry)
-      }
-      let exit: Exit.Exit<void, JournalError> = Exit.void
-      if (fresh.length > 0) {
+    renameSync(tmp, path)
+    fsyncDirectory(dir)
+    open()
+  }
+  if (loaded.rejected.length > 0) {
+    const aside = `${path}.rejected`
+    yield* Effect.try({
+      try: () => {
+        appendFileSync(aside, loaded.rejected.map((l) => `${l}\n`).join(""), { mode: PRIVATE })
+        const f = openSync(aside, "r")
         try {
-          const f = open()
-          try {
-            const written = writeAll(f, fresh.map((e) => `${e.line}\n`).join(""))
-            fsyncSync(f)
-            size += written
-          } catch (e) {
-            // Cut back a partial write, so the next append starts on a line of its own.
-            try {
-              ftruncateSync(f, size)
-            } catch {
-              close()
-            }
-            throw e
-          }
-          for (const e of fresh) pending.set(e.settlement.requestId, e)
-          nonEmpty.openUnsafe()
-        } catch (e) {
-          exit = Exit.fail(failed(`cannot write the settlement journal ${path}`)(e))
+          narrow(f)
+          fsyncSync(f)
+        } finally {
+          closeSync(f)
         }
-      }
-      for (const q of batch) q.resume(exit)
-    }
-
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        if (scheduled !== undefined) clearImmediate(scheduled)
-        commit()
-        close()
-      })
+      },
+      catch: failed(`cannot set aside unreadable lines of the settlement journal to ${aside}`)
+    })
+    yield* Effect.logError("settlement journal: lines that do not decode were set aside; reconcile them by hand").pipe(
+      Effect.annotateLogs({ journal: path, rejected_file: aside, lines: loaded.rejected.length })
     )
-
-    const depth = () => pending.size
-    return {
-      append: (s) =>
-        Effect.andThen(
-          Effect.callback<void, JournalError>((resume) => {
-            queue.push({ entry: { settlement: s, line: encodeLine(s) }, resume })
-            if (scheduled === undefined) scheduled = setImmediate(commit)
-          }),
-          Effect.suspend(() => reportDepth(depth()))
-        ),
-      pending: Effect.sync(() => [...pending.values()].map((e) => e.settlement)),
-      remove: (ids) =>
-        Effect.suspend(() => {
-          let changed = false
-          for (const id of ids) changed = pending.delete(id) || changed
-          if (!changed) return Effect.void
-          if (pending.size === 0) nonEmpty.closeUnsafe()
-          return Effect.andThen(
-            reportDepth(depth()),
-            Effect.try({ try: rewrite, catch: failed(`cannot rewrite the settlement journal ${path}`) })
-          )
+  }
+  if (!loaded.clean) yield* Effect.try({ try: rewrite, catch: failed(`cannot rewrite the settlement journal ${path}`) })
+  else if (pending.size > 0) yield* Effect.try({ try: open, catch: failed(`cannot open the settlement journal ${path}`) })
+  const nonEmpty = yield* Latch.make(pending.size > 0)
+  yield* reportDepth(pending.size)
+  if (pending.size > 0) {
+    yield* Effect.logWarning("settlement journal holds settlements from before this start; they are written to the store").pipe(
+      Effect.annotateLogs({ journal: path, depth: pending.size })
+    )
+  }
+  let queue: Array<Queued> = []
+  let scheduled: ReturnType<typeof setImmediate> | undefined
+  /** Writes what was appended this turn, fsyncs once, then answers every append. */
+  const commit = () => {
+    scheduled = undefined
+    const batch = queue
+    queue = []
+    if (batch.length === 0) return
+    const fresh: Array<Entry> = []
+    const seen = new Set<string>()
+    for (const { entry } of batch) {
+      const id = entry.settlement.requestId
+      if (pending.has(id) || seen.has(id)) continue
+      seen.add(id)
+      fresh.push(entry)
+    }
+    let exit: Exit.Exit<void, JournalError> = Exit.void
+    if (fresh.length > 0) {
+      try {
+        const f = open()
+        try {
+          const written = writeAll(f, fresh.map((e) => `${e.line}\n`).join(""))
+          fsyncSync(f)
+          size += written
+        } catch (e) {
+          // Cut back a partial write, so the next append starts on a line of its own.
+          try {
+            ftruncateSync(f, size)
+          } catch {
+            close()
+          }
+          throw e
+        }
+        for (const e of fresh) pending.set(e.settlement.requestId, e)
+        nonEmpty.openUnsafe()
+      } catch (e) {
+        exit = Exit.fail(failed(`cannot write the settlement journal ${path}`)(e))
+      }
+    }
+    for (const q of batch) q.resume(exit)
+  }
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      if (scheduled !== undefined) clearImmediate(scheduled)
+      commit()
+      close()
+    })
+  )
+  const depth = () => pending.size
+  return {
+    append: (s) =>
+      Effect.andThen(
+        Effect.callback<void, JournalError>((resume) => {
+          queue.push({ entry: { settlement: s, line: encodeLine(s) }, resume })
+          if (scheduled === undefined) scheduled = setImmediate(commit)
         }),
-      depth,
-      awaitPending: nonEmpty.await,
-      location: path
-    } satisfies SettlementJournalShape
-  })
+        Effect.suspend(() => reportDepth(depth()))
+      ),
+    pending: Effect.sync(() => [...pending.values()].map((e) => e.settlement)),
+    remove: (ids) =>
+      Effect.suspend(() => {
+        let changed = false
+        for (const id of ids) changed = pending.delete(id) || changed
+        if (!changed) return Effect.void
+        if (pending.size === 0) nonEmpty.closeUnsafe()
+        return Effect.andThen(
+          reportDepth(depth()),
+          Effect.try({ try: rewrite, catch: failed(`cannot rewrite the settlement journal ${path}`) })
+        )
+      }),
+    depth,
+    awaitPending: nonEmpty.await,
+    location: path
+  } satisfies SettlementJournalShape
+})
 
 /** The journal at `path`. */
 export const layer = (path: string): Layer.Layer<SettlementJournal, JournalError> => Layer.effect(SettlementJournal, make(path))

@@ -14,6 +14,7 @@
  * closing the request's scope before the body ended aborts the upstream request.
  */
 import { Cause, Effect, Redacted, Scope, Stream } from "effect"
+import { isReadonlyArrayNonEmpty as isNonEmpty } from "effect/Array"
 import type { Dispatcher } from "undici"
 import { Agent } from "undici"
 import type { SettingsShape } from "../../config/AppConfig.js"
@@ -236,8 +237,8 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   /** The next reads as one batch; at the end, Cause.Done; on a transport failure, that failure. */
   private readonly pull: Pull = Effect.suspend(() => {
-    if (this.held.length > 0) {
-      const chunk = this.held as unknown as Batch
+    if (isNonEmpty(this.held)) {
+      const chunk: Batch = this.held
       this.held = []
       this.heldBytes = 0
       if (this.paused) {

@@ -5,7 +5,8 @@
  */
 import { Effect, Layer } from "effect"
 import { Settings } from "../../config/AppConfig.js"
-import { DrainSignal, Lifecycle } from "../lifecycle/Lifecycle.js"
+import { Lifecycle } from "../lifecycle/Lifecycle.js"
+import { DrainSignal } from "../lifecycle/live.js"
 import { makeHttpUpstream } from "./http.js"
 import { simulatorUpstream } from "./simulator.js"
 import { Upstream } from "./Upstream.js"

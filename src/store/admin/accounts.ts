@@ -62,61 +62,58 @@ const Existing = Schema.Struct({
 const GroupPlatform = Schema.Struct({ name: Schema.String, platform: Schema.String })
 
 /** `lock`: the row stays locked until the transaction ends (tx.ts forUpdate), for a change that rewrites it. */
-const existing = (name: string, lock = false) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const select = sql`SELECT name, platform, kind, base_url, secret_env, api_key_sealed, groups, priority, concurrency, model_mapping,
-        status, in_config
-        FROM accounts WHERE name = ${name}`
-    return (yield* decodeRows(Existing)(yield* (lock ? forUpdate(sql, select) : select)))[0]
-  })
+const existing = Effect.fnUntraced(function*(name: string, lock = false) {
+  const sql = yield* SqlClient.SqlClient
+  const select = sql`SELECT name, platform, kind, base_url, secret_env, api_key_sealed, groups, priority, concurrency, model_mapping,
+      status, in_config
+      FROM accounts WHERE name = ${name}`
+  return (yield* decodeRows(Existing)(yield* (lock ? forUpdate(sql, select) : select)))[0]
+})
 
 /** The rules the config file's accounts follow too: known groups of the account's platform. */
-const validateGroups = (platform: string, groups: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const known = yield* decodeRows(GroupPlatform)(yield* sql`SELECT name, platform FROM groups`)
-    for (const g of groups) {
-      const group = known.find((k) => k.name === g)
-      if (group === undefined) return yield* new AdminInvalid({ message: `unknown group '${g}'`, code: "unknown_group", param: "groups" })
-      if (group.platform !== platform) {
-        return yield* new AdminInvalid({
-          message: `group '${g}' is on ${group.platform}; a ${platform} account cannot serve it`,
-          code: "platform_mismatch",
-          param: "groups"
-        })
-      }
+const validateGroups = Effect.fnUntraced(function*(platform: string, groups: ReadonlyArray<string>) {
+  const sql = yield* SqlClient.SqlClient
+  const known = yield* decodeRows(GroupPlatform)(yield* sql`SELECT name, platform FROM groups`)
+  for (const g of groups) {
+    const group = known.find((k) => k.name === g)
+    if (group === undefined) return yield* new AdminInvalid({ message: `unknown group '${g}'`, code: "unknown_group", param: "groups" })
+    if (group.platform !== platform) {
+      return yield* new AdminInvalid({
+        message: `group '${g}' is on ${group.platform}; a ${platform} account cannot serve it`,
+        code: "platform_mismatch",
+        param: "groups"
+      })
     }
-  })
+  }
+})
 
 /** An environment variable an operator's account may take its key from: one under the configured prefix, and set. */
-const allowedEnv = (name: string, prefix: string | undefined) =>
-  Effect.gen(function*() {
-    if (prefix === undefined || prefix === "") {
-      return yield* new AdminInvalid({
-        message: "api_key_env is not accepted by this gateway: send the key itself as api_key (stored encrypted under " +
-          "MODELGATE_SECRET_KEY), or set ADMIN_ACCOUNT_ENV_PREFIX on the gateway (e.g. MODELGATE_ACCOUNT_) and name a variable that starts with it",
-        code: "api_key_env_not_allowed",
-        param: "api_key_env"
-      })
-    }
-    if (!name.startsWith(prefix)) {
-      return yield* new AdminInvalid({
-        message: `api_key_env must name a variable starting with ${prefix} (ADMIN_ACCOUNT_ENV_PREFIX): ` +
-          "no other variable of the gateway's environment is sent upstream for an account added here",
-        code: "api_key_env_not_allowed",
-        param: "api_key_env"
-      })
-    }
-    const value = yield* Effect.orElseSucceed(Config.option(Config.String(name)), () => Option.none<string>())
-    if (Option.isNone(value) || value.value === "") {
-      return yield* new AdminInvalid({
-        message: `environment variable ${name} is not set in this gateway's environment`,
-        code: "api_key_env_unset",
-        param: "api_key_env"
-      })
-    }
-  })
+const allowedEnv = Effect.fnUntraced(function*(name: string, prefix: string | undefined) {
+  if (prefix === undefined || prefix === "") {
+    return yield* new AdminInvalid({
+      message: "api_key_env is not accepted by this gateway: send the key itself as api_key (stored encrypted under " +
+        "MODELGATE_SECRET_KEY), or set ADMIN_ACCOUNT_ENV_PREFIX on the gateway (e.g. MODELGATE_ACCOUNT_) and name a variable that starts with it",
+      code: "api_key_env_not_allowed",
+      param: "api_key_env"
+    })
+  }
+  if (!name.startsWith(prefix)) {
+    return yield* new AdminInvalid({
+      message: `api_key_env must name a variable starting with ${prefix} (ADMIN_ACCOUNT_ENV_PREFIX): ` +
+        "no other variable of the gateway's environment is sent upstream for an account added here",
+      code: "api_key_env_not_allowed",
+      param: "api_key_env"
+    })
+  }
+  const value = yield* Effect.orElseSucceed(Config.option(Config.String(name)), () => Option.none<string>())
+  if (Option.isNone(value) || value.value === "") {
+    return yield* new AdminInvalid({
+      message: `environment variable ${name} is not set in this gateway's environment`,
+      code: "api_key_env_unset",
+      param: "api_key_env"
+    })
+  }
+})
 
 /** `apiKey` sealed for the account at `baseUrl`; refused when this gateway has no MODELGATE_SECRET_KEY. */
 const sealFor = (settings: AccountKeySettingsShape, name: string, baseUrl: string, apiKey: Redacted.Redacted<string>) =>
@@ -142,26 +139,25 @@ const sourceOf = (row: { readonly secret_env: string | null; readonly api_key_se
   row.api_key_sealed !== null ? "stored" : row.secret_env !== null ? "env" : null
 
 /** The credential columns of a new account: sealed key or variable name, as its kind needs. */
-const credentialOf = (settings: AccountKeySettingsShape, a: NewAccount, baseUrl: string) =>
-  Effect.gen(function*() {
-    if (a.apiKey !== undefined && a.apiKeyEnv !== undefined) return yield* bothKeys
-    if (a.kind === "simulator") {
-      if (a.apiKey !== undefined || a.apiKeyEnv !== undefined) {
-        return yield* new AdminInvalid({ message: "a simulator account takes no key", code: "invalid_request", param: "api_key" })
-      }
-      return { secret_env: null, api_key_sealed: null }
+const credentialOf = Effect.fnUntraced(function*(settings: AccountKeySettingsShape, a: NewAccount, baseUrl: string) {
+  if (a.apiKey !== undefined && a.apiKeyEnv !== undefined) return yield* bothKeys
+  if (a.kind === "simulator") {
+    if (a.apiKey !== undefined || a.apiKeyEnv !== undefined) {
+      return yield* new AdminInvalid({ message: "a simulator account takes no key", code: "invalid_request", param: "api_key" })
     }
-    if (a.apiKey !== undefined) return { secret_env: null, api_key_sealed: yield* sealFor(settings, a.name, baseUrl, a.apiKey) }
-    if (a.apiKeyEnv !== undefined) {
-      yield* allowedEnv(a.apiKeyEnv, settings.accountEnvPrefix)
-      return { secret_env: a.apiKeyEnv, api_key_sealed: null }
-    }
-    return yield* new AdminInvalid({
-      message: "an http account needs its key: api_key (stored encrypted), or api_key_env (see ADMIN_ACCOUNT_ENV_PREFIX)",
-      code: "missing_account_key",
-      param: "api_key"
-    })
+    return { secret_env: null, api_key_sealed: null }
+  }
+  if (a.apiKey !== undefined) return { secret_env: null, api_key_sealed: yield* sealFor(settings, a.name, baseUrl, a.apiKey) }
+  if (a.apiKeyEnv !== undefined) {
+    yield* allowedEnv(a.apiKeyEnv, settings.accountEnvPrefix)
+    return { secret_env: a.apiKeyEnv, api_key_sealed: null }
+  }
+  return yield* new AdminInvalid({
+    message: "an http account needs its key: api_key (stored encrypted), or api_key_env (see ADMIN_ACCOUNT_ENV_PREFIX)",
+    code: "missing_account_key",
+    param: "api_key"
   })
+})
 
 const fromFile = (name: string) =>
   new AdminConflict({
@@ -170,15 +166,14 @@ const fromFile = (name: string) =>
   })
 
 /** An active account an operator may change: 404 when there is none, 409 when it is the file's. */
-const operatorAccount = (name: string) =>
-  Effect.gen(function*() {
-    const before = yield* existing(name, true)
-    if (before === undefined || before.status !== "active") {
-      return yield* new AdminNotFound({ message: `no account named '${name}'`, code: "account_not_found" })
-    }
-    if (before.in_config) return yield* fromFile(name)
-    return before
-  })
+const operatorAccount = Effect.fnUntraced(function*(name: string) {
+  const before = yield* existing(name, true)
+  if (before === undefined || before.status !== "active") {
+    return yield* new AdminNotFound({ message: `no account named '${name}'`, code: "account_not_found" })
+  }
+  if (before.in_config) return yield* fromFile(name)
+  return before
+})
 
 export const createAccount = (actor: Actor, settings: AccountKeySettingsShape, a: NewAccount) =>
   inTransaction(Effect.gen(function*() {

@@ -10,14 +10,13 @@ import { DbInt, decodeRows, orStoreError } from "../rows.js"
 /** Who made a change: "cli", or "admin-api" (the token does not name a person). */
 export type Actor = string
 
-export const recordAudit = (actor: Actor, action: string, target: string, detail?: Record<string, unknown>) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const at = yield* Clock.currentTimeMillis
-    const id = `audit-${at.toString(36)}-${randomBytes(5).toString("hex")}`
-    yield* sql`INSERT INTO admin_audit (id, at, actor, action, target, detail)
-      VALUES (${id}, ${at}, ${actor}, ${action}, ${target}, ${detail === undefined ? null : JSON.stringify(detail)})`
-  })
+export const recordAudit = Effect.fnUntraced(function*(actor: Actor, action: string, target: string, detail?: Record<string, unknown>) {
+  const sql = yield* SqlClient.SqlClient
+  const at = yield* Clock.currentTimeMillis
+  const id = `audit-${at.toString(36)}-${randomBytes(5).toString("hex")}`
+  yield* sql`INSERT INTO admin_audit (id, at, actor, action, target, detail)
+    VALUES (${id}, ${at}, ${actor}, ${action}, ${target}, ${detail === undefined ? null : JSON.stringify(detail)})`
+})
 
 const AuditRow = Schema.Struct({
   id: Schema.String,

@@ -63,14 +63,13 @@ export interface NewGroup {
 export type GroupChange = Partial<Omit<NewGroup, "name" | "platform">>
 
 /** `lock`: the row stays locked until the transaction ends (tx.ts forUpdate), for a change that rewrites it. */
-const groupNamed = (name: string, lock = false) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const select = sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, rpm_limit,
-          tpm_limit, websocket, provider_tools, in_config
-        FROM groups WHERE name = ${name}`
-    return (yield* decodeRows(GroupRow)(yield* (lock ? forUpdate(sql, select) : select)))[0]
-  })
+const groupNamed = Effect.fnUntraced(function*(name: string, lock = false) {
+  const sql = yield* SqlClient.SqlClient
+  const select = sql`SELECT name, platform, billing, allow_image_generation, rate_multiplier_ppm, models, moderation, rpm_limit,
+        tpm_limit, websocket, provider_tools, in_config
+      FROM groups WHERE name = ${name}`
+  return (yield* decodeRows(GroupRow)(yield* (lock ? forUpdate(sql, select) : select)))[0]
+})
 
 const LimitsRow = Schema.Struct({ daily_limit_micros: DbIntOrNull, weekly_limit_micros: DbIntOrNull, monthly_limit_micros: DbIntOrNull })
 

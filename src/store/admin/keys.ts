@@ -76,14 +76,13 @@ export const listKeys = (filter: {
   }).pipe(storeErrorsBut("listing keys failed"))
 
 /** `lock`: the row stays locked until the transaction ends (tx.ts forUpdate), for a change that rewrites it. */
-const keyNamed = (id: string, lock = false) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const select = sql`${sql.unsafe(SELECT)} WHERE k.id = ${id} AND k.deleted_at IS NULL`
-    const row = (yield* decodeRows(KeyRow)(yield* (lock ? forUpdate(sql, select) : select)))[0]
-    if (row === undefined) return yield* new AdminNotFound({ message: `no key named '${id}'`, code: "key_not_found" })
-    return row
-  })
+const keyNamed = Effect.fnUntraced(function*(id: string, lock = false) {
+  const sql = yield* SqlClient.SqlClient
+  const select = sql`${sql.unsafe(SELECT)} WHERE k.id = ${id} AND k.deleted_at IS NULL`
+  const row = (yield* decodeRows(KeyRow)(yield* (lock ? forUpdate(sql, select) : select)))[0]
+  if (row === undefined) return yield* new AdminNotFound({ message: `no key named '${id}'`, code: "key_not_found" })
+  return row
+})
 
 export const getKey = (id: string) => keyNamed(id).pipe(storeErrorsBut("reading the key failed"))
 

@@ -50,11 +50,10 @@ export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,99}$/
 /** A price's name: a model name, or a prefix of one ending in a single `*` (100 characters in all). */
 const PRICE_MODEL = /^(?=.{1,100}$)[A-Za-z0-9][A-Za-z0-9._:/@-]*\*?$/
 
-const priceNamed = (model: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return (yield* decodeRows(PriceRow)(yield* sql`${sql.unsafe(SELECT)} WHERE model = ${model}`))[0]
-  })
+const priceNamed = Effect.fnUntraced(function*(model: string) {
+  const sql = yield* SqlClient.SqlClient
+  return (yield* decodeRows(PriceRow)(yield* sql`${sql.unsafe(SELECT)} WHERE model = ${model}`))[0]
+})
 
 const fromFile = (model: string) =>
   new AdminConflict({

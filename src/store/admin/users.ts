@@ -34,15 +34,14 @@ export const listUsers = Effect.gen(function*() {
   return yield* decodeRows(UserRow)(yield* sql`SELECT ${sql.unsafe(COLUMNS)} FROM users ORDER BY name`)
 }).pipe(orStoreError("listing users failed"))
 
-const userNamed = (name: string, lock = false) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const select = sql`SELECT ${sql.unsafe(COLUMNS)} FROM users WHERE name = ${name}`
-    const rows = yield* decodeRows(UserRow)(yield* (lock ? forUpdate(sql, select) : select))
-    const row = rows[0]
-    if (row === undefined) return yield* new AdminNotFound({ message: `no user named '${name}'`, code: "user_not_found" })
-    return row
-  })
+const userNamed = Effect.fnUntraced(function*(name: string, lock = false) {
+  const sql = yield* SqlClient.SqlClient
+  const select = sql`SELECT ${sql.unsafe(COLUMNS)} FROM users WHERE name = ${name}`
+  const rows = yield* decodeRows(UserRow)(yield* (lock ? forUpdate(sql, select) : select))
+  const row = rows[0]
+  if (row === undefined) return yield* new AdminNotFound({ message: `no user named '${name}'`, code: "user_not_found" })
+  return row
+})
 
 /** The user as it is, locked until the transaction ends: only inside inTransaction. */
 const lockedUser = (name: string) => userNamed(name, true)

@@ -77,191 +77,181 @@ const turnCounter = (outcome: string) => {
   return counter
 }
 
-export const serveConnection = (socket: Socket.Socket, options: ConnectionOptions): Effect.Effect<void, Socket.SocketError, Scope.Scope> =>
-  Effect.gen(function*() {
-    // Acquiring the reader completes the handshake (the 101); the writer writes to that connection.
-    const reader = yield* socket.reader
-    const { write, writeAll } = yield* socket.writer
-    const work = yield* Queue.unbounded<Work>()
-    const conversation = new Conversation(options.conversation)
-    // Time is the Clock's: the keep-alive timer and the transcript's age run on it.
-    const clock = yield* Clock.Clock
-    const now = () => clock.currentTimeMillisUnsafe()
-    let lastSent = now()
-    const send = (frame: string) =>
-      Effect.suspend(() => {
-        lastSent = now()
-        return write(frame)
-      })
-    /**
-     * Events, sent in as few TCP writes as they came: the socket is held (corked) from the first
-     * event until the event loop's next turn, so events that arrive together leave together, as
-     * Node's HTTP response does for an SSE body; otherwise the WebSocket library writes each event
-     * with a system call of its own, the largest per-event cost of a turn (docs/decisions.md).
-     */
-    let holding = false
-    const release = () => {
-      holding = false
-      options.holdWrites?.uncork()
-    }
-    const sendAll = (frames: ReadonlyArray<string>) =>
-      Effect.suspend(() => {
-        if (!isNonEmpty(frames)) return Effect.void
-        lastSent = now()
-        const held = options.holdWrites
-        if (held !== undefined && !holding) {
-          holding = true
-          held.cork()
-          setImmediate(release)
-        }
-        return writeAll(frames)
-      })
-
-    /** Whether a turn is running: the connection's keep-alive speaks only then. */
-    let turnRunning = false
-
-    /** One turn: its events as frames; the transcript kept when it completes. */
-    const turn = (expansion: Expanded, previousResponseId: string | undefined) =>
-      Effect.scoped(Effect.gen(function*() {
-        // Keep-alives from the request on, as Codex's idle timer runs: the first event waits for
-        // the upstream's first byte (up to the first-byte timeout, per failover attempt).
-        lastSent = now()
-        turnRunning = true
-        const progress = { terminalSent: false }
-        const outcome = yield* options.runTurn(expansion.body, progress)
-        if (outcome._tag === "Refused") {
-          conversation.failed()
-          yield* Metric.update(turnCounter("refused"), 1)
-          return yield* send(errorEvent(outcome.envelope))
-        }
-        const output: Array<string> = []
-        let result = "incomplete"
-        let ended = false
-        yield* Stream.runForEach(outcome.events, (upstreamFrames) => {
-          // A chained turn's response names the id the client chained from (the upstream saw the transcript).
-          const frames = previousResponseId === undefined
-            ? upstreamFrames
-            : upstreamFrames.map((frame) => withPreviousResponseId(frame, typeOf(frame), previousResponseId))
-          const wasEnded = ended
-          for (const frame of frames) {
-            const type = typeOf(frame)
-            if (type === "response.output_item.done") output.push(frame)
-            else if (type === "response.completed") {
-              const id = responseIdOf(frame)
-              if (id !== undefined) {
-                conversation.completed(id, expansion, output, now())
-                result = "completed"
-              }
-              ended = true
-            } else if (type === "response.failed" || type === "response.incomplete" || type === "error") {
-              conversation.failed()
-              result = type === "response.incomplete" ? "incomplete" : "failed"
-              ended = true
-            }
-          }
-          // Once the terminal event is written the client has its answer, whatever the turn does after.
-          return ended && !wasEnded
-            ? Effect.andThen(sendAll(frames), Effect.sync(() => void (progress.terminalSent = true)))
-            : sendAll(frames)
-        }).pipe(
-            // A socket that failed mid-turn: the reader sees the connection end; the turn is over.
-            Effect.catch(() => Effect.void)
-          )
-        turnRunning = false
-        if (result !== "completed") conversation.failed()
-        // The gateway's streams always end with a terminal event; should one not, the client must
-        // still hear that the turn is over, or Codex waits for its idle timeout.
-        if (!ended) yield* send(errorEvent(streamEnded))
-        yield* Metric.update(turnCounter(result), 1)
-      })).pipe(Effect.ensuring(Effect.sync(() => void (turnRunning = false))))
-
-    /** A warm-up: answered here, no upstream, no billing; its id is chainable with the input as transcript. */
-    const warmUp = (expansion: Expanded, previousResponseId: string | undefined) =>
-      Effect.flatMap(options.admitWarmUp, (refused) => {
-        if (refused !== undefined) {
-          conversation.failed()
-          return Effect.andThen(send(errorEvent(refused)), Metric.update(turnCounter("refused"), 1))
-        }
-        const at = now()
-        const warm = warmUpEvents(expansion.body, at, previousResponseId)
-        conversation.completed(warm.id, expansion, [], at)
-        return Effect.andThen(Effect.forEach(warm.frames, send, { discard: true }), Metric.update(turnCounter("warm_up"), 1))
-      })
-
-    // One keep-alive timer per connection (not one fiber per turn): a frame whenever a running
-    // turn has been silent for keepAliveMillis.
-    yield* Effect.forkScoped(
-      Effect.repeat(
-        Effect.suspend(() => turnRunning && now() - lastSent >= options.keepAliveMillis ? send(KEEP_ALIVE) : Effect.void),
-        { schedule: Schedule.spaced(Math.max(1, Math.floor(options.keepAliveMillis / 2))) }
-      )
-    )
-
-    const handle = (item: Work): Effect.Effect<boolean, Socket.SocketError> => {
-      if (item._tag === "Close") {
-        return Effect.as(
-          Effect.andThen(
-            item.envelope === undefined ? Effect.void : send(errorEvent(item.envelope)),
-            write(new Socket.CloseEvent(item.code, item.reason))
-          ),
-          false
-        )
+export const serveConnection = Effect.fnUntraced(function*(socket: Socket.Socket, options: ConnectionOptions): Effect.fn.Return<void, Socket.SocketError, Scope.Scope> {
+  // Acquiring the reader completes the handshake (the 101); the writer writes to that connection.
+  const reader = yield* socket.reader
+  const { write, writeAll } = yield* socket.writer
+  const work = yield* Queue.unbounded<Work>()
+  const conversation = new Conversation(options.conversation)
+  // Time is the Clock's: the keep-alive timer and the transcript's age run on it.
+  const clock = yield* Clock.Clock
+  const now = () => clock.currentTimeMillisUnsafe()
+  let lastSent = now()
+  const send = (frame: string) =>
+    Effect.suspend(() => {
+      lastSent = now()
+      return write(frame)
+    })
+  /**
+   * Events, sent in as few TCP writes as they came: the socket is held (corked) from the first
+   * event until the event loop's next turn, so events that arrive together leave together, as
+   * Node's HTTP response does for an SSE body; otherwise the WebSocket library writes each event
+   * with a system call of its own, the largest per-event cost of a turn (docs/decisions.md).
+   */
+  let holding = false
+  const release = () => {
+    holding = false
+    options.holdWrites?.uncork()
+  }
+  const sendAll = (frames: ReadonlyArray<string>) =>
+    Effect.suspend(() => {
+      if (!isNonEmpty(frames)) return Effect.void
+      lastSent = now()
+      const held = options.holdWrites
+      if (held !== undefined && !holding) {
+        holding = true
+        held.cork()
+        setImmediate(release)
       }
-      if (item._tag === "Refuse") return Effect.as(send(errorEvent(item.envelope)), true)
-      const frame = parseClientFrame(item.text)
-      if (frame._tag === "Ignore") return Effect.succeed(true)
-      if (frame._tag === "Refuse") return Effect.as(send(errorEvent(frame.envelope)), true)
-      // The message's length measures the turn's own input (about: it holds the create's other fields too).
-      const expansion = conversation.expand(frame.body, frame.previousResponseId, now(), item.text.length)
-      if (expansion._tag === "NotFound") {
+      return writeAll(frames)
+    })
+  /** Whether a turn is running: the connection's keep-alive speaks only then. */
+  let turnRunning = false
+  /** One turn: its events as frames; the transcript kept when it completes. */
+  const turn = (expansion: Expanded, previousResponseId: string | undefined) =>
+    Effect.scoped(Effect.gen(function*() {
+      // Keep-alives from the request on, as Codex's idle timer runs: the first event waits for
+      // the upstream's first byte (up to the first-byte timeout, per failover attempt).
+      lastSent = now()
+      turnRunning = true
+      const progress = { terminalSent: false }
+      const outcome = yield* options.runTurn(expansion.body, progress)
+      if (outcome._tag === "Refused") {
         conversation.failed()
-        return Effect.as(send(errorEvent(previousResponseNotFound(expansion.id, expansion.tooLarge))), true)
+        yield* Metric.update(turnCounter("refused"), 1)
+        return yield* send(errorEvent(outcome.envelope))
       }
-      if (frame.warmUp) return Effect.as(warmUp(expansion, frame.previousResponseId), true)
-      return Effect.as(turn(expansion, frame.previousResponseId), true)
-    }
-
-    // The worker: one item at a time, in order, until a Close is handled.
-    const serveWork: Effect.Effect<void, Socket.SocketError> = Effect.suspend(() =>
-      Effect.flatMap(Queue.take(work), (item) => Effect.flatMap(handle(item), (open) => open ? serveWork : Effect.void))
-    )
-    const worker = yield* Effect.forkScoped(serveWork)
-
-    // Frames are queued synchronously, so they are handled in the order they came; one turn runs,
-    // `queueLimit` creates may wait behind it, and one more is answered, in its turn, with a 429
-    // (never in the middle of another turn's frames). A client that keeps on regardless is closed.
-    const onFrame = (data: string | Uint8Array): void => {
-      const waiting = Queue.sizeUnsafe(work)
-      if (waiting >= options.queueLimit * 4) {
-        Queue.offerUnsafe(work, { _tag: "Close", code: 1008, reason: "too many messages waiting" })
-        return
+      const output: Array<string> = []
+      let result = "incomplete"
+      let ended = false
+      yield* Stream.runForEach(outcome.events, (upstreamFrames) => {
+        // A chained turn's response names the id the client chained from (the upstream saw the transcript).
+        const frames = previousResponseId === undefined
+          ? upstreamFrames
+          : upstreamFrames.map((frame) => withPreviousResponseId(frame, typeOf(frame), previousResponseId))
+        const wasEnded = ended
+        for (const frame of frames) {
+          const type = typeOf(frame)
+          if (type === "response.output_item.done") output.push(frame)
+          else if (type === "response.completed") {
+            const id = responseIdOf(frame)
+            if (id !== undefined) {
+              conversation.completed(id, expansion, output, now())
+              result = "completed"
+            }
+            ended = true
+          } else if (type === "response.failed" || type === "response.incomplete" || type === "error") {
+            conversation.failed()
+            result = type === "response.incomplete" ? "incomplete" : "failed"
+            ended = true
+          }
+        }
+        // Once the terminal event is written the client has its answer, whatever the turn does after.
+        return ended && !wasEnded
+          ? Effect.andThen(sendAll(frames), Effect.sync(() => void (progress.terminalSent = true)))
+          : sendAll(frames)
+      }).pipe(
+          // A socket that failed mid-turn: the reader sees the connection end; the turn is over.
+          Effect.catch(() => Effect.void)
+        )
+      turnRunning = false
+      if (result !== "completed") conversation.failed()
+      // The gateway's streams always end with a terminal event; should one not, the client must
+      // still hear that the turn is over, or Codex waits for its idle timeout.
+      if (!ended) yield* send(errorEvent(streamEnded))
+      yield* Metric.update(turnCounter(result), 1)
+    })).pipe(Effect.ensuring(Effect.sync(() => void (turnRunning = false))))
+  /** A warm-up: answered here, no upstream, no billing; its id is chainable with the input as transcript. */
+  const warmUp = (expansion: Expanded, previousResponseId: string | undefined) =>
+    Effect.flatMap(options.admitWarmUp, (refused) => {
+      if (refused !== undefined) {
+        conversation.failed()
+        return Effect.andThen(send(errorEvent(refused)), Metric.update(turnCounter("refused"), 1))
       }
-      if (typeof data !== "string") Queue.offerUnsafe(work, { _tag: "Refuse", envelope: binaryRefused })
-      else if (waiting >= options.queueLimit) Queue.offerUnsafe(work, { _tag: "Refuse", envelope: tooManyQueued(options.queueLimit) })
-      else Queue.offerUnsafe(work, { _tag: "Frame", text: data })
-    }
-    /** Reads client frames until the client closes (the pull then fails). */
-    const reading: Effect.Effect<never, Socket.SocketError> = Effect.forever(
-      Effect.map(reader.pull, (frames) => {
-        for (const frame of frames) onFrame(frame)
-      })
+      const at = now()
+      const warm = warmUpEvents(expansion.body, at, previousResponseId)
+      conversation.completed(warm.id, expansion, [], at)
+      return Effect.andThen(Effect.forEach(warm.frames, send, { discard: true }), Metric.update(turnCounter("warm_up"), 1))
+    })
+  // One keep-alive timer per connection (not one fiber per turn): a frame whenever a running
+  // turn has been silent for keepAliveMillis.
+  yield* Effect.forkScoped(
+    Effect.repeat(
+      Effect.suspend(() => turnRunning && now() - lastSent >= options.keepAliveMillis ? send(KEEP_ALIVE) : Effect.void),
+      { schedule: Schedule.spaced(Math.max(1, Math.floor(options.keepAliveMillis / 2))) }
     )
-
-    // Age and shutdown end the connection after the running turn (the drain deadline ends that one).
-    yield* Effect.forkScoped(Effect.andThen(
-      Effect.sleep(options.maxAgeMillis),
-      Queue.offer(work, { _tag: "Close", code: 1000, reason: "connection limit reached", envelope: connectionLimitReached(options.maxAgeMillis) })
-    ))
-    yield* Effect.forkScoped(Effect.andThen(
-      options.shutdown,
-      Queue.offer(work, { _tag: "Close", code: 1001, reason: "server shutting down" })
-    ))
-
-    yield* Metric.modify(websocketConnections, 1)
-    yield* Effect.addFinalizer(() => Metric.modify(websocketConnections, -1))
-    // Reading ends when the client closes; the worker ends when it closed the socket itself.
-    yield* Effect.raceFirst(reading, Fiber.join(worker))
-  })
+  )
+  const handle = (item: Work): Effect.Effect<boolean, Socket.SocketError> => {
+    if (item._tag === "Close") {
+      return Effect.as(
+        Effect.andThen(
+          item.envelope === undefined ? Effect.void : send(errorEvent(item.envelope)),
+          write(new Socket.CloseEvent(item.code, item.reason))
+        ),
+        false
+      )
+    }
+    if (item._tag === "Refuse") return Effect.as(send(errorEvent(item.envelope)), true)
+    const frame = parseClientFrame(item.text)
+    if (frame._tag === "Ignore") return Effect.succeed(true)
+    if (frame._tag === "Refuse") return Effect.as(send(errorEvent(frame.envelope)), true)
+    // The message's length measures the turn's own input (about: it holds the create's other fields too).
+    const expansion = conversation.expand(frame.body, frame.previousResponseId, now(), item.text.length)
+    if (expansion._tag === "NotFound") {
+      conversation.failed()
+      return Effect.as(send(errorEvent(previousResponseNotFound(expansion.id, expansion.tooLarge))), true)
+    }
+    if (frame.warmUp) return Effect.as(warmUp(expansion, frame.previousResponseId), true)
+    return Effect.as(turn(expansion, frame.previousResponseId), true)
+  }
+  // The worker: one item at a time, in order, until a Close is handled.
+  const serveWork: Effect.Effect<void, Socket.SocketError> = Effect.suspend(() =>
+    Effect.flatMap(Queue.take(work), (item) => Effect.flatMap(handle(item), (open) => open ? serveWork : Effect.void))
+  )
+  const worker = yield* Effect.forkScoped(serveWork)
+  // Frames are queued synchronously, so they are handled in the order they came; one turn runs,
+  // `queueLimit` creates may wait behind it, and one more is answered, in its turn, with a 429
+  // (never in the middle of another turn's frames). A client that keeps on regardless is closed.
+  const onFrame = (data: string | Uint8Array): void => {
+    const waiting = Queue.sizeUnsafe(work)
+    if (waiting >= options.queueLimit * 4) {
+      Queue.offerUnsafe(work, { _tag: "Close", code: 1008, reason: "too many messages waiting" })
+      return
+    }
+    if (typeof data !== "string") Queue.offerUnsafe(work, { _tag: "Refuse", envelope: binaryRefused })
+    else if (waiting >= options.queueLimit) Queue.offerUnsafe(work, { _tag: "Refuse", envelope: tooManyQueued(options.queueLimit) })
+    else Queue.offerUnsafe(work, { _tag: "Frame", text: data })
+  }
+  /** Reads client frames until the client closes (the pull then fails). */
+  const reading: Effect.Effect<never, Socket.SocketError> = Effect.forever(
+    Effect.map(reader.pull, (frames) => {
+      for (const frame of frames) onFrame(frame)
+    })
+  )
+  // Age and shutdown end the connection after the running turn (the drain deadline ends that one).
+  yield* Effect.forkScoped(Effect.andThen(
+    Effect.sleep(options.maxAgeMillis),
+    Queue.offer(work, { _tag: "Close", code: 1000, reason: "connection limit reached", envelope: connectionLimitReached(options.maxAgeMillis) })
+  ))
+  yield* Effect.forkScoped(Effect.andThen(
+    options.shutdown,
+    Queue.offer(work, { _tag: "Close", code: 1001, reason: "server shutting down" })
+  ))
+  yield* Metric.modify(websocketConnections, 1)
+  yield* Effect.addFinalizer(() => Metric.modify(websocketConnections, -1))
+  // Reading ends when the client closes; the worker ends when it closed the socket itself.
+  yield* Effect.raceFirst(reading, Fiber.join(worker))
+})
 
 const streamEnded: Envelope = {
   status: 502,

@@ -1,5 +1,5 @@
 /**
- * What a connection keeps for `previous_response_id` (§4.3): its last response's id and the full
+ * What a connection keeps for `previous_response_id`: its last response's id and the full
  * input behind it plus the output items it produced. A continuation naming that id is expanded to
  * the full input before it goes upstream, so both platforms (passthrough and the Messages
  * translation) serve it as an ordinary HTTP request. Only the latest response is kept, as OpenAI
@@ -111,7 +111,7 @@ export class Conversation {
     this.dropped = tooLarge ? { id, bytes } : undefined
   }
 
-  /** A turn failed: what it continued from is dropped (§4.1), the client starts over with full input. */
+  /** A turn failed: what it continued from is dropped, the client starts over with full input. */
   failed(): void {
     this.last = undefined
     this.dropped = undefined

@@ -89,52 +89,50 @@ const handshakeRefused = (message: string): Envelope => ({
   noRetry: true
 })
 
-export const makeResponsesWebSocket = (options: { readonly tracing: boolean }) =>
-  Effect.gen(function*() {
-    const keys = yield* KeyRepo
-    const turns = yield* makeTurnRunner(options)
-    const warmUps = yield* makeWarmUpAdmission
-    const settings = yield* Settings
-    const lifecycle = yield* Lifecycle
-    const holdConnection = makeConnectionCounter({
-      perKey: settings.websocketMaxConnectionsPerKey,
-      perUser: settings.websocketMaxConnectionsPerUser
-    })
-
-    const handler: DoorProgram = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      if (!isWebSocketUpgrade(request.headers)) {
-        return yield* new Refused({
-          error: new RouteRefused({ envelope: methodNotAllowed(request.method, pathOf(request.url), ["POST"]) }),
-          record: undefined
-        })
-      }
-      const principal = yield* refusedWith(undefined)(authenticate(keys, request, { allowExpired: false }))
-      // The connection's own line (101, or the refusal) names the transport, the key and its group.
-      const record = recordFor("responses_ws", principal)
-      const refused = (error: RouteRefused) => new Refused({ error, record })
-      if (principal.group.websocket === false) return yield* refused(websocketRefused)
-      // Each turn would be refused for it: the handshake is, as an HTTP request would be.
-      yield* refusedWith(record)(Effect.fromResult(responsesSubpath(pathOf(request.url))))
-      const problem = handshakeProblem(request.headers)
-      if (problem !== undefined) return yield* refused(new RouteRefused({ envelope: handshakeRefused(problem) }))
-      // Held in the request's Scope: given back when the connection has ended.
-      yield* refusedWith(record)(holdConnection(principal))
-      const socket = yield* Effect.orDie(request.upgrade)
-      yield* serveConnection(socket, {
-        runTurn: turns(request),
-        admitWarmUp: warmUps(request),
-        holdWrites: tcpSocketOf(request),
-        conversation: {
-          maxBytes: Math.min(settings.websocketMaxTranscriptBytes, settings.maxBodyBytes),
-          maxAgeMillis: settings.websocketMaxAgeMillis
-        },
-        maxAgeMillis: settings.websocketMaxAgeMillis,
-        keepAliveMillis: settings.scheduling.keepAliveMillis,
-        queueLimit: QUEUE_LIMIT,
-        shutdown: lifecycle.shutdownBegun
-      }).pipe(Effect.scoped, Effect.catch(() => Effect.void))
-      return { response: HttpServerResponse.empty({ status: 101 }), record }
-    })
-    return handler
+export const makeResponsesWebSocket = Effect.fnUntraced(function*(options: { readonly tracing: boolean }) {
+  const keys = yield* KeyRepo
+  const turns = yield* makeTurnRunner(options)
+  const warmUps = yield* makeWarmUpAdmission
+  const settings = yield* Settings
+  const lifecycle = yield* Lifecycle
+  const holdConnection = makeConnectionCounter({
+    perKey: settings.websocketMaxConnectionsPerKey,
+    perUser: settings.websocketMaxConnectionsPerUser
   })
+  const handler: DoorProgram = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (!isWebSocketUpgrade(request.headers)) {
+      return yield* new Refused({
+        error: new RouteRefused({ envelope: methodNotAllowed(request.method, pathOf(request.url), ["POST"]) }),
+        record: undefined
+      })
+    }
+    const principal = yield* refusedWith(undefined)(authenticate(keys, request, { allowExpired: false }))
+    // The connection's own line (101, or the refusal) names the transport, the key and its group.
+    const record = recordFor("responses_ws", principal)
+    const refused = (error: RouteRefused) => new Refused({ error, record })
+    if (principal.group.websocket === false) return yield* refused(websocketRefused)
+    // Each turn would be refused for it: the handshake is, as an HTTP request would be.
+    yield* refusedWith(record)(Effect.fromResult(responsesSubpath(pathOf(request.url))))
+    const problem = handshakeProblem(request.headers)
+    if (problem !== undefined) return yield* refused(new RouteRefused({ envelope: handshakeRefused(problem) }))
+    // Held in the request's Scope: given back when the connection has ended.
+    yield* refusedWith(record)(holdConnection(principal))
+    const socket = yield* Effect.orDie(request.upgrade)
+    yield* serveConnection(socket, {
+      runTurn: turns(request),
+      admitWarmUp: warmUps(request),
+      holdWrites: tcpSocketOf(request),
+      conversation: {
+        maxBytes: Math.min(settings.websocketMaxTranscriptBytes, settings.maxBodyBytes),
+        maxAgeMillis: settings.websocketMaxAgeMillis
+      },
+      maxAgeMillis: settings.websocketMaxAgeMillis,
+      keepAliveMillis: settings.scheduling.keepAliveMillis,
+      queueLimit: QUEUE_LIMIT,
+      shutdown: lifecycle.shutdownBegun
+    }).pipe(Effect.scoped, Effect.catch(() => Effect.void))
+    return { response: HttpServerResponse.empty({ status: 101 }), record }
+  })
+  return handler
+})

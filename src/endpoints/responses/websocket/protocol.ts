@@ -1,8 +1,8 @@
 /**
  * The Responses WebSocket transport (v2) as plain functions: what a client frame asks for, the
- * error event a client reads, the warm-up's answer. No socket here; tested without one (the
- * bridge reads a turn's SSE with the gateway's one decoder, src/domain/sse.ts).
- * ../../../../../shared/reference/responses-websocket.md is the protocol reference (sections cited as §n).
+ * error event a client reads, the warm-up's answer. No socket here; tested without one. What the
+ * gateway does with the transport is in docs/decisions.md ("Responses WebSocket"), its errors in
+ * docs/errors.md.
  */
 import type { Envelope } from "../../../domain/envelope.js"
 import { newId } from "../../../domain/ids.js"
@@ -12,12 +12,12 @@ import { backgroundRefusal } from "../validate.js"
 
 /** What a client frame asks for. */
 export type ClientFrame =
-  /** `response.create` (or no `type`, as sub2api treats it): the create body without the WS-only fields. */
+  /** `response.create` (or a frame with no `type`, read as one): the create body without the WS-only fields. */
   | {
     readonly _tag: "Create"
     readonly body: Record<string, unknown>
     readonly previousResponseId: string | undefined
-    /** `generate: false`: a warm-up, answered without calling a model (§2.1). */
+    /** `generate: false`: a warm-up, answered without calling a model. */
     readonly warmUp: boolean
   }
   /** `response.processed` (later Codex): nothing to do. */
@@ -66,7 +66,7 @@ export const parseClientFrame = (text: string): ClientFrame => {
     const refused = backgroundRefusal()
     return refuse(refused.code, refused.message, "background")
   }
-  // The upstream gets a plain streaming create body (§4.4): the WS-only fields stay here.
+  // The upstream gets a plain streaming create body: the WS-only fields stay here.
   const { type: _type, generate, previous_response_id: _previous, stream_id: _lane, ...body } = parsed
   return {
     _tag: "Create",
@@ -76,7 +76,7 @@ export const parseClientFrame = (text: string): ClientFrame => {
   }
 }
 
-/** The in-band error event (§5.1): always with `status`, or Codex waits for its idle timeout. */
+/** The in-band error event: always with `status`, or Codex waits for its idle timeout. */
 export const errorEvent = (e: Envelope): string =>
   JSON.stringify({
     type: "error",
@@ -101,7 +101,7 @@ export const previousResponseNotFound = (
   param: "previous_response_id"
 })
 
-/** The 60-minute (configurable) limit: Codex reconnects and sends the full input (§5.2). */
+/** The 60-minute (configurable) limit: Codex reconnects and sends the full input. */
 export const connectionLimitReached = (maxAgeMillis: number): Envelope => {
   const age = maxAgeMillis >= 60_000 ? `${Math.round(maxAgeMillis / 60_000)} minutes` : `${Math.max(1, Math.round(maxAgeMillis / 1000))} seconds`
   return {
@@ -114,7 +114,7 @@ export const connectionLimitReached = (maxAgeMillis: number): Envelope => {
 }
 
 /**
- * A warm-up's answer (§3): `response.created` and `response.completed` for a chainable id with no
+ * A warm-up's answer: `response.created` and `response.completed` for a chainable id with no
  * output and no usage, with the request's own settings echoed. `nowMillis`: the caller's Clock time.
  */
 export const warmUpEvents = (

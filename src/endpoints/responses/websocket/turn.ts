@@ -7,7 +7,7 @@
  * sends them: each event's data alone, collected straight from the upstream's stream, which is
  * decoded once.
  */
-import { Cause, Clock, type Context, Effect, Scope, type Stream } from "effect"
+import { Cause, Clock, type Context, Effect, type Scope, type Stream } from "effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { Settings } from "../../../config/AppConfig.js"
 import { type Envelope, envelopeHeaders } from "../../../domain/envelope.js"
@@ -19,8 +19,8 @@ import { CHAT_OPERATION } from "../../../observability/tracing.js"
 import { answerOf } from "../../../core/upstreamCall.js"
 import { KeyRepo } from "../../../services/keyRepo/KeyRepo.js"
 import { authenticate } from "../../kit/auth.js"
-import { type DoorRecord, recordHeaders, recordFor, refusedWith, turnRefused } from "../../kit/door.js"
-import { endRequest, failureOf, interrupted } from "../../kit/edge.js"
+import { recordHeaders, recordFor, refusedWith, turnRefused } from "../../kit/door.js"
+import { failureOf, openRequest } from "../../kit/edge.js"
 import { eventData } from "../../kit/eventOut.js"
 import { pathOf, requestContext } from "../../kit/request.js"
 import { makeResponsesTurn } from "../responsesTurn.js"
@@ -86,7 +86,7 @@ export const turnHeaders = (handshake: Readonly<Record<string, string | undefine
 }
 
 /** The turns of the connections the gateway serves, with their services resolved once. */
-export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect.gen(function*() {
+export const makeTurnRunner = Effect.fnUntraced(function*(options: { readonly tracing: boolean }) {
   const settings = yield* Settings
   const keys = yield* KeyRepo
   const accessLog = yield* AccessLog
@@ -100,36 +100,22 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
       Effect.gen(function*() {
         const id = newRequestId()
         const clock = yield* Clock.Clock
-        const started = clock.currentTimeMillisUnsafe()
-        let status = 200
-        let code = "ok"
-        // The turn's record, as its program returned it with its events or its refusal.
-        let record: DoorRecord | undefined
+        // The turn's line, once its scope closes (its events sent, or the client gone before its
+        // terminal event: a client that leaves after it, with the upstream's stream still open,
+        // had its answer), made at the edge as an HTTP request's is.
+        const state = yield* openRequest(accessLog, yield* Effect.scope, clock, {
+          requestId: id,
+          method: "POST",
+          path,
+          started: clock.currentTimeMillisUnsafe(),
+          route: () => "responses",
+          ending: () => progress.terminalSent
+        })
         // Tracing: a server span per turn, a child of the connection's (the turn's steps are its children).
         const span = options.tracing
           ? yield* Effect.makeSpan(TURN_SPAN, { kind: "server", attributes: { "http.route": "/v1/responses", "url.path": path, ...CHAT_OPERATION } })
           : undefined
-
-        // The turn's line, once its scope closes (its events sent, or the client gone before its
-        // terminal event: a client that leaves after it, with the upstream's stream still open, had its answer).
-        yield* Scope.addFinalizerExit(yield* Effect.scope, (exit) =>
-          Effect.suspend(() => {
-            if (interrupted(exit) && !progress.terminalSent) {
-              status = 499
-              code = "client_closed_request"
-            }
-            const end = {
-              requestId: id,
-              method: "POST",
-              path,
-              route: "responses",
-              status,
-              code,
-              durationMs: () => clock.currentTimeMillisUnsafe() - started,
-              record
-            }
-            return endRequest(accessLog, end, span)
-          }))
+        state.span = span
 
         const run = Effect.gen(function*() {
           const principal = yield* refusedWith(undefined)(authenticate(keys, handshake, { allowExpired: false }))
@@ -159,22 +145,22 @@ export const makeTurnRunner = (options: { readonly tracing: boolean }) => Effect
         })
 
         const refused = (envelope: Envelope, headers: Readonly<Record<string, string>> | undefined): TurnOutcome => {
-          status = envelope.status
-          code = envelope.code
+          state.status = envelope.status
+          state.code = envelope.code
           const told = refusalHeaders(envelope, headers)
           return { _tag: "Refused", envelope: told === undefined ? envelope : { ...envelope, headers: told } }
         }
 
         const outcome = run.pipe(
           Effect.map((served): TurnOutcome => {
-            record = served.record
+            state.record = served.record
             return { _tag: "Events", events: served.events }
           }),
           Effect.catchCause((cause) => {
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
             const failure = failureOf(cause, id)
-            record = failure.record
-            if (!failure.defect) return Effect.succeed(refused(failure.envelope, recordHeaders(record)))
+            state.record = failure.record
+            if (!failure.defect) return Effect.succeed(refused(failure.envelope, recordHeaders(state.record)))
             return Effect.as(Effect.logError("unhandled defect", cause), refused(failure.envelope, undefined))
           })
         )
