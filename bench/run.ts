@@ -121,6 +121,8 @@ const TARGETS = {
  */
 const IDLE_AFTER_START_MS = 5000
 const SETTLED_AFTER_START_MS = 15_000
+/** When idle RSS is read again after the soak: the same 15 s of rest, after traffic. */
+const IDLE_AFTER_TRAFFIC_MS = 15_000
 
 // ---------------------------------------------------------------------------------------------
 // Measurements
@@ -355,6 +357,13 @@ const main = async (): Promise<void> => {
   await new Promise((r) => setTimeout(r, 1000))
   const rssAfterIdle = rssBytes(gatewayPid)
   sampleRss("after soak")
+  // Idle after traffic: what the gateway keeps once it is quiet again (the budget's "idle RSS after warm-up").
+  await sleep(IDLE_AFTER_TRAFFIC_MS - 1000)
+  const idleAfterTraffic = {
+    gateway: await idleRss(gatewayPid),
+    before: before === undefined ? undefined : await idleRss(before.pid),
+    bare: await idleRss(bare.child.pid!)
+  }
   // RSS saw-tooths with garbage collection, so single readings mislead. "Flat" = the median RSS of
   // the soak's last quarter stays within 10% of the highest RSS seen during the measured rounds
   // (same kinds of requests, so the heap had reached its working size). The troughs (post-GC
@@ -590,6 +599,12 @@ const main = async (): Promise<void> => {
     `${mb(settledAfterStart.gateway)} (${mb(idleAfterStart.gateway)} at ${IDLE_AFTER_START_MS / 1000} s)`,
     settledAfterStart.gateway < TARGETS.idleRssMB * 1024 * 1024
   )
+  check(
+    `gateway idle RSS after traffic (${IDLE_AFTER_TRAFFIC_MS / 1000} s after the soak)`,
+    `< ${TARGETS.idleRssMB} MB`,
+    mb(idleAfterTraffic.gateway),
+    idleAfterTraffic.gateway < TARGETS.idleRssMB * 1024 * 1024
+  )
   const startupMedian = median(startups)
   check(
     "npm start -> first served request (/health)",
@@ -661,6 +676,11 @@ const main = async (): Promise<void> => {
         `, bare proxy (under tsx) ${mb(r.bare)}`
     )
   }
+  out.push(
+    `idle RSS ${IDLE_AFTER_TRAFFIC_MS / 1000} s after the soak: gateway ${mb(idleAfterTraffic.gateway)}` +
+      (idleAfterTraffic.before === undefined ? "" : `, before ${mb(idleAfterTraffic.before)}`) +
+      `, bare proxy (under tsx) ${mb(idleAfterTraffic.bare)}`
+  )
   out.push(`start-up: npm start -> /health ${startups.map((x) => fInt(x)).join(", ")} ms (median ${fInt(startupMedian)}); node scripts/start.mjs ${fInt(gatewayStartMs)} ms (first start of the run, including a rebuild if src/ changed)`)
   out.push("")
   if (beforeAfter !== undefined && beforeCheckout !== undefined) {
@@ -723,6 +743,7 @@ const main = async (): Promise<void> => {
       atStart: rssAtStart,
       idleAfterStart,
       settledAfterStart,
+      idleAfterTraffic,
       afterWarmup: rssAfterWarmup,
       steady: rssSteady,
       requestsBeforeSoak,
