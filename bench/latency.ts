@@ -2,7 +2,7 @@
  * `npm run bench:latency`: only the latency part of `npm run bench`, in a minute or two: what a
  * request adds over the fake upstream when requests come one at a time ("sequential") and at 200
  * req/s open loop ("paced"), through the bare proxy, this checkout's gateway and (with --before)
- * another commit's, interleaved round by round; then each gateway's RSS after the warm-up and 15 s
+ * another commit's, interleaved round by round; then each gateway's RSS after the warm-up and 35 s
  * of rest ("idle after warm-up").
  *
  *   npm run bench:latency                          bare proxy and gateway
@@ -98,11 +98,11 @@ const main = async (): Promise<void> => {
       table(["scenario", "via", "seq p50", "seq p99", "200/s p50", "200/s p99", "1st byte p50", "200/s p50 by round"], rows, 2) +
       "\n"
   )
-  log("idle RSS: 15 s of rest after the rounds")
-  // The gateways' idle release (src/server/idleMemory.ts) comes 10 s after the last request.
-  await sleep(15_000)
+  log("idle RSS: 35 s of rest after the rounds")
+  // The gateway gives its heap back 30 s after the last request (src/server/idleMemory.ts).
+  await sleep(35_000)
   const rss = [`gateway ${mb(await idleRss(gw.pid))}`, ...(before === undefined ? [] : [`before ${mb(await idleRss(before.pid))}`]), `bare proxy (under tsx) ${mb(await idleRss(bare.child.pid!))}`]
-  process.stdout.write(`idle RSS after warm-up and rounds, 15 s of rest: ${rss.join(", ")}\n`)
+  process.stdout.write(`idle RSS after the rounds, 35 s of rest: ${rss.join(", ")}\n`)
 }
 
 main().then(() => {

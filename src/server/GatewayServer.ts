@@ -16,7 +16,7 @@
  * once its turn has ended), and a second after the deadline cuts whatever is still open, so that
  * nothing (a JSON answer still waiting on a slow upstream) holds the shutdown up past DRAIN_SECONDS.
  *
- * Memory: once no request has been served for 10 s, one memory-reducing collection gives back the
+ * Memory: once no request has been served for 30 s, one memory-reducing collection gives back the
  * heap the traffic before grew (./idleMemory.ts).
  *
  * Tracing spans are off unless asked for (`tracing: true`; `layerConfig`: TRACING=true or an OTLP

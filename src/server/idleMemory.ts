@@ -7,10 +7,14 @@
  * collection (the heap 150 -> 26 MB), which took 60-160 ms (up to 600 ms with the machine's two
  * cores busy elsewhere).
  *
- * So: `quietMillis` after the last request ended, with none in flight (a WebSocket connection
- * counts as one until it closes), one such collection, then none until traffic comes and goes again
- * (start-up counts as traffic: its own heap goes back too). The collection holds the event loop,
- * so it runs only when nothing is being served; a request arriving during it waits that long.
+ * So: `quietMillis` (30 s) after the last request ended, with none in flight (a WebSocket
+ * connection counts as one until it closes), one such collection, then none until traffic comes
+ * and goes again (start-up counts as traffic: its own heap goes back too). The collection holds
+ * the event loop, so it runs only when nothing is being served; a request arriving during it waits
+ * that long. It also drops compiled code and shrinks the young generation, so the first few
+ * thousand requests after it pay for JIT and regrowth (about 1.3x CPU per request): with a quiet
+ * period of 10 s, the bench's gaps between phases released the heap again and again, which cost
+ * 1.2-1.7x CPU per request and 6x the first byte under 200 open streams.
  *
  * The collector's entry point: V8's `gc` function, which node exposes only with `--expose-gc`.
  * It is taken once with the flag set for the moment and put back, so `globalThis.gc` stays absent.
@@ -40,7 +44,7 @@ export const collectAllGarbage = (): void => {
 }
 
 export interface IdleMemoryOptions {
-  /** How long without a request before memory is given back (default 10 s). */
+  /** How long without a request before memory is given back (default 30 s). */
   readonly quietMillis?: number
   /** How often the quiet is checked (default 1 s). */
   readonly checkMillis?: number
@@ -57,7 +61,7 @@ export const releaseMemoryWhenIdle = (
   options: IdleMemoryOptions = {}
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const quietMillis = options.quietMillis ?? 10_000
+    const quietMillis = options.quietMillis ?? 30_000
     const release = options.release ?? collectAllGarbage
     let inFlight = 0
     let lastActive = yield* Clock.currentTimeMillis
