@@ -106,23 +106,25 @@ const runChild = async (path: string): Promise<void> => {
   }
 }
 
-/** The newest commit whose module does not yet count in slices (the one before this design). */
-const defaultBefore = (): string => {
-  const commits = execFileSync("git", ["log", "--format=%H", "--", MODULE], { cwd: ROOT, encoding: "utf8" }).split("\n").filter(Boolean)
-  for (const commit of commits) {
-    const text = execFileSync("git", ["show", `${commit}:${MODULE}`], { cwd: ROOT, encoding: "utf8" })
-    if (!text.includes("SLICE_CHARS")) return commit
+/** The newest commit whose module does not yet count in slices (the one before this design), and its path then (the module moved). */
+const defaultBefore = (): { readonly ref: string; readonly path: string } => {
+  const log = execFileSync("git", ["log", "--follow", "--format=%H", "--name-only", "--", MODULE], { cwd: ROOT, encoding: "utf8" })
+  const lines = log.split("\n").filter(Boolean)
+  for (let i = 0; i + 1 < lines.length; i += 2) {
+    const [commit, path] = [lines[i]!, lines[i + 1]!]
+    const text = execFileSync("git", ["show", `${commit}:${path}`], { cwd: ROOT, encoding: "utf8" })
+    if (!text.includes("SLICE_CHARS")) return { ref: commit, path }
   }
   throw new Error(`no commit of ${MODULE} without SLICE_CHARS`)
 }
 
 /** The module as it was at `ref`, written where its imports resolve (this checkout's node_modules). */
-const moduleAt = (ref: string): { readonly path: string; readonly commit: string } => {
+const moduleAt = (ref: string, at: string = MODULE): { readonly path: string; readonly commit: string } => {
   const commit = execFileSync("git", ["rev-parse", "--short", ref], { cwd: ROOT, encoding: "utf8" }).trim()
   const dir = join(ROOT, "node_modules", ".cache", "modelgate-bench")
   mkdirSync(dir, { recursive: true })
   const path = join(dir, `tokenEstimate-${commit}.ts`)
-  writeFileSync(path, execFileSync("git", ["show", `${ref}:${MODULE}`], { cwd: ROOT, encoding: "utf8" }))
+  writeFileSync(path, execFileSync("git", ["show", `${ref}:${at}`], { cwd: ROOT, encoding: "utf8" }))
   return { path, commit }
 }
 
@@ -151,7 +153,8 @@ export interface TokenCountBench {
 
 /** Both modules measured, each in its own process; `beforeRef` undefined: defaultBefore(). */
 export const measureTokenCounts = async (beforeRef?: string): Promise<TokenCountBench> => {
-  const before = moduleAt(beforeRef ?? defaultBefore())
+  const found = beforeRef === undefined ? defaultBefore() : { ref: beforeRef, path: MODULE }
+  const before = moduleAt(found.ref, found.path)
   const figures: Array<Figures & { readonly module: string }> = []
   for (const [label, path] of [[`before (${before.commit})`, before.path], ["after", join(ROOT, MODULE)]] as const) {
     for (const r of await measure(path)) figures.push({ ...r, module: label })
