@@ -5,7 +5,7 @@
  * tool's output goes back as a `tool` message, and the server's answer to it is what Claude prints.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { type ChatAnswer, startChatUpstream, type ChatUpstream } from "../support/chatUpstream.js"
+import { type ChatAnswer, isRecord, startChatUpstream, type ChatUpstream, textOf } from "../support/chatUpstream.js"
 import { claudeAvailable, claudeBinary, runClaude } from "../support/claudeCode.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 
@@ -15,9 +15,6 @@ const TOOL_WORD = "use-the-bash-tool"
 const MARKER = "chat-server-marker"
 const TEST_TIMEOUT_MS = 120_000
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-const textOf = (content: unknown): string =>
-  typeof content === "string" ? content : Array.isArray(content) ? content.map((p) => (isRecord(p) && typeof p["text"] === "string" ? p["text"] : "")).join("") : ""
 
 /** The model the server plays: asked to use the tool, it calls Bash; given its output, it quotes the first line. */
 const script = (body: Record<string, unknown>): ChatAnswer => {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { type AccessEntry, AccessLog } from "../../src/observability/accessLog.js"
-import { type ChatAnswer, startChatUpstream, type ChatUpstream } from "../support/chatUpstream.js"
+import { type ChatAnswer, isRecord, startChatUpstream, type ChatUpstream, textOf } from "../support/chatUpstream.js"
 import { codexAvailable, codexBinary, runCodex } from "../support/codex.js"
 import { startGateway, type TestGateway } from "../support/gateway.js"
 
@@ -17,9 +17,6 @@ const TOOL_WORD = "use-the-shell-tool"
 const MARKER = "codex-chat-marker"
 const TEST_TIMEOUT_MS = 120_000
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-const textOf = (content: unknown): string =>
-  typeof content === "string" ? content : Array.isArray(content) ? content.map((p) => (isRecord(p) && typeof p["text"] === "string" ? p["text"] : "")).join("") : ""
 
 /** Asked to use the shell, the server calls exec_command; given output with the marker, it says so. */
 const script = (body: Record<string, unknown>): ChatAnswer => {

@@ -32,9 +32,10 @@ export interface ChatUpstream {
 
 export const USAGE = { prompt_tokens: 42, completion_tokens: 17, cached: 30 }
 
-const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+export const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
-const textOf = (content: unknown): string =>
+/** A message's text, from a string or text parts. */
+export const textOf = (content: unknown): string =>
   typeof content === "string"
     ? content
     : Array.isArray(content)

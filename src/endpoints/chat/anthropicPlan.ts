@@ -10,12 +10,11 @@ import { Clock, Effect, Result, type Stream } from "effect"
 import { Settings } from "../../config/AppConfig.js"
 import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import type { Answer } from "../../core/upstreamCall.js"
-import { afterMessagesEvent, type AnswerFacts, messagesAnswerFacts } from "../../domain/answerFacts.js"
+import { messagesAnswerFacts } from "../../domain/answerFacts.js"
 import { InvalidRequest } from "../../domain/errors.js"
 import { anthropicForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { newId } from "../../domain/ids.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
-import { eventData } from "../../domain/sse.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { responseToCompletion } from "../../translate/chat/response.js"
@@ -23,9 +22,10 @@ import { ChatStreamTranslator } from "../../translate/chat/stream.js"
 import { toolNameMap } from "../../translate/names.js"
 import { responsesToMessages } from "../../translate/request.js"
 import { messageToResponse } from "../../translate/response.js"
-import { finishStream, initialStreamState, stepStream, streamUsage } from "../../translate/stream.js"
-import type { AnthropicMessage, AnthropicStreamEvent, ResponsesStreamEvent } from "../../translate/types.js"
-import { budgetHalt, deltaChars } from "../kit/budget.js"
+import type { AnthropicMessage, ResponsesStreamEvent } from "../../translate/types.js"
+import { budgetHalt } from "../kit/budget.js"
+import { MessagesUpstreamReader } from "../kit/messagesUpstreamReader.js"
+import type { EventOut } from "../kit/eventOut.js"
 import { frameGuard } from "../kit/frameGuard.js"
 import { json as jsonReply } from "../kit/reply.js"
 import { relay } from "../kit/sseRelay.js"
@@ -72,33 +72,23 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
       })
 
     const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
-      let state = initialStreamState(ctx)
+      const reader = new MessagesUpstreamReader(ctx)
       const chat = new ChatStreamTranslator({ model: request.model, includeUsage: request.includeUsage, nowSeconds })
-      let sentChars = 0
-      let answered: AnswerFacts | undefined
-      const pass = (events: ReadonlyArray<ResponsesStreamEvent>, out: { event(type: string, data: string): void }) => {
+      const pass = (events: ReadonlyArray<ResponsesStreamEvent>, out: EventOut) => {
         for (const event of events) for (const f of chat.step(event)) out.event("chunk", JSON.stringify(f))
       }
       const frames = relay(answer.response.body, {
         guard: frameGuard(answer.account),
         frames: (frames, out) => {
-          for (const frame of frames) {
-            const event = eventData(frame.data)
-            if (event === undefined || typeof event["type"] !== "string") continue
-            sentChars += deltaChars(event)
-            answered = afterMessagesEvent(answered, event)
-            const [next, events] = stepStream(state, event as unknown as AnthropicStreamEvent)
-            state = next
-            pass(events, out)
-          }
+          for (const frame of frames) pass(reader.frame(frame), out)
         },
         finish: (early, out) => {
-          pass(finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early }), out)
+          pass(reader.finish(early), out)
           out.event("done", DONE_DATA)
         },
-        halt: budgetHalt(input.budget, () => roughChatTokens(request.body), () => sentChars)
+        halt: budgetHalt(input.budget, () => roughChatTokens(request.body), () => reader.sentChars())
       }, () => new ChatSseBytes(), lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
-      return { answer: frames, usage: meteredAtEnd(() => streamUsage(state), () => answered) }
+      return { answer: frames, usage: meteredAtEnd(() => reader.usage(), () => reader.facts()) }
     }
 
     const chatPlan: ChatPlan = { build, json, stream }

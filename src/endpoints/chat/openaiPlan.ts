@@ -8,17 +8,17 @@ import { Clock, Effect, type Stream } from "effect"
 import { Settings } from "../../config/AppConfig.js"
 import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import type { Answer } from "../../core/upstreamCall.js"
-import { afterResponsesEvent, type AnswerFacts, responsesAnswerFacts } from "../../domain/answerFacts.js"
+import { responsesAnswerFacts } from "../../domain/answerFacts.js"
 import { openaiForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
 import { promptCacheKeyFor, tenantCacheKey } from "../../domain/session.js"
-import { eventData } from "../../domain/sse.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import type { UpstreamRequest } from "../../services/upstream/Upstream.js"
 import { responseToCompletion } from "../../translate/chat/response.js"
 import { ChatStreamTranslator } from "../../translate/chat/stream.js"
-import { budgetHalt, deltaChars } from "../kit/budget.js"
+import { budgetHalt } from "../kit/budget.js"
 import { frameGuard } from "../kit/frameGuard.js"
+import { ResponsesUpstreamReader } from "../kit/responsesUpstreamReader.js"
 import { json as jsonReply } from "../kit/reply.js"
 import { relay } from "../kit/sseRelay.js"
 import { answerJson, estimatedUsage } from "../kit/upstreamAnswer.js"
@@ -55,23 +55,19 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
       })
 
     const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
+      const reader = new ResponsesUpstreamReader()
       const translator = new ChatStreamTranslator({ model: request.model, includeUsage: request.includeUsage, nowSeconds: nowSeconds() })
-      let sentChars = 0
-      let answered: AnswerFacts | undefined
       // Billed as the upstream reported it, whether or not the client asked to see the usage.
       const usage = meteredAtEnd(
         () => translator.usage() ?? estimatedUsage(principal.group.name, chatTexts(request.body), translator.outputText()),
-        () => answered
+        () => reader.facts()
       )
       const frames = relay(answer.response.body, {
         guard: frameGuard(answer.account),
         frames: (frames, out) => {
           for (const frame of frames) {
-            const event = eventData(frame.data)
-            if (event === undefined) continue
-            sentChars += deltaChars(event)
-            answered = afterResponsesEvent(answered, event)
-            for (const f of translator.step(event)) out.event("chunk", JSON.stringify(f))
+            const event = reader.event(frame)
+            if (event !== undefined) for (const f of translator.step(event)) out.event("chunk", JSON.stringify(f))
           }
         },
         finish: (early, out) => {
@@ -80,7 +76,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
           }
           out.event("done", DONE_DATA)
         },
-        halt: budgetHalt(input.budget, () => roughChatTokens(request.body), () => sentChars)
+        halt: budgetHalt(input.budget, () => roughChatTokens(request.body), () => reader.sentChars())
       }, () => new ChatSseBytes(), lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
       return { answer: frames, usage }
     }

@@ -6,9 +6,8 @@
  */
 import { Effect, Result, type Stream } from "effect"
 import { Settings } from "../../config/AppConfig.js"
-import { afterResponsesEvent, type AnswerFacts, responsesAnswerFacts } from "../../domain/answerFacts.js"
+import { responsesAnswerFacts } from "../../domain/answerFacts.js"
 import { InvalidRequest } from "../../domain/errors.js"
-import { eventData } from "../../domain/sse.js"
 import { type Account, upstreamModel } from "../../domain/model.js"
 import { Lifecycle } from "../../services/lifecycle/Lifecycle.js"
 import { promptCacheKeyFor } from "../../domain/session.js"
@@ -24,8 +23,9 @@ import type { Answer } from "../../core/upstreamCall.js"
 import type { MessagesPlan, MessagesPlanner } from "./anthropicPlan.js"
 import { errorEvent } from "./events.js"
 import { messagesTexts, roughMessagesTokens } from "./policy.js"
-import { budgetHalt, deltaChars } from "../kit/budget.js"
+import { budgetHalt } from "../kit/budget.js"
 import { frameGuard } from "../kit/frameGuard.js"
+import { ResponsesUpstreamReader } from "../kit/responsesUpstreamReader.js"
 
 export const makeOpenAIPlanner = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
@@ -54,22 +54,18 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
         return { answer: jsonReply(message), usage: reported(usage, answered) }
       })
     const stream = (answer: Answer): Rendered<Stream.Stream<Uint8Array>> => {
+      const reader = new ResponsesUpstreamReader()
       const translator = new MessagesStreamTranslator({ model: request.model })
-      let sentChars = 0
-      let answered: AnswerFacts | undefined
       const usage = meteredAtEnd(
         () => translator.usage() ?? estimatedUsage(principal.group.name, messagesTexts(request.body), translator.outputText()),
-        () => answered
+        () => reader.facts()
       )
       const frames = relaySse(answer.response.body, {
         guard: frameGuard(answer.account),
         frames: (frames, out) => {
           for (const frame of frames) {
-            const event = eventData(frame.data)
-            if (event === undefined) continue
-            sentChars += deltaChars(event)
-            answered = afterResponsesEvent(answered, event)
-            for (const e of translator.step(event)) out.event(e.type, JSON.stringify(e))
+            const event = reader.event(frame)
+            if (event !== undefined) for (const e of translator.step(event)) out.event(e.type, JSON.stringify(e))
           }
         },
         finish: (early, out) => {
@@ -81,7 +77,7 @@ export const makeOpenAIPlanner = Effect.gen(function*() {
             out.event(event.type, JSON.stringify(event))
           }
         },
-        halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => sentChars)
+        halt: budgetHalt(input.budget, () => roughMessagesTokens(request.body), () => reader.sentChars())
       }, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
       return { answer: frames, usage }
     }

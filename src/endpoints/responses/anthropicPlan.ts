@@ -7,7 +7,7 @@
  * a ResponsesPlan the door runs around the upstream call.
  */
 import { Clock, Effect, Result } from "effect"
-import { afterMessagesEvent, type AnswerFacts, messagesAnswerFacts } from "../../domain/answerFacts.js"
+import { messagesAnswerFacts } from "../../domain/answerFacts.js"
 import { InvalidRequest } from "../../domain/errors.js"
 import { anthropicForwardedHeaders, type ForwardedHeaders } from "../../domain/forwardHeaders.js"
 import { newId } from "../../domain/ids.js"
@@ -20,15 +20,14 @@ import { toolNameMap } from "../../translate/names.js"
 import { compactedResponse, compactionRequest } from "../../translate/compaction.js"
 import { responsesToMessages } from "../../translate/request.js"
 import { messageToResponse } from "../../translate/response.js"
-import { finishStream, initialStreamState, stepStream, streamUsage } from "../../translate/stream.js"
-import type { AnthropicMessage, AnthropicStreamEvent } from "../../translate/types.js"
-import { eventData } from "../../domain/sse.js"
+import type { AnthropicMessage } from "../../translate/types.js"
 import type { ResponsesPlan, ResponsesPlanner } from "./openaiPlan.js"
 import { answerJson } from "../kit/upstreamAnswer.js"
 import { meteredAtEnd, type Rendered, reported } from "../../core/settlement.js"
 import type { Stream } from "effect"
 import { relay } from "../kit/sseRelay.js"
-import { budgetHalt, deltaChars } from "../kit/budget.js"
+import { budgetHalt } from "../kit/budget.js"
+import { MessagesUpstreamReader } from "../kit/messagesUpstreamReader.js"
 import { frameGuard } from "../kit/frameGuard.js"
 import { roughInputTokens } from "./policy.js"
 import { isCompaction } from "./subpath.js"
@@ -77,31 +76,19 @@ export const makeAnthropicPlanner = Effect.gen(function*() {
       })
 
     const stream = <O>(answer: Answer, collector: () => Collector<O>): Rendered<Stream.Stream<O>> => {
-      let state = initialStreamState(ctx)
-      let sentChars = 0
-      let answered: AnswerFacts | undefined
+      const reader = new MessagesUpstreamReader(ctx)
       const events = relay(answer.response.body, {
         guard: frameGuard(answer.account),
         frames: (frames, out) => {
-          for (const frame of frames) {
-            const event = eventData(frame.data)
-            if (event === undefined || typeof event["type"] !== "string") continue
-            sentChars += deltaChars(event)
-            answered = afterMessagesEvent(answered, event)
-            const [next, events] = stepStream(state, event as AnthropicStreamEvent)
-            state = next
-            for (const e of events) out.event(e.type, JSON.stringify(e))
-          }
+          for (const frame of frames) for (const e of reader.frame(frame)) out.event(e.type, JSON.stringify(e))
         },
         // A stream the upstream finished needs nothing more; otherwise it is closed as it stopped.
         finish: (early, out) => {
-          for (const e of finishStream(state, early === undefined ? { _tag: "Eof" } : { _tag: "Failed", ...early })) {
-            out.event(e.type, JSON.stringify(e))
-          }
+          for (const e of reader.finish(early)) out.event(e.type, JSON.stringify(e))
         },
-        halt: budgetHalt(input.budget, () => roughInputTokens(request.body), () => sentChars)
+        halt: budgetHalt(input.budget, () => roughInputTokens(request.body), () => reader.sentChars())
       }, collector, lifecycle.pastDrainDeadline, settings.maxSseEventBytes)
-      return { answer: events, usage: meteredAtEnd(() => streamUsage(state), () => answered) }
+      return { answer: events, usage: meteredAtEnd(() => reader.usage(), () => reader.facts()) }
     }
 
     const responsesPlan: ResponsesPlan = {
