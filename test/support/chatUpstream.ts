@@ -5,7 +5,8 @@
  * id and name then its arguments in pieces, the finish reason, the usage chunk when
  * `stream_options.include_usage` asks, `data: [DONE]`), errors as `{"error": {...}}` with the
  * status. What it answers is the test's `script`; by default: a call of the first offered tool
- * the last user message names, the tool's output quoted back after a tool message, else a greeting.
+ * the last user message names (or is about: a word of its name), the tool's output quoted back
+ * after a tool message, else a greeting.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { listenLocal } from "./localServer.js"
@@ -53,7 +54,9 @@ export const defaultScript = (body: Json): ChatAnswer => {
   for (const tool of tools) {
     const fn = isRecord(tool) && isRecord(tool["function"]) ? tool["function"] : undefined
     const name = fn !== undefined && typeof fn["name"] === "string" ? fn["name"] : undefined
-    if (name === undefined || !said.includes(name)) continue
+    // Named, or about a word of its name ("weather" for get_weather), as a small model would take it.
+    const about = name?.split(/[_\-.]+/).some((word) => word.length >= 4 && said.toLowerCase().includes(word.toLowerCase()))
+    if (name === undefined || !(said.includes(name) || about === true)) continue
     const props = fn !== undefined && isRecord(fn["parameters"]) && isRecord(fn["parameters"]["properties"]) ? fn["parameters"]["properties"] : {}
     const quoted = /`([^`]+)`/.exec(said)?.[1] ?? "Paris"
     const args = Object.fromEntries(Object.keys(props).slice(0, 1).map((k) => [k, quoted]))

@@ -121,6 +121,25 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
 
 
 
+/** What OpenAI's `POST /v1/responses/compact` answers (the spec's CompactResource), with a stand-in ciphertext. */
+const compactedWindow = (body: Record<string, unknown>): Record<string, unknown> => {
+  const input = body["input"]
+  const items: ReadonlyArray<unknown> = typeof input === "string" ? [{ role: "user", content: input }] : Array.isArray(input) ? input : []
+  const users = items.flatMap((item, i) => {
+    if (!isRecord(item) || item["role"] !== "user") return []
+    const content = item["content"]
+    const parts = typeof content === "string" ? [{ type: "input_text", text: content }] : Array.isArray(content) ? content : []
+    return [{ id: `msg_fake_compact_${i}`, type: "message", status: "completed", role: "user", content: parts }]
+  })
+  return {
+    id: `resp_fake_compact_${Date.now()}`,
+    object: "response.compaction",
+    created_at: Math.floor(Date.now() / 1000),
+    output: [...users, { id: "cmp_fake_0", type: "compaction", encrypted_content: "gAAAA-fake-openai-ciphertext" }],
+    usage: { input_tokens: 120, input_tokens_details: { cached_tokens: 0 }, output_tokens: 40, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 160 }
+  }
+}
+
 export const startFakeUpstream = async (options: { readonly port?: number } = {}): Promise<FakeUpstream> => {
   const requests: Array<FakeUpstreamRequest> = []
   /** Sockets that have carried at least one request (HTTP clients may pre-open idle spares). */
@@ -218,6 +237,11 @@ export const startFakeUpstream = async (options: { readonly port?: number } = {}
     if (!isRecord(body)) {
       const message = "Could not parse the JSON body of your request."
       return sendJson(400, platform === "openai" ? openaiErrorBody(400, message) : anthropicErrorBody(400, message, requestId), idHeader)
+    }
+
+    // OpenAI's compact endpoint (JSON only): the input's user messages, then its own opaque compaction item.
+    if (platform === "openai" && path === "/v1/responses/compact" && body["stream"] !== true) {
+      return sendJson(200, compactedWindow(body), idHeader)
     }
 
     const simulated = platform === "openai" ? simulateResponses(body, { createdAt: Math.floor(Date.now() / 1000) }) : simulateMessages(body)
