@@ -13,6 +13,7 @@ import type { TokenUsage } from "../domain/usage.js"
 import { isRecord } from "./error.js"
 import { foldUsage, type ResponseContext } from "./output.js"
 import { initialStreamState, Step, type StreamState } from "./streamMachine.js"
+import { type StreamEnding, UNFINISHED_MESSAGE } from "./streamEvents.js"
 import type { AnthropicStreamEvent, ResponsesStreamEvent } from "./types.js"
 
 export { initialStreamState, type StreamState } from "./streamMachine.js"
@@ -75,14 +76,12 @@ export const stepStream = (
   return step.result()
 }
 
-export type StreamEnding =
-  | { readonly _tag: "Eof" }
-  | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
+export type { StreamEnding } from "./streamEvents.js"
 
 const finish = (state: StreamState, ending: StreamEnding): readonly [StreamState, ReadonlyArray<ResponsesStreamEvent>] => {
   if (state.phase === "done") return [state, []]
   const step = new Step(state)
-  if (ending._tag === "Eof") step.fail("server_error", "The upstream stream ended before the response was complete")
+  if (ending._tag === "Eof") step.fail("server_error", UNFINISHED_MESSAGE)
   else step.fail(ending.code, ending.message)
   return step.result()
 }

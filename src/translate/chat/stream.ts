@@ -15,15 +15,14 @@
 import { fromResponsesAnswer, fromResponsesUsage } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import { isRecord } from "../error.js"
+import { itemKeyOf, responsesFailure, type StreamEnding, str, UNFINISHED_MESSAGE } from "../streamEvents.js"
 import { reasoningText } from "../messages/output.js"
 import { chatUsage, completionIdFor, createdOf, finishReasonOf, reasoningDetail } from "./output.js"
 import type { ChatChunkOut, ChatStreamErrorOut, ChunkDelta, FinishReason, ReasoningDetail } from "./types.js"
 
 export type ChatStreamOut = ChatChunkOut | ChatStreamErrorOut
 
-export type StreamEnding =
-  | { readonly _tag: "Eof" }
-  | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
+export type { StreamEnding } from "../streamEvents.js"
 
 /** An output item seen added and not yet done; `streamed` once any of its content went out. */
 interface Item {
@@ -33,15 +32,6 @@ interface Item {
 
 const NOTHING: ReadonlyArray<ChatStreamOut> = []
 
-const EOF_MESSAGE = "The upstream stream ended before the response was complete"
-
-/** Output index, or the item id from servers that leave the index out. */
-const keyOf = (event: Record<string, unknown>): unknown => {
-  const index = event["output_index"]
-  return typeof index === "number" ? index : event["item_id"]
-}
-
-const str = (v: unknown): string => (typeof v === "string" ? v : "")
 
 /** Error codes -> the `type` of OpenAI's error object, which the SDK reads into APIError. */
 const errorTypeFor = (code: unknown): string =>
@@ -87,39 +77,33 @@ export class ChatStreamTranslator {
     this.start()
     switch (type) {
       case "response.output_text.delta":
-        this.text(keyOf(event), { content: str(event["delta"]) })
+        this.text(itemKeyOf(event), { content: str(event["delta"]) })
         break
       case "response.refusal.delta":
-        this.text(keyOf(event), { refusal: str(event["delta"]) })
+        this.text(itemKeyOf(event), { refusal: str(event["delta"]) })
         break
       case "response.reasoning_summary_text.delta":
       case "response.reasoning_text.delta":
-        this.text(keyOf(event), { reasoning_content: str(event["delta"]) })
+        this.text(itemKeyOf(event), { reasoning_content: str(event["delta"]) })
         break
       case "response.function_call_arguments.delta":
-        this.argumentsDelta(keyOf(event), str(event["delta"]))
+        this.argumentsDelta(itemKeyOf(event), str(event["delta"]))
         break
       case "response.output_item.added":
-        if (isRecord(event["item"])) this.itemAdded(keyOf(event) ?? event["item"]["id"], event["item"])
+        if (isRecord(event["item"])) this.itemAdded(itemKeyOf(event) ?? event["item"]["id"], event["item"])
         break
       case "response.output_item.done":
-        if (isRecord(event["item"])) this.itemDone(keyOf(event) ?? event["item"]["id"], event["item"])
+        if (isRecord(event["item"])) this.itemDone(itemKeyOf(event) ?? event["item"]["id"], event["item"])
         break
       case "response.completed":
       case "response.incomplete":
         this.complete(isRecord(event["response"]) ? event["response"] : {})
         break
-      case "response.failed": {
-        const response = isRecord(event["response"]) ? event["response"] : {}
-        this.report(response["usage"])
-        const error = isRecord(response["error"]) ? response["error"] : {}
-        this.fail(error["code"], str(error["message"]) || "The upstream response failed")
-        break
-      }
+      case "response.failed":
       case "error": {
-        // Flat `{code, message}` as OpenAI sends it, or nested under `error` as some servers do.
-        const error = isRecord(event["error"]) ? event["error"] : event
-        this.fail(error["code"] ?? error["type"], str(error["message"]) || "Upstream error")
+        if (isRecord(event["response"])) this.report(event["response"]["usage"])
+        const failure = responsesFailure(event)
+        if (failure !== undefined) this.fail(failure.code, failure.message)
         break
       }
       default:
@@ -133,7 +117,7 @@ export class ChatStreamTranslator {
   finish(ending: StreamEnding): ReadonlyArray<ChatStreamOut> {
     if (this.done) return NOTHING
     this.out = undefined
-    if (ending._tag === "Eof") this.fail("server_error", EOF_MESSAGE)
+    if (ending._tag === "Eof") this.fail("server_error", UNFINISHED_MESSAGE)
     else this.fail(ending.code, ending.message)
     return this.out ?? NOTHING
   }

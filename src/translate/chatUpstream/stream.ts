@@ -12,6 +12,7 @@
  * of a stream that had a finish reason); a stream that stops before any finish reason failed.
  */
 import { isRecord } from "../error.js"
+import { str, UNFINISHED_MESSAGE } from "../streamEvents.js"
 import type { ResponseContext } from "../output.js"
 import { initialStreamState, Step, type StreamState } from "../streamMachine.js"
 import type { ResponsesStreamEvent } from "../types.js"
@@ -31,7 +32,6 @@ const TEXT = "text"
 const THINKING = "thinking"
 const toolKey = (index: number): string => `tool:${index}`
 
-const str = (v: unknown): string => (typeof v === "string" ? v : "")
 
 /** Error codes a Chat server sends (`{error: {code, type}}`) -> the Responses codes clients act on. */
 const errorCodeOf = (error: Record<string, unknown>): string => {
@@ -107,7 +107,7 @@ export const endChatStream = (state: ChatStreamState, ending: ChatStreamEnding):
   if (state.phase === "done") return [state, []]
   const step = new Step(state)
   if (ending._tag === "Failed") step.fail(ending.code, ending.message)
-  else if (state.stopReason === null) step.fail("server_error", "The upstream stream ended before the response was complete")
+  else if (state.stopReason === null) step.fail("server_error", UNFINISHED_MESSAGE)
   else {
     step.start()
     // The open block ends with the stream, except a call cut by the token limit: the machine fails

@@ -21,15 +21,14 @@ import { newId } from "../../domain/ids.js"
 import { fromResponsesAnswer, fromResponsesUsage } from "../../domain/upstreamJson.js"
 import { emptyUsage, type TokenUsage } from "../../domain/usage.js"
 import { isRecord } from "../error.js"
+import { itemKeyOf, responsesFailure, type StreamEnding, str, UNFINISHED_MESSAGE } from "../streamEvents.js"
 import { anthropicUsage, errorTypeFor, messageIdFor, reasoningText, SUMMARY_SEPARATOR } from "./output.js"
 import { encodeThinkingSignature } from "./signature.js"
 import type { AnthropicBlockOut, AnthropicStreamEventOut, BlockDelta, StopReason } from "./types.js"
 
 export type { AnthropicStreamEventOut } from "./types.js"
 
-export type StreamEnding =
-  | { readonly _tag: "Eof" }
-  | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
+export type { StreamEnding } from "../streamEvents.js"
 
 /** The block being written; `key` is the output item it belongs to. */
 type Open =
@@ -45,15 +44,6 @@ interface Item {
 
 const NOTHING: ReadonlyArray<AnthropicStreamEventOut> = []
 
-const EOF_MESSAGE = "The upstream stream ended before the response was complete"
-
-/** Output index, or the item id from servers that leave the index out. */
-const keyOf = (event: Record<string, unknown>): unknown => {
-  const index = event["output_index"]
-  return typeof index === "number" ? index : event["item_id"]
-}
-
-const str = (v: unknown): string => (typeof v === "string" ? v : "")
 
 export class MessagesStreamTranslator {
   private readonly model: string
@@ -98,38 +88,32 @@ export class MessagesStreamTranslator {
     switch (type) {
       case "response.output_text.delta":
       case "response.refusal.delta":
-        this.textDelta(keyOf(event), event["content_index"], str(event["delta"]))
+        this.textDelta(itemKeyOf(event), event["content_index"], str(event["delta"]))
         break
       case "response.reasoning_summary_text.delta":
-        this.thinkingDelta(keyOf(event), event["summary_index"], str(event["delta"]))
+        this.thinkingDelta(itemKeyOf(event), event["summary_index"], str(event["delta"]))
         break
       case "response.reasoning_text.delta":
-        this.thinkingDelta(keyOf(event), event["content_index"], str(event["delta"]))
+        this.thinkingDelta(itemKeyOf(event), event["content_index"], str(event["delta"]))
         break
       case "response.function_call_arguments.delta":
-        this.argumentsDelta(keyOf(event), str(event["delta"]))
+        this.argumentsDelta(itemKeyOf(event), str(event["delta"]))
         break
       case "response.output_item.added":
-        if (isRecord(event["item"])) this.itemAdded(keyOf(event) ?? event["item"]["id"], event["item"])
+        if (isRecord(event["item"])) this.itemAdded(itemKeyOf(event) ?? event["item"]["id"], event["item"])
         break
       case "response.output_item.done":
-        if (isRecord(event["item"])) this.itemDone(keyOf(event) ?? event["item"]["id"], event["item"])
+        if (isRecord(event["item"])) this.itemDone(itemKeyOf(event) ?? event["item"]["id"], event["item"])
         break
       case "response.completed":
       case "response.incomplete":
         this.complete(event["response"], type === "response.incomplete")
         break
-      case "response.failed": {
-        const response = isRecord(event["response"]) ? event["response"] : {}
-        this.report(response["usage"])
-        const error = isRecord(response["error"]) ? response["error"] : {}
-        this.fail(error["code"], str(error["message"]) || "The upstream response failed")
-        break
-      }
+      case "response.failed":
       case "error": {
-        // Flat `{code, message}` as OpenAI sends it, or nested under `error` as some servers do.
-        const error = isRecord(event["error"]) ? event["error"] : event
-        this.fail(error["code"] ?? error["type"], str(error["message"]) || "Upstream error")
+        if (isRecord(event["response"])) this.report(event["response"]["usage"])
+        const failure = responsesFailure(event)
+        if (failure !== undefined) this.fail(failure.code, failure.message)
         break
       }
       case "keepalive":
@@ -147,7 +131,7 @@ export class MessagesStreamTranslator {
     if (this.done) return NOTHING
     this.out = undefined
     this.start()
-    if (ending._tag === "Eof") this.fail("server_error", EOF_MESSAGE)
+    if (ending._tag === "Eof") this.fail("server_error", UNFINISHED_MESSAGE)
     else this.fail(ending.code, ending.message)
     return this.out ?? NOTHING
   }
